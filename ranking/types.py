@@ -1,0 +1,197 @@
+"""The data shapes every module of ``ranking`` speaks, named once.
+
+Array conventions
+-----------------
+``Matchups``
+    ``(n, 2)`` integer array; row ``i`` holds the indices of ``model_a`` and ``model_b``.
+``Outcomes``
+    ``(n,)`` float array; ``1.0`` when ``model_a`` won, ``0.0`` when ``model_b`` won and
+    ``0.5`` for any tie (``tie``, ``tie (bothbad)``, ``both_bad``).
+``Weights``
+    ``(n,)`` float array of non-negative counts; a collapsed row stands for that many votes.
+``Ratings``
+    ``(k,)`` float array, one value per model, on the natural-log (``log strength``) scale
+    inside the solvers and on the Elo scale in a :class:`Leaderboard`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "BASE",
+    "CENTER",
+    "SCALE",
+    "TIE_WINNERS",
+    "WINNER_OUTCOME",
+    "Interval",
+    "Leaderboard",
+    "Matchups",
+    "Method",
+    "ModelRating",
+    "Outcomes",
+    "PairwiseData",
+    "Ratings",
+    "Weights",
+]
+
+Matchups = npt.NDArray[np.intp]
+Outcomes = npt.NDArray[np.float64]
+Weights = npt.NDArray[np.float64]
+Ratings = npt.NDArray[np.float64]
+
+Method = Literal["bt", "elo"]
+Interval = Literal["sandwich", "bootstrap", "none"]
+
+#: Elo scale: rating = CENTER + SCALE * log_BASE(strength).
+SCALE = 400.0
+BASE = 10.0
+CENTER = 1000.0
+
+#: The canonical ``winner`` values of a battle log and the outcome each one stands for.
+WINNER_OUTCOME: Mapping[str, float] = {
+    "model_a": 1.0,
+    "model_b": 0.0,
+    "tie": 0.5,
+    "tie (bothbad)": 0.5,
+    "both_bad": 0.5,
+}
+TIE_WINNERS = frozenset(w for w, y in WINNER_OUTCOME.items() if y == 0.5)
+
+
+@dataclass(frozen=True)
+class PairwiseData:
+    """Votes as arrays: the models named once, then one row per (possibly collapsed) vote.
+
+    Attributes
+    ----------
+    models : tuple of str
+        Model names; index ``j`` in ``matchups`` refers to ``models[j]``.
+    matchups : Matchups
+        ``(n, 2)`` model indices.
+    outcomes : Outcomes
+        ``(n,)`` outcome for ``model_a``.
+    weights : Weights
+        ``(n,)`` number of votes each row stands for.
+    """
+
+    models: tuple[str, ...]
+    matchups: Matchups
+    outcomes: Outcomes
+    weights: Weights
+
+    @property
+    def n_models(self) -> int:
+        """Number of models."""
+        return len(self.models)
+
+    @property
+    def n_votes(self) -> float:
+        """Total number of votes (the sum of the weights)."""
+        return float(self.weights.sum())
+
+
+@dataclass(frozen=True)
+class ModelRating:
+    """One row of a leaderboard (SPEC section 3, ``leaderboard`` JSON)."""
+
+    model: str
+    rating: float
+    lower: float
+    upper: float
+    rank: int
+    battles: int
+    wins: int
+    losses: int
+    ties: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row as the JSON object of SPEC section 3."""
+        return {
+            "model": self.model,
+            "rating": round(self.rating, 2),
+            "lower": round(self.lower, 2),
+            "upper": round(self.upper, 2),
+            "rank": self.rank,
+            "battles": self.battles,
+            "wins": self.wins,
+            "losses": self.losses,
+            "ties": self.ties,
+        }
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """An aggregate leaderboard on the Elo scale, best model first.
+
+    Attributes
+    ----------
+    method : {"bt", "elo"}
+        How the ratings were fitted.
+    n_battles : int
+        Number of votes behind it.
+    models : tuple of ModelRating
+        Sorted by rating, best first.
+    interval : {"sandwich", "bootstrap", "none"}
+        How ``lower`` and ``upper`` were computed (with ``"none"`` they equal the rating).
+    confidence : float
+        Coverage of the intervals.
+    """
+
+    method: Method
+    n_battles: int
+    models: tuple[ModelRating, ...]
+    interval: Interval = "none"
+    confidence: float = 0.95
+    _index: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_index", {m.model: i for i, m in enumerate(self.models)})
+
+    def __getitem__(self, model: str) -> ModelRating:
+        try:
+            return self.models[self._index[model]]
+        except KeyError:
+            raise KeyError(f"Model {model!r} is not on this leaderboard.") from None
+
+    @property
+    def ratings(self) -> dict[str, float]:
+        """Model name to rating."""
+        return {m.model: m.rating for m in self.models}
+
+    def win_probability(self, model_a: str, model_b: str) -> float:
+        """Predicted probability that ``model_a`` beats ``model_b`` (a tie counting half).
+
+        Parameters
+        ----------
+        model_a, model_b : str
+            Names of two models on this leaderboard.
+
+        Returns
+        -------
+        float
+            ``1 / (1 + BASE ** ((r_b - r_a) / SCALE))``.
+        """
+        diff = self[model_b].rating - self[model_a].rating
+        return 1.0 / (1.0 + math.pow(BASE, diff / SCALE))
+
+    def win_matrix(self) -> npt.NDArray[np.float64]:
+        """Predicted win probabilities of every row model against every column model."""
+        r = np.array([m.rating for m in self.models])
+        return 1.0 / (1.0 + np.power(BASE, (r[None, :] - r[:, None]) / SCALE))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The leaderboard as the JSON document of SPEC section 3."""
+        return {
+            "method": self.method,
+            "n_battles": self.n_battles,
+            "interval": self.interval,
+            "confidence": self.confidence,
+            "models": [m.to_dict() for m in self.models],
+        }
