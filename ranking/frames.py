@@ -1,0 +1,120 @@
+"""The one place where battle frames become arrays, and where segments are selected.
+
+A battle frame is the normalised table of :func:`ranking.ingest.read_battles`: columns
+``model_a``, ``model_b``, ``winner`` (canonical values), optionally ``tstamp``,
+``user_id`` and label columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ranking.types import WINNER_OUTCOME, PairwiseData
+
+__all__ = ["filter_battles", "label_columns", "pairwise_from_battles", "parse_where", "vote_order"]
+
+#: Columns that are part of a vote rather than labels of it.
+_CORE_COLUMNS = ("battle_id", "model_a", "model_b", "winner", "user_id", "prompt", "tstamp")
+
+
+def vote_order(battles: pd.DataFrame) -> np.ndarray:
+    """Row positions in the order the votes happened: by ``tstamp``, else file order.
+
+    The sort is stable, so votes with equal or missing timestamps keep file order;
+    missing timestamps go last.
+    """
+    if "tstamp" not in battles.columns or battles["tstamp"].isna().all():
+        return np.arange(len(battles))
+    stamps = battles["tstamp"].to_numpy(dtype=np.float64, na_value=np.inf)
+    return np.argsort(stamps, kind="stable")
+
+
+def pairwise_from_battles(
+    battles: pd.DataFrame, models: Sequence[str] | None = None
+) -> PairwiseData:
+    """Turn a battle frame into unweighted vote arrays, in the order the votes happened.
+
+    Parameters
+    ----------
+    battles : pandas.DataFrame
+        A battle frame with canonical ``winner`` values.
+    models : sequence of str, optional
+        The model index to use; by default the models present, sorted by name.
+
+    Returns
+    -------
+    PairwiseData
+        One row per vote, weights all one.
+    """
+    ordered = battles.iloc[vote_order(battles)]
+    a = ordered["model_a"].astype(str).to_numpy()
+    b = ordered["model_b"].astype(str).to_numpy()
+    names = tuple(sorted(set(a) | set(b))) if models is None else tuple(models)
+    index = pd.Index(names)
+    codes_a, codes_b = index.get_indexer(a), index.get_indexer(b)
+    if len(a) and (codes_a.min() < 0 or codes_b.min() < 0):
+        missing = sorted((set(a) | set(b)) - set(names))
+        raise ValueError(f"Argument 'models' lacks models present in the votes: {missing[:5]}.")
+    outcomes = ordered["winner"].astype(str).map(WINNER_OUTCOME).to_numpy(dtype=np.float64)
+    if np.isnan(outcomes).any():
+        raise ValueError("Column 'winner' holds values outside the canonical five.")
+    matchups = np.stack([codes_a, codes_b], axis=1).astype(np.intp)
+    return PairwiseData(names, matchups, outcomes, np.ones(len(outcomes)))
+
+
+def label_columns(battles: pd.DataFrame) -> list[str]:
+    """The label columns of a battle frame: everything that is not part of the vote."""
+    return [c for c in battles.columns if c not in _CORE_COLUMNS]
+
+
+def parse_where(expression: str) -> tuple[str, str]:
+    """Split a ``COL=VALUE`` segment expression.
+
+    Raises
+    ------
+    ValueError
+        If the expression has no ``=`` or an empty column name.
+    """
+    column, sep, value = expression.partition("=")
+    if not sep or not column.strip():
+        raise ValueError(f"Segment {expression!r} must look like COLUMN=VALUE, e.g. math=1.")
+    return column.strip(), value.strip()
+
+
+def _matches(series: pd.Series, column: str, value: str) -> pd.Series:
+    if pd.api.types.is_bool_dtype(series):
+        truth = {"1": True, "true": True, "0": False, "false": False}.get(value.lower())
+        if truth is None:
+            raise ValueError(f"Segment column {column!r} is true/false, not {value!r}.")
+        return series == truth
+    if pd.api.types.is_numeric_dtype(series):
+        try:
+            number = float(value)
+        except ValueError:
+            raise ValueError(f"Segment column {column!r} is numeric, not {value!r}.") from None
+        return series == number
+    return series.astype("string") == value
+
+
+def filter_battles(battles: pd.DataFrame, where: Sequence[tuple[str, str]]) -> pd.DataFrame:
+    """Keep the votes that match every ``(column, value)`` condition.
+
+    Numeric columns compare as numbers (``math=1`` matches ``1`` and ``1.0``), boolean
+    ones accept ``1/0/true/false``, any other column compares as text.
+
+    Raises
+    ------
+    ValueError
+        If a column is not in the frame (the message lists the label columns) or a
+        value does not fit the column's type.
+    """
+    mask = pd.Series(True, index=battles.index)
+    for column, value in where:
+        if column not in battles.columns:
+            labels = ", ".join(label_columns(battles)) or "none"
+            raise ValueError(f"Segment column {column!r} is not in the battles; labels: {labels}.")
+        mask &= _matches(battles[column], column, value).fillna(False).astype(bool)
+    return battles.loc[mask]

@@ -1,0 +1,111 @@
+"""Plain operations on pairwise vote arrays: collapsing, counting, elo-scale conversion."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from ranking.types import BASE, CENTER, SCALE, Matchups, Outcomes, PairwiseData, Ratings, Weights
+
+__all__ = [
+    "ModelCounts",
+    "canonical_rows",
+    "collapse",
+    "model_counts",
+    "to_elo_scale",
+    "weighted_log_loss",
+]
+
+#: Natural-log strength units to Elo points.
+ELO_PER_NAT = SCALE / math.log(BASE)
+
+
+def to_elo_scale(theta: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Convert natural-log strengths to the Elo scale, ``0`` mapping to ``CENTER``."""
+    return CENTER + ELO_PER_NAT * np.asarray(theta, dtype=np.float64)
+
+
+def canonical_rows(matchups: Matchups, outcomes: Outcomes) -> tuple[Matchups, Outcomes]:
+    """Order each pair so that ``a < b``, flipping the outcome of swapped rows.
+
+    ``(a, b, y)`` and ``(b, a, 1 - y)`` are the same observation; writing both one way
+    lets :func:`collapse` merge them and makes every fit invariant to the swap.
+    """
+    matchups = np.asarray(matchups, dtype=np.intp)
+    outcomes = np.asarray(outcomes, dtype=np.float64)
+    swap = matchups[:, 0] > matchups[:, 1]
+    canon = matchups.copy()
+    canon[swap] = canon[swap][:, ::-1]
+    return canon, np.where(swap, 1.0 - outcomes, outcomes)
+
+
+def collapse(data: PairwiseData) -> PairwiseData:
+    """Merge identical ``(model_a, model_b, outcome)`` rows into one row with their count.
+
+    Pairs are first put in canonical order (:func:`canonical_rows`). The result holds at
+    most ``3 * k * (k - 1) / 2`` rows for ``k`` models, whatever the number of votes.
+
+    Parameters
+    ----------
+    data : PairwiseData
+        Votes, weighted or not.
+
+    Returns
+    -------
+    PairwiseData
+        The same votes with unique rows; weights are summed. Rows of zero total weight
+        are dropped.
+    """
+    matchups, outcomes = canonical_rows(data.matchups, data.outcomes)
+    k = max(data.n_models, 1)
+    # outcome in {0, 0.5, 1} -> code in {0, 1, 2}; rows are encoded as one integer key.
+    code = np.rint(outcomes * 2).astype(np.intp)
+    if not np.allclose(code / 2.0, outcomes):
+        raise ValueError("Argument 'outcomes' must hold only 0, 0.5 and 1 to be collapsed.")
+    key = (matchups[:, 0] * k + matchups[:, 1]) * 3 + code
+    unique, inverse = np.unique(key, return_inverse=True)
+    weights = np.bincount(inverse, weights=data.weights, minlength=unique.size)
+    keep = weights > 0
+    unique, weights = unique[keep], weights[keep]
+    pair, code = np.divmod(unique, 3)
+    new_matchups = np.stack(np.divmod(pair, k), axis=1).astype(np.intp)
+    return PairwiseData(data.models, new_matchups, code / 2.0, weights.astype(np.float64))
+
+
+@dataclass(frozen=True)
+class ModelCounts:
+    """Battles, wins, losses and ties per model, in the order of ``PairwiseData.models``."""
+
+    battles: npt.NDArray[np.int64]
+    wins: npt.NDArray[np.int64]
+    losses: npt.NDArray[np.int64]
+    ties: npt.NDArray[np.int64]
+
+
+def model_counts(data: PairwiseData) -> ModelCounts:
+    """Count battles, wins, losses and ties per model from (weighted) votes."""
+    k = data.n_models
+    a, b = data.matchups[:, 0], data.matchups[:, 1]
+    w, y = data.weights, data.outcomes
+
+    def count(index: npt.NDArray[np.intp], mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+        return np.rint(np.bincount(index, weights=w * mask, minlength=k)).astype(np.int64)
+
+    tie = y == 0.5
+    wins = count(a, y == 1.0) + count(b, y == 0.0)
+    losses = count(a, y == 0.0) + count(b, y == 1.0)
+    ties = count(a, tie) + count(b, tie)
+    return ModelCounts(wins + losses + ties, wins, losses, ties)
+
+
+def weighted_log_loss(
+    ratings: Ratings, matchups: Matchups, outcomes: Outcomes, weights: Weights | None = None
+) -> float:
+    """Mean negative log-likelihood of votes under natural-log strengths ``ratings``."""
+    d = ratings[matchups[:, 0]] - ratings[matchups[:, 1]]
+    w = np.ones_like(d) if weights is None else weights
+    loss = outcomes * np.logaddexp(0.0, -d) + (1.0 - outcomes) * np.logaddexp(0.0, d)
+    return float(np.sum(w * loss) / np.sum(w))

@@ -1,0 +1,427 @@
+"""Row-level validation and normalisation of battle records (SPEC section 1).
+
+Everything here works on in-memory frames or records, never on files, so that the file
+reader (:mod:`ranking.ingest`) and the REST endpoint (``POST /v1/battles``) share one
+definition of a valid battle:
+
+* :func:`normalise_columns` renames aliases to the canonical names, takes the prompt from
+  the first user turn of ``conversation_a`` and drops list-valued columns;
+* :func:`validate_battles` checks every row with one boolean mask per check and returns
+  the first problem of each bad row as a :class:`RowError`;
+* :func:`to_battle_frame` turns valid rows into the typed battle frame;
+* :func:`drop_duplicate_ids` removes battles whose ``battle_id`` was already seen;
+* :func:`battles_from_records` chains them for a list of dicts (a REST request body).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence, Set
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from ranking.types import WINNER_OUTCOME
+
+__all__ = [
+    "ALIASES",
+    "BATTLE_COLUMNS",
+    "REQUIRED_COLUMNS",
+    "WINNERS",
+    "RowError",
+    "battles_from_records",
+    "drop_duplicate_ids",
+    "empty_battle_frame",
+    "frame_from_records",
+    "normalise_columns",
+    "to_battle_frame",
+    "validate_battles",
+]
+
+#: Columns of a battle frame, in order; label columns follow them.
+BATTLE_COLUMNS: tuple[str, ...] = (
+    "battle_id",
+    "model_a",
+    "model_b",
+    "winner",
+    "user_id",
+    "prompt",
+    "tstamp",
+)
+#: Columns every record must have.
+REQUIRED_COLUMNS: tuple[str, ...] = ("model_a", "model_b", "winner")
+#: Canonical column to its aliases, in order of preference; an alias is used only when
+#: the canonical column is absent (otherwise it stays a label column).
+ALIASES: Mapping[str, tuple[str, ...]] = {
+    "battle_id": ("id", "question_id"),
+    "user_id": ("judge",),
+    "prompt": ("question",),
+}
+#: The canonical ``winner`` values, in the order of their categories.
+WINNERS: tuple[str, ...] = tuple(WINNER_OUTCOME)
+
+_STRING_COLUMNS = ("battle_id", "user_id", "prompt")
+_WINNER_REASON = "is not one of " + ", ".join(WINNERS)
+_Mask = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class RowError:
+    """The first problem found in one record.
+
+    Attributes
+    ----------
+    index : int
+        0-based position of the record in the frame or list that was checked.
+    field : str or None
+        Offending field; ``None`` when the record as a whole is unusable.
+    value : object
+        Offending value; ``None`` when it is missing (it is then not shown).
+    reason : str
+        What is wrong, without the value: ``"is not one of model_a, ..."``.
+    detail : str
+        Optional specifics appended in parentheses (a JSON parser's message).
+    """
+
+    index: int
+    field: str | None
+    value: Any
+    reason: str
+    detail: str = ""
+
+    @property
+    def message(self) -> str:
+        """One line naming the field, the value and the reason."""
+        return describe(self.field, self.value, self.reason, self.detail)
+
+    @property
+    def summary(self) -> str:
+        """The message without value or details, for counting reasons."""
+        return describe(self.field, None, self.reason)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The error as the REST service reports it: ``{"index": i, "error": "..."}``."""
+        return {"index": self.index, "error": self.message}
+
+
+def describe(field: str | None, value: Any, reason: str, detail: str = "") -> str:
+    """Format a problem as ``field 'winner': value 'foo' is not one of ...``.
+
+    Parameters
+    ----------
+    field : str or None
+        Offending field, if any.
+    value : object
+        Offending value; ``None`` leaves it out.
+    reason : str
+        What is wrong.
+    detail : str, optional
+        Appended in parentheses when not empty.
+
+    Returns
+    -------
+    str
+    """
+    shown = "value " if value is None else f"value {_short_repr(value)} "
+    text = reason if field is None else f"field {field!r}: {shown}{reason}"
+    return f"{text} ({detail})" if detail else text
+
+
+def _short_repr(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def frame_from_records(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """Build a raw frame from dict records, nested dicts flattened to dotted names.
+
+    Parameters
+    ----------
+    records : sequence of mappings
+        Parsed JSON objects.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per record; ``{"category_tag": {"math_v0": {"math": True}}}`` becomes
+        column ``category_tag.math_v0.math``. Lists are left as values.
+    """
+    if not records:
+        return pd.DataFrame(index=pd.RangeIndex(0))
+    return pd.json_normalize(list(records), sep=".")
+
+
+def normalise_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rename aliases, extract the prompt and drop list-valued columns.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Raw records with source column names; not modified.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Same rows; values untouched, so that :func:`validate_battles` sees them as read.
+    """
+    renames: dict[str, str] = {}
+    for canonical, aliases in ALIASES.items():
+        if canonical not in frame.columns:
+            alias = next((a for a in aliases if a in frame.columns), None)
+            if alias is not None:
+                renames[alias] = canonical
+    out = frame.rename(columns=renames) if renames else frame.copy(deep=False)
+    if "prompt" not in out.columns and "conversation_a" in out.columns:
+        out["prompt"] = out["conversation_a"].map(_first_user_turn)
+    listy = [c for c in out.columns if _is_list_column(out[c])]
+    return out.drop(columns=listy) if listy else out
+
+
+def _first_user_turn(conversation: Any) -> str | None:
+    """Content of the first turn with role ``user`` in a list of ``{role, content}``."""
+    if not isinstance(conversation, list | tuple | np.ndarray):
+        return None
+    for turn in conversation:
+        if isinstance(turn, Mapping) and turn.get("role") == "user":
+            content = turn.get("content")
+            if isinstance(content, list | tuple | np.ndarray) and len(content) > 0:
+                content = content[0]  # multimodal turns: [text, images]
+            return content if isinstance(content, str) else None
+    return None
+
+
+def _is_list_column(column: pd.Series) -> bool:
+    if column.dtype != object:
+        return False
+    present = column.dropna()
+    return len(present) > 0 and isinstance(present.iloc[0], list | tuple | np.ndarray)
+
+
+def _bool(values: Any) -> _Mask:
+    """Boolean array from a possibly nullable boolean result, NA counting as False."""
+    if isinstance(values, pd.Series | pd.api.extensions.ExtensionArray):
+        return np.asarray(pd.array(values, dtype="boolean").fillna(False), dtype=bool)
+    return np.asarray(values, dtype=bool)
+
+
+def _non_string(column: pd.Series) -> _Mask:
+    """True where a present value is not a ``str``."""
+    if isinstance(column.dtype, pd.StringDtype):
+        return np.zeros(len(column), dtype=bool)
+    if isinstance(column.dtype, pd.CategoricalDtype) or column.dtype == object:
+        column = column.astype(object)
+        if pd.api.types.infer_dtype(column, skipna=True) in ("string", "empty"):
+            return np.zeros(len(column), dtype=bool)
+        return _bool(column.map(lambda v: not isinstance(v, str), na_action="ignore"))
+    return _bool(column.notna())
+
+
+def _as_text(column: pd.Series, usable: _Mask) -> pd.Series:
+    """The usable string values as a ``string`` series, NA elsewhere."""
+    return column.astype(object).where(usable).astype("string")
+
+
+def validate_battles(frame: pd.DataFrame) -> list[RowError]:
+    """Check every row of a normalised frame; report the first problem of each bad row.
+
+    Each check is one vectorised boolean mask over the frame, applied in this order:
+    ``model_a`` then ``model_b`` (missing, not a string, empty), ``model_b`` equal to
+    ``model_a``, ``winner`` (missing, not a canonical value), ``tstamp`` (present but not
+    a finite number). A missing required column counts as missing in every row.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Output of :func:`normalise_columns`.
+
+    Returns
+    -------
+    list of RowError
+        Sorted by ``index`` (the row's position in ``frame``); empty when all rows pass.
+    """
+    frame = frame.reset_index(drop=True)
+    n = len(frame)
+    checks: list[tuple[str, _Mask, str]] = []
+    models: dict[str, pd.Series] = {}
+    for name in ("model_a", "model_b"):
+        column = frame[name] if name in frame.columns else pd.Series([None] * n, dtype=object)
+        missing = _bool(column.isna())
+        wrong_type = ~missing & _non_string(column)
+        text = _as_text(column, ~missing & ~wrong_type)
+        checks += [
+            (name, missing, "is missing"),
+            (name, wrong_type, "is not a string"),
+            (name, _bool(text.str.strip().eq("")), "is empty"),
+        ]
+        models[name] = text
+    checks.append(
+        ("model_b", _bool(models["model_a"].eq(models["model_b"])), "is the same model as model_a")
+    )
+    if "winner" in frame.columns:
+        winner = frame["winner"]
+        missing = _bool(winner.isna())
+        text = _as_text(winner, ~missing & ~_non_string(winner))
+        checks += [
+            ("winner", missing, "is missing"),
+            ("winner", ~missing & ~_bool(text.isin(WINNERS)), _WINNER_REASON),
+        ]
+    else:
+        checks.append(("winner", np.ones(n, dtype=bool), "is missing"))
+    if "tstamp" in frame.columns:
+        stamps = frame["tstamp"]
+        numbers = pd.to_numeric(stamps.astype(object), errors="coerce").astype("float64")
+        bad = _bool(stamps.notna()) & ~np.isfinite(numbers.to_numpy())
+        checks.append(("tstamp", bad, "is not a finite number (unix seconds)"))
+
+    errors: list[RowError] = []
+    flagged = np.zeros(n, dtype=bool)
+    for field, mask, reason in checks:
+        fresh = mask & ~flagged
+        if fresh.any():
+            values = frame[field].to_numpy(dtype=object) if field in frame.columns else None
+            for i in np.flatnonzero(fresh):
+                value = None if values is None or reason == "is missing" else values[i]
+                errors.append(RowError(int(i), field, value, reason))
+            flagged |= mask
+    errors.sort(key=lambda e: e.index)
+    return errors
+
+
+def _float_text(value: float) -> str:
+    return str(int(value)) if np.isfinite(value) and value == int(value) else str(value)
+
+
+def _string_column(frame: pd.DataFrame, name: str) -> pd.Series:
+    if name not in frame.columns:
+        return pd.Series(pd.NA, index=frame.index, dtype="string")
+    values = frame[name]
+    if pd.api.types.is_float_dtype(values.dtype):  # ids like 17 read as 17.0
+        values = values.map(_float_text, na_action="ignore")
+    text = values.astype(object).where(values.notna()).astype("string")
+    return text.mask(text.eq(""))
+
+
+def empty_battle_frame() -> pd.DataFrame:
+    """A battle frame with no rows and the typed columns of :func:`to_battle_frame`."""
+    return to_battle_frame(pd.DataFrame({name: [] for name in REQUIRED_COLUMNS}))
+
+
+def to_battle_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """Convert valid, normalised rows into the typed battle frame.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Rows that passed :func:`validate_battles`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`BATTLE_COLUMNS` then the label columns in source order;
+        ``battle_id``, ``user_id``, ``prompt`` are ``string`` (NA when absent or empty),
+        ``model_a`` and ``model_b`` are categoricals sharing one sorted set of categories,
+        ``winner`` is a categorical with exactly :data:`WINNERS` as categories, ``tstamp``
+        is ``float64``. The index is a fresh ``RangeIndex``.
+    """
+    frame = frame.reset_index(drop=True)
+    a = frame["model_a"].astype(object)
+    b = frame["model_b"].astype(object)
+    models = pd.Index(pd.unique(np.concatenate([a.to_numpy(), b.to_numpy()]))).sort_values()
+    if "tstamp" in frame.columns:
+        tstamp = pd.to_numeric(frame["tstamp"].astype(object), errors="coerce")
+    else:
+        tstamp = pd.Series(np.nan, index=frame.index)
+    columns: dict[str, Any] = {
+        "battle_id": _string_column(frame, "battle_id"),
+        "model_a": pd.Categorical(a, categories=models),
+        "model_b": pd.Categorical(b, categories=models),
+        "winner": pd.Categorical(frame["winner"].astype(object), categories=list(WINNERS)),
+        "user_id": _string_column(frame, "user_id"),
+        "prompt": _string_column(frame, "prompt"),
+        "tstamp": tstamp.astype("float64"),
+    }
+    labels = [c for c in frame.columns if c not in columns]
+    out = pd.DataFrame(columns, index=frame.index)
+    return pd.concat([out, frame[labels]], axis=1) if labels else out
+
+
+def drop_duplicate_ids(
+    frame: pd.DataFrame, seen: set[str], known: Set[str] = frozenset()
+) -> tuple[pd.DataFrame, int]:
+    """Drop battles whose ``battle_id`` is in ``known`` or ``seen`` or earlier in ``frame``.
+
+    Rows without a ``battle_id`` are always kept.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A battle frame.
+    seen : set of str
+        Ids met so far; the ids of the kept rows are added to it.
+    known : set of str, optional
+        Further ids to treat as seen, left unchanged.
+
+    Returns
+    -------
+    frame : pandas.DataFrame
+        The kept rows, with a fresh index.
+    n_duplicates : int
+        Number of rows dropped.
+    """
+    ids = frame["battle_id"]
+    present = _bool(ids.notna())
+    if not present.any():
+        return frame, 0
+    values = ids.to_numpy(dtype=object)
+    earlier = np.fromiter(
+        (p and (v in seen or v in known) for v, p in zip(values, present, strict=True)),
+        dtype=bool,
+        count=len(values),
+    )
+    duplicate = earlier | (present & _bool(ids.duplicated()))
+    seen.update(values[present & ~duplicate])
+    n_duplicates = int(duplicate.sum())
+    if n_duplicates == 0:
+        return frame, 0
+    return frame.loc[~duplicate].reset_index(drop=True), n_duplicates
+
+
+def battles_from_records(
+    records: Sequence[Any], *, seen_ids: set[str] | None = None
+) -> tuple[pd.DataFrame, list[RowError], int]:
+    """Validate and normalise battles given as dicts, e.g. a REST request body.
+
+    Parameters
+    ----------
+    records : sequence
+        One battle per item, with the fields of SPEC section 1 (aliases allowed).
+    seen_ids : set of str, optional
+        Ids already stored; records repeating one (or an earlier record) are dropped as
+        duplicates, and the ids of the accepted records are added to it.
+
+    Returns
+    -------
+    battles : pandas.DataFrame
+        The accepted battles, typed as by :func:`to_battle_frame`.
+    errors : list of RowError
+        One per rejected record; ``index`` is its position in ``records``.
+    n_duplicates : int
+        Number of valid records dropped as duplicates.
+    """
+    objects = [i for i, r in enumerate(records) if isinstance(r, Mapping)]
+    errors = [
+        RowError(i, None, None, "record is not a JSON object")
+        for i, r in enumerate(records)
+        if not isinstance(r, Mapping)
+    ]
+    frame = normalise_columns(frame_from_records([records[i] for i in objects]))
+    row_errors = validate_battles(frame)
+    errors += [RowError(objects[e.index], e.field, e.value, e.reason) for e in row_errors]
+    errors.sort(key=lambda e: e.index)
+    keep = np.ones(len(frame), dtype=bool)
+    keep[[e.index for e in row_errors]] = False
+    battles = to_battle_frame(frame.loc[keep]) if keep.any() else empty_battle_frame()
+    battles, n_duplicates = drop_duplicate_ids(battles, seen_ids if seen_ids is not None else set())
+    return battles, errors, n_duplicates

@@ -1,0 +1,69 @@
+"""The ``plb`` command line: one sub-command a module, errors mapped to exit codes.
+
+Exit codes: 0 on success, 2 on bad usage or bad input (one line on stderr), 1 on an
+internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from ranking.ingest import BattleLogError
+from service.cli import leaderboard
+from service.cli.common import UsageError
+
+__all__ = ["build_parser", "main"]
+
+log = logging.getLogger("plb")
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``plb`` parser with every sub-command registered."""
+    parser = _Parser(
+        prog="plb",
+        description="personal-leaderboard: which LLM is best for you, from pairwise votes.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    subparsers.required = True
+    for module in (leaderboard,):
+        module.add_parser(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``plb``; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="plb: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        args.run(args)
+    except (UsageError, BattleLogError, ValueError) as error:
+        print(f"plb {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    except Exception as error:  # an internal error is a bug: say so, on one line
+        log.debug("internal error", exc_info=True)
+        print(f"plb {args.command}: internal error: {error!r} (rerun with -v)", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""What every ``plb`` command shares: reading battle logs, output format, errors."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+import pandas as pd
+
+from ranking.ingest import read_battles
+
+__all__ = ["UsageError", "add_input_options", "add_output_options", "emit", "load_battles"]
+
+
+class UsageError(Exception):
+    """Bad usage or bad input: ``plb`` prints the message on one line and exits with 2."""
+
+
+def add_input_options(parser: argparse.ArgumentParser) -> None:
+    """Options for commands that read battle logs."""
+    parser.add_argument(
+        "--skip-invalid",
+        action="store_true",
+        help="skip malformed rows (reporting how many and why) instead of rejecting the file",
+    )
+
+
+def add_output_options(parser: argparse.ArgumentParser) -> None:
+    """The ``--format`` option every command has."""
+    parser.add_argument(
+        "--format",
+        choices=("table", "json"),
+        default="table",
+        help="a readable table (default) or exactly one JSON document on stdout",
+    )
+
+
+def load_battles(paths: Sequence[str], *, skip_invalid: bool) -> pd.DataFrame:
+    """Read battle logs for a command, reporting skipped rows and duplicates on stderr."""
+    result = read_battles(list(paths), skip_invalid=skip_invalid, progress=sys.stderr.isatty())
+    if result.n_skipped:
+        reasons = "; ".join(f"{n} x {why}" for why, n in result.skipped_reasons.items())
+        print(f"plb: skipped {result.n_skipped} invalid rows: {reasons}", file=sys.stderr)
+    if result.n_duplicates:
+        print(f"plb: skipped {result.n_duplicates} duplicate battle ids", file=sys.stderr)
+    return result.battles
+
+
+def emit(document: dict[str, Any], table: str, output_format: str) -> None:
+    """Print the table, or the JSON document, on stdout."""
+    if output_format == "json":
+        json.dump(document, sys.stdout, indent=2, allow_nan=False)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(table.rstrip("\n") + "\n")
+
+
+def fail(message: str) -> NoReturn:
+    """Raise :class:`UsageError` (a helper for expression contexts)."""
+    raise UsageError(message)

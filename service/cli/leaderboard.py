@@ -1,0 +1,99 @@
+"""``plb leaderboard``: the aggregate leaderboard of a battle log."""
+
+from __future__ import annotations
+
+import argparse
+
+from ranking.frames import filter_battles, pairwise_from_battles, parse_where
+from ranking.leaderboard import fit_leaderboard
+from service.cli.common import (
+    UsageError,
+    add_input_options,
+    add_output_options,
+    emit,
+    load_battles,
+)
+from service.cli.tables import format_leaderboard, format_matrix
+
+__all__ = ["add_parser", "parse_anchor"]
+
+
+def parse_anchor(text: str) -> tuple[str, float]:
+    """Parse ``MODEL=RATING``; the model name may itself contain ``=``."""
+    model, sep, rating = text.rpartition("=")
+    try:
+        if not sep or not model:
+            raise ValueError
+        return model, float(rating)
+    except ValueError:
+        raise UsageError(f"--anchor {text!r} must look like MODEL=RATING, e.g. gpt-4o=1200") from None
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``plb leaderboard``."""
+    parser = subparsers.add_parser(
+        "leaderboard",
+        help="aggregate leaderboard of a battle log",
+        description="Fit the aggregate Bradley-Terry or online Elo leaderboard of one or more "
+        "battle logs, with 95%% intervals and interval-aware ranks (rank = 1 + the number of "
+        "models whose lower bound is above this model's upper bound).",
+    )
+    parser.add_argument("battles", nargs="+", metavar="BATTLES", help="battle log file(s)")
+    parser.add_argument("--method", choices=("bt", "elo"), default="bt", help="default: bt")
+    parser.add_argument(
+        "--ci",
+        choices=("sandwich", "bootstrap", "none"),
+        default=None,
+        help="interval method; default: sandwich for bt, bootstrap for elo",
+    )
+    parser.add_argument("--rounds", type=int, default=100, help="bootstrap rounds (default 100)")
+    parser.add_argument(
+        "--confidence", type=float, default=0.95, help="interval coverage (default 0.95)"
+    )
+    parser.add_argument(
+        "--where",
+        action="append",
+        default=[],
+        metavar="COL=VALUE",
+        help="keep only battles whose label COL equals VALUE (repeatable; all must match)",
+    )
+    parser.add_argument("--anchor", metavar="MODEL=RATING", help="pin one model's rating")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    parser.add_argument(
+        "--matrix", action="store_true", help="also print the predicted win-probability matrix"
+    )
+    add_input_options(parser)
+    add_output_options(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> None:
+    """Execute ``plb leaderboard``."""
+    if args.rounds < 1:
+        raise UsageError(f"--rounds must be at least 1, not {args.rounds}")
+    where = [parse_where(w) for w in args.where]
+    anchor = parse_anchor(args.anchor) if args.anchor else None
+    battles = load_battles(args.battles, skip_invalid=args.skip_invalid)
+    segment = filter_battles(battles, where)
+    if segment.empty:
+        raise UsageError(f"no battles match {' and '.join(args.where)}")
+    board = fit_leaderboard(
+        pairwise_from_battles(segment),
+        method=args.method,
+        interval=args.ci,
+        rounds=args.rounds,
+        confidence=args.confidence,
+        anchor=anchor,
+        rng=args.seed,
+    )
+    document = board.to_dict()
+    if where:
+        document["where"] = dict(where)
+    table = format_leaderboard(board)
+    if args.matrix:
+        document["win_probability"] = {
+            m.model: {o.model: round(board.win_probability(m.model, o.model), 4) for o in board.models}
+            for m in board.models
+        }
+        table += "\n\n" + format_matrix(board)
+    emit(document, table, args.format)

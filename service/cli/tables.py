@@ -1,0 +1,59 @@
+"""Plain-text tables for the terminal."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ranking.types import Leaderboard
+
+__all__ = ["format_leaderboard", "format_matrix", "format_table"]
+
+
+def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """Align columns: text left, numbers right."""
+    cells = [[str(h) for h in headers]] + [[_cell(v) for v in row] for row in rows]
+    numeric = [
+        all(isinstance(row[i], int | float) for row in rows) if rows else False
+        for i in range(len(headers))
+    ]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = []
+    for r in cells:
+        parts = [c.rjust(w) if num else c.ljust(w) for c, w, num in zip(r, widths, numeric, strict=True)]
+        lines.append("  ".join(parts).rstrip())
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.1f}"
+    return str(value)
+
+
+def format_leaderboard(board: Leaderboard) -> str:
+    """The leaderboard as an aligned table with a one-line header."""
+    pct = f"{board.confidence:.0%}"
+    title = f"{board.method.upper()} leaderboard: {len(board.models)} models, {board.n_battles} battles"
+    if board.interval != "none":
+        title += f", {pct} {board.interval} intervals"
+    rows = [
+        (m.rank, m.model, m.rating, m.lower, m.upper, m.battles, m.wins, m.losses, m.ties)
+        for m in board.models
+    ]
+    headers = ("rank", "model", "rating", "lower", "upper", "battles", "wins", "losses", "ties")
+    return title + "\n\n" + format_table(headers, rows)
+
+
+def format_matrix(board: Leaderboard) -> str:
+    """Predicted win probability of each row model against each column model (in %)."""
+    matrix = board.win_matrix()
+    n = len(board.models)
+    headers = ["model"] + [str(j + 1) for j in range(n)]
+    rows = [
+        [f"{i + 1}. {m.model}"] + [round(100 * matrix[i, j]) if i != j else "-" for j in range(n)]
+        for i, m in enumerate(board.models)
+    ]
+    return "Predicted win probability (%) of the row model against the column model\n\n" + (
+        format_table(headers, rows)
+    )
