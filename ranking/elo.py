@@ -72,7 +72,7 @@ def online_elo_grouped(
     n_groups: int,
     *,
     k: float = K_FACTOR,
-    initial: float = INITIAL,
+    initial: float | npt.ArrayLike = INITIAL,
 ) -> npt.NDArray[np.float64]:
     """Run online Elo independently within each group, all groups in step.
 
@@ -92,16 +92,22 @@ def online_elo_grouped(
         ``(n,)`` group of each vote (a user, or a bootstrap replicate).
     n_groups : int
         Number of groups.
-    k, initial : float
+    k : float
         As in :func:`online_elo`.
+    initial : float or array_like
+        Starting ratings: one value, one per model ``(n_models,)``, or one per group and
+        model ``(n_groups, n_models)`` (for example the aggregate ratings, so that a sparse
+        group starts from what is known).
 
     Returns
     -------
     ndarray
-        ``(n_groups, n_models)`` ratings; a model a group never saw keeps ``initial``.
+        ``(n_groups, n_models)`` ratings; a model a group never saw keeps its initial
+        rating.
     """
     groups = np.asarray(groups, dtype=np.intp)
-    ratings = np.full((n_groups, n_models), float(initial))
+    ratings = np.empty((n_groups, n_models))
+    ratings[:] = np.asarray(initial, dtype=np.float64)  # C-contiguous, so ravel() is a view
     if groups.size == 0:
         return ratings
     order = np.argsort(groups, kind="stable")

@@ -14,7 +14,14 @@ import pandas as pd
 
 from ranking.types import WINNER_OUTCOME, PairwiseData
 
-__all__ = ["filter_battles", "label_columns", "pairwise_from_battles", "parse_where", "vote_order"]
+__all__ = [
+    "filter_battles",
+    "label_columns",
+    "pairwise_from_battles",
+    "parse_where",
+    "user_codes",
+    "vote_order",
+]
 
 #: Columns that are part of a vote rather than labels of it.
 _CORE_COLUMNS = ("battle_id", "model_a", "model_b", "winner", "user_id", "prompt", "tstamp")
@@ -54,15 +61,40 @@ def pairwise_from_battles(
     b = ordered["model_b"].astype(str).to_numpy()
     names = tuple(sorted(set(a) | set(b))) if models is None else tuple(models)
     index = pd.Index(names)
-    codes_a, codes_b = index.get_indexer(a), index.get_indexer(b)
+    codes_a, codes_b = index.get_indexer(pd.Index(a)), index.get_indexer(pd.Index(b))
     if len(a) and (codes_a.min() < 0 or codes_b.min() < 0):
         missing = sorted((set(a) | set(b)) - set(names))
         raise ValueError(f"Argument 'models' lacks models present in the votes: {missing[:5]}.")
-    outcomes = ordered["winner"].astype(str).map(WINNER_OUTCOME).to_numpy(dtype=np.float64)
+    outcomes = np.asarray(ordered["winner"].astype(str).map(WINNER_OUTCOME), dtype=np.float64)
     if np.isnan(outcomes).any():
         raise ValueError("Column 'winner' holds values outside the canonical five.")
     matchups = np.stack([codes_a, codes_b], axis=1).astype(np.intp)
     return PairwiseData(names, matchups, outcomes, np.ones(len(outcomes)))
+
+
+def user_codes(battles: pd.DataFrame) -> tuple[np.ndarray, tuple[str, ...]]:
+    """User index of each vote, in the order of :func:`pairwise_from_battles`.
+
+    Returns
+    -------
+    codes : ndarray of int
+        ``(n,)`` index into ``names``; ``-1`` for a vote without ``user_id``.
+    names : tuple of str
+        The user ids, sorted.
+
+    Raises
+    ------
+    ValueError
+        If no vote has a ``user_id`` (per-user results need one).
+    """
+    if "user_id" not in battles.columns or battles["user_id"].isna().all():
+        raise ValueError(
+            "Per-user results need a 'user_id' (or 'judge') field, and no battle has one."
+        )
+    ids = battles["user_id"].iloc[vote_order(battles)]
+    categorical = pd.Categorical(ids.astype("string"))
+    names = tuple(str(c) for c in categorical.categories)
+    return categorical.codes.astype(np.intp), names
 
 
 def label_columns(battles: pd.DataFrame) -> list[str]:

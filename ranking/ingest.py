@@ -5,10 +5,6 @@ Formats are chosen by suffix (:data:`SUFFIXES`): JSON Lines, JSON arrays (FastCh
 Files are read in chunks; every chunk is normalised, validated and typed by
 :mod:`ranking.validation` before the next one is read, so that memory follows the
 compact typed frame rather than the raw text.
-
->>> result = read_battles("battles.csv.gz")                      # doctest: +SKIP
->>> result.battles.columns[:7].tolist()                          # doctest: +SKIP
-['battle_id', 'model_a', 'model_b', 'winner', 'user_id', 'prompt', 'tstamp']
 """
 
 from __future__ import annotations
@@ -22,10 +18,10 @@ import sys
 import zlib
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from contextlib import ExitStack
-from dataclasses import dataclass, field
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import IO, Any, NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -61,6 +57,16 @@ _TEXT_COLUMNS = [c for c in BATTLE_COLUMNS if c != "tstamp"] + [
 ]
 
 PathArg = str | os.PathLike[str]
+
+# Exceptions raised while reading a file, and what they mean for the user.
+_READ_ERRORS: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], str], ...] = (
+    ((EOFError, zlib.error, gzip.BadGzipFile), "corrupt or truncated gzip file"),
+    (UnicodeDecodeError, "not UTF-8 text"),
+    (pd.errors.EmptyDataError, "file is empty (no header)"),
+    (pd.errors.ParserError, "malformed CSV"),
+    (pa.ArrowException, "not a valid Parquet file"),
+    (OSError, "cannot read file"),
+)
 
 
 class BattleLogError(ValueError):
@@ -126,7 +132,7 @@ class IngestResult:
     n_read: int
     n_skipped: int
     n_duplicates: int
-    skipped_reasons: dict[str, int] = field(default_factory=dict)
+    skipped_reasons: dict[str, int]
 
 
 def read_battles(
@@ -162,8 +168,7 @@ def read_battles(
     ------
     BattleLogError
         For a file that cannot be read (missing, unknown suffix, malformed, truncated,
-        lacking a required column) and, unless ``skip_invalid``, for the first invalid
-        record, naming its row, field and value.
+        no required column) and, unless ``skip_invalid``, for the first invalid record.
     """
     files = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
     if not files:
@@ -172,22 +177,15 @@ def read_battles(
         raise ValueError(f"Argument 'chunksize' must be a positive integer, not {chunksize!r}.")
     reader = _Reader(skip_invalid, frozenset() if seen_ids is None else seen_ids)
     total = sum(_size(f) for f in files)
-    with tqdm(
-        total=total, unit="B", unit_scale=True, disable=not progress, file=sys.stderr
-    ) as bar:
+    with tqdm(total=total, unit="B", unit_scale=True, disable=not progress, file=sys.stderr) as bar:
         for file in files:
             bar.set_description(os.path.basename(os.fspath(file)))
             reader.read_file(file, chunksize, bar)
     result = reader.result()
     if seen_ids is not None:
         seen_ids.update(reader.seen)
-    logger.info(
-        "read %d battles from %d file(s): %d skipped, %d duplicates",
-        len(result.battles),
-        len(files),
-        result.n_skipped,
-        result.n_duplicates,
-    )
+    n, skipped, duplicates = len(result.battles), result.n_skipped, result.n_duplicates
+    logger.info("read %d battles: %d skipped, %d duplicates", n, skipped, duplicates)
     return result
 
 
@@ -200,10 +198,7 @@ class _Chunk(NamedTuple):
 
 
 def _size(file: PathArg) -> int:
-    try:
-        return os.path.getsize(file)
-    except OSError:
-        return 0
+    return os.path.getsize(file) if os.path.isfile(file) else 0
 
 
 def _format(file: PathArg) -> tuple[str, bool]:
@@ -226,12 +221,12 @@ class _Reader:
         self.known = known
         self.seen: set[str] = set()
         self.frames: list[pd.DataFrame] = []
-        self.template: pd.DataFrame | None = None
         self.n_read = self.n_duplicates = 0
         self.reasons: Counter[str] = Counter()
 
     def read_file(self, file: PathArg, chunksize: int, bar: tqdm[Any]) -> None:
         suffix, gz = _format(file)
+        done = bar.n
         with ExitStack() as stack:
             try:
                 raw = stack.enter_context(open(file, "rb"))
@@ -241,27 +236,19 @@ class _Reader:
                 raise BattleLogError(file, "is a directory, not a battle log") from None
             except OSError as exc:
                 raise BattleLogError(file, "cannot open file", detail=exc.strerror or "") from None
-            stream: IO[bytes] = stack.enter_context(gzip.GzipFile(fileobj=raw)) if gz else raw
-            chunks = _CHUNKERS[suffix](file, stream, chunksize)
+            stream = cast(IO[bytes], stack.enter_context(gzip.GzipFile(fileobj=raw))) if gz else raw
             try:
-                for number, chunk in enumerate(chunks):
+                for number, chunk in enumerate(_CHUNKERS[suffix](file, stream, chunksize)):
                     self._add(file, chunk, check_columns=number == 0)
-                    bar.update(max(0, raw.tell() - bar.n))
+                    bar.update(max(0, done + raw.tell() - bar.n))
             except BattleLogError:
                 raise
-            except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-                raise BattleLogError(file, "corrupt or truncated gzip file", detail=str(exc)) from None
-            except UnicodeDecodeError as exc:
-                raise BattleLogError(file, "not UTF-8 text", detail=str(exc)) from None
-            except pd.errors.EmptyDataError:
-                raise BattleLogError(file, "file is empty (no header)") from None
-            except pd.errors.ParserError as exc:
-                raise BattleLogError(file, "malformed CSV", detail=_one_line(exc)) from None
-            except pa.ArrowException as exc:
-                raise BattleLogError(file, "not a valid Parquet file", detail=_one_line(exc)) from None
-            except OSError as exc:
-                raise BattleLogError(file, "cannot read file", detail=_one_line(exc)) from None
-        bar.update(max(0, _size(file) - bar.n))
+            except Exception as exc:
+                reason = next((r for kind, r in _READ_ERRORS if isinstance(exc, kind)), None)
+                if reason is None:
+                    raise
+                raise BattleLogError(file, reason, detail=" ".join(str(exc).split())) from None
+        bar.update(max(0, done + _size(file) - bar.n))
 
     def _add(self, file: PathArg, chunk: _Chunk, *, check_columns: bool) -> None:
         frame = normalise_columns(chunk.frame)
@@ -275,29 +262,20 @@ class _Reader:
         self.n_read += len(frame) + len(chunk.errors)
         if errors:
             if not self.skip_invalid:
-                first = min(errors, key=lambda e: e.index)
-                raise BattleLogError(
-                    file,
-                    first.reason,
-                    row=first.index,
-                    field=first.field,
-                    value=first.value,
-                    detail=first.detail,
-                )
+                e = min(errors, key=lambda e: e.index)
+                where = {"row": e.index, "field": e.field, "value": e.value, "detail": e.detail}
+                raise BattleLogError(file, e.reason, **where)
             self.reasons.update(e.summary for e in errors)
             keep = np.ones(len(frame), dtype=bool)
             keep[[e.index for e in row_errors]] = False
             frame = frame.loc[keep]
         typed, n_duplicates = drop_duplicate_ids(to_battle_frame(frame), self.seen, self.known)
         self.n_duplicates += n_duplicates
-        if len(typed):
-            self.frames.append(typed)
-        elif self.template is None:
-            self.template = typed
+        self.frames.append(typed)
 
     def result(self) -> IngestResult:
         return IngestResult(
-            battles=_concat(self.frames, self.template),
+            battles=_concat(self.frames),
             n_read=self.n_read,
             n_skipped=sum(self.reasons.values()),
             n_duplicates=self.n_duplicates,
@@ -305,28 +283,20 @@ class _Reader:
         )
 
 
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())
-
-
 def _check_columns(file: PathArg, frame: pd.DataFrame) -> None:
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
-        found = [str(c) for c in frame.columns]
-        shown = ", ".join(found[:12]) + (", ..." if len(found) > 12 else "")
-        plural = "s" if len(missing) > 1 else ""
-        raise BattleLogError(
-            file,
-            f"missing required column{plural} {', '.join(map(repr, missing))} "
-            f"(columns found: {shown or 'none'})",
-            field=missing[0],
-        )
+        found = ", ".join(map(str, frame.columns[:12])) + (", ..." if frame.shape[1] > 12 else "")
+        names = ("s " if len(missing) > 1 else " ") + ", ".join(map(repr, missing))
+        reason = f"missing required column{names} (columns found: {found})"
+        raise BattleLogError(file, reason, field=missing[0])
 
 
-def _concat(frames: list[pd.DataFrame], template: pd.DataFrame | None) -> pd.DataFrame:
+def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
     """Concatenate typed chunks, giving the model columns the union of their categories."""
+    frames = [f for f in frames if len(f)] or frames[:1]  # an empty file keeps its labels
     if not frames:
-        return template if template is not None else empty_battle_frame()
+        return empty_battle_frame()
     if len(frames) == 1:
         return frames[0]
     names = [f[c].cat.categories for f in frames for c in ("model_a", "model_b")]
@@ -338,6 +308,7 @@ def _concat(frames: list[pd.DataFrame], template: pd.DataFrame | None) -> pd.Dat
 
 
 def _row_numbers(start: int, n: int) -> npt.NDArray[np.int64]:
+    """1-based numbers of ``n`` records following the first ``start``."""
     return np.arange(start + 1, start + n + 1, dtype=np.int64)
 
 
@@ -356,38 +327,54 @@ def _csv_chunks(file: PathArg, stream: IO[bytes], chunksize: int) -> Iterator[_C
             start += len(frame)
 
 
+@contextmanager
+def _text(stream: IO[bytes]) -> Iterator[io.TextIOWrapper]:
+    """Decode ``stream`` as UTF-8 without closing it afterwards."""
+    wrapper = io.TextIOWrapper(stream, encoding="utf-8-sig")
+    try:
+        yield wrapper
+    finally:
+        wrapper.detach()
+
+
+def _record_chunk(numbered: list[tuple[int, Any]], errors: list[RowError]) -> _Chunk:
+    """A chunk from parsed JSON values and their row numbers; non-objects become errors."""
+    objects = [(n, r) for n, r in numbered if isinstance(r, dict)]
+    errors += [
+        RowError(n, None, None, "record is not a JSON object")
+        for n, r in numbered
+        if not isinstance(r, dict)
+    ]
+    rows = np.array([n for n, _ in objects], dtype=np.int64)
+    return _Chunk(frame_from_records([r for _, r in objects]), rows, errors)
+
+
 def _jsonl_chunks(file: PathArg, stream: IO[bytes], chunksize: int) -> Iterator[_Chunk]:
-    records: list[dict[str, Any]] = []
-    rows: list[int] = []
+    numbered: list[tuple[int, Any]] = []
     errors: list[RowError] = []
-    any_line = False
-    text = io.TextIOWrapper(stream, encoding="utf-8-sig")
-    for number, line in enumerate(text, start=1):
-        if not line.strip():
-            continue
-        any_line = True
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            detail = f"{exc.msg} at column {exc.colno}"
-            errors.append(RowError(number, None, None, "malformed JSON", detail))
-            continue
-        if isinstance(record, dict):
-            records.append(record)
-            rows.append(number)
-        else:
-            errors.append(RowError(number, None, None, "record is not a JSON object"))
-        if len(records) + len(errors) >= chunksize:
-            yield _Chunk(frame_from_records(records), np.array(rows, dtype=np.int64), errors)
-            records, rows, errors = [], [], []
-    if not any_line:
+    blank = True
+    with _text(stream) as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            blank = False
+            try:
+                numbered.append((number, json.loads(line)))
+            except json.JSONDecodeError as exc:
+                detail = f"{exc.msg} at column {exc.colno}"
+                errors.append(RowError(number, None, None, "malformed JSON", detail))
+            if len(numbered) + len(errors) >= chunksize:
+                yield _record_chunk(numbered, errors)
+                numbered, errors = [], []
+    if blank:
         raise BattleLogError(file, "file is empty")
-    if records or errors:
-        yield _Chunk(frame_from_records(records), np.array(rows, dtype=np.int64), errors)
+    if numbered or errors:
+        yield _record_chunk(numbered, errors)
 
 
 def _json_chunks(file: PathArg, stream: IO[bytes], chunksize: int) -> Iterator[_Chunk]:
-    content = io.TextIOWrapper(stream, encoding="utf-8-sig").read()
+    with _text(stream) as text:
+        content = text.read()
     if not content.strip():
         raise BattleLogError(file, "file is empty")
     try:
@@ -400,27 +387,17 @@ def _json_chunks(file: PathArg, stream: IO[bytes], chunksize: int) -> Iterator[_
         kind = type(data).__name__
         raise BattleLogError(file, f"expected a JSON array of battle records, not a {kind}")
     for start in range(0, max(len(data), 1), chunksize):
-        part = data[start : start + chunksize]
-        records, rows, errors = [], [], []
-        for number, record in enumerate(part, start=start + 1):
-            if isinstance(record, dict):
-                records.append(record)
-                rows.append(number)
-            else:
-                errors.append(RowError(number, None, None, "record is not a JSON object"))
-        yield _Chunk(frame_from_records(records), np.array(rows, dtype=np.int64), errors)
+        yield _record_chunk(list(enumerate(data[start : start + chunksize], start + 1)), [])
 
 
 def _parquet_chunks(file: PathArg, stream: IO[bytes], chunksize: int) -> Iterator[_Chunk]:
     source = pa.BufferReader(stream.read()) if isinstance(stream, gzip.GzipFile) else stream
     parquet = pq.ParquetFile(source)
-    tables: Iterator[pa.Table] = (
-        pa.Table.from_batches([batch]) for batch in parquet.iter_batches(batch_size=chunksize)
-    )
-    if parquet.metadata.num_rows == 0:  # no batches, but the columns still count
-        tables = iter([parquet.schema_arrow.empty_table()])
+    batches = parquet.iter_batches(batch_size=chunksize)
     start = 0
-    for table in tables:
+    # An empty file has no batches, but its columns still count.
+    for batch in batches if parquet.metadata.num_rows else [parquet.schema_arrow.empty_table()]:
+        table = pa.Table.from_batches([batch]) if isinstance(batch, pa.RecordBatch) else batch
         while any(pa.types.is_struct(f.type) for f in table.schema):
             table = table.flatten()  # struct columns become dotted names, one level a pass
         frame = table.to_pandas()

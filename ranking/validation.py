@@ -62,7 +62,6 @@ ALIASES: Mapping[str, tuple[str, ...]] = {
 #: The canonical ``winner`` values, in the order of their categories.
 WINNERS: tuple[str, ...] = tuple(WINNER_OUTCOME)
 
-_STRING_COLUMNS = ("battle_id", "user_id", "prompt")
 _WINNER_REASON = "is not one of " + ", ".join(WINNERS)
 _Mask = npt.NDArray[np.bool_]
 
@@ -93,40 +92,21 @@ class RowError:
 
     @property
     def message(self) -> str:
-        """One line naming the field, the value and the reason."""
-        return describe(self.field, self.value, self.reason, self.detail)
+        """One line: ``field 'winner': value 'foo' is not one of ...`` (then any detail)."""
+        text = self.reason
+        if self.field is not None:
+            shown = "" if self.value is None else f"{_short_repr(self.value)} "
+            text = f"field {self.field!r}: value {shown}{self.reason}"
+        return f"{text} ({self.detail})" if self.detail else text
 
     @property
     def summary(self) -> str:
-        """The message without value or details, for counting reasons."""
-        return describe(self.field, None, self.reason)
+        """The message without value or detail, for counting reasons."""
+        return RowError(self.index, self.field, None, self.reason).message
 
     def to_dict(self) -> dict[str, Any]:
         """The error as the REST service reports it: ``{"index": i, "error": "..."}``."""
         return {"index": self.index, "error": self.message}
-
-
-def describe(field: str | None, value: Any, reason: str, detail: str = "") -> str:
-    """Format a problem as ``field 'winner': value 'foo' is not one of ...``.
-
-    Parameters
-    ----------
-    field : str or None
-        Offending field, if any.
-    value : object
-        Offending value; ``None`` leaves it out.
-    reason : str
-        What is wrong.
-    detail : str, optional
-        Appended in parentheses when not empty.
-
-    Returns
-    -------
-    str
-    """
-    shown = "value " if value is None else f"value {_short_repr(value)} "
-    text = reason if field is None else f"field {field!r}: {shown}{reason}"
-    return f"{text} ({detail})" if detail else text
 
 
 def _short_repr(value: Any, limit: int = 60) -> str:
@@ -137,20 +117,12 @@ def _short_repr(value: Any, limit: int = 60) -> str:
 def frame_from_records(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """Build a raw frame from dict records, nested dicts flattened to dotted names.
 
-    Parameters
-    ----------
-    records : sequence of mappings
-        Parsed JSON objects.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per record; ``{"category_tag": {"math_v0": {"math": True}}}`` becomes
-        column ``category_tag.math_v0.math``. Lists are left as values.
+    ``{"category_tag": {"math_v0": {"math": True}}}`` becomes column
+    ``category_tag.math_v0.math``; lists are left as values.
     """
     if not records:
         return pd.DataFrame(index=pd.RangeIndex(0))
-    return pd.json_normalize(list(records), sep=".")
+    return pd.json_normalize([r if isinstance(r, dict) else dict(r) for r in records], sep=".")
 
 
 def normalise_columns(frame: pd.DataFrame) -> pd.DataFrame:
@@ -193,17 +165,15 @@ def _first_user_turn(conversation: Any) -> str | None:
 
 
 def _is_list_column(column: pd.Series) -> bool:
-    if column.dtype != object:
-        return False
-    present = column.dropna()
-    return len(present) > 0 and isinstance(present.iloc[0], list | tuple | np.ndarray)
+    first = column.dropna().iloc[:1].tolist() if column.dtype == object else []
+    return bool(first) and isinstance(first[0], list | tuple | np.ndarray)
 
 
 def _bool(values: Any) -> _Mask:
     """Boolean array from a possibly nullable boolean result, NA counting as False."""
-    if isinstance(values, pd.Series | pd.api.extensions.ExtensionArray):
-        return np.asarray(pd.array(values, dtype="boolean").fillna(False), dtype=bool)
-    return np.asarray(values, dtype=bool)
+    if isinstance(values, pd.Series):
+        return values.fillna(False).to_numpy(dtype=np.bool_)
+    return np.asarray(values, dtype=np.bool_)
 
 
 def _non_string(column: pd.Series) -> _Mask:
@@ -220,7 +190,16 @@ def _non_string(column: pd.Series) -> _Mask:
 
 def _as_text(column: pd.Series, usable: _Mask) -> pd.Series:
     """The usable string values as a ``string`` series, NA elsewhere."""
+    if isinstance(column.dtype, pd.StringDtype):  # fast path: no Python objects
+        return column.astype("string")
     return column.astype(object).where(usable).astype("string")
+
+
+def _numbers(column: pd.Series) -> pd.Series:
+    """Values as float64; NaN where missing or not a number."""
+    if pd.api.types.is_numeric_dtype(column.dtype) and not pd.api.types.is_bool_dtype(column):
+        return column.astype("float64")
+    return pd.to_numeric(column.astype(object), errors="coerce").astype("float64")
 
 
 def validate_battles(frame: pd.DataFrame) -> list[RowError]:
@@ -271,8 +250,7 @@ def validate_battles(frame: pd.DataFrame) -> list[RowError]:
         checks.append(("winner", np.ones(n, dtype=bool), "is missing"))
     if "tstamp" in frame.columns:
         stamps = frame["tstamp"]
-        numbers = pd.to_numeric(stamps.astype(object), errors="coerce").astype("float64")
-        bad = _bool(stamps.notna()) & ~np.isfinite(numbers.to_numpy())
+        bad = _bool(stamps.notna()) & ~np.isfinite(_numbers(stamps).to_numpy())
         checks.append(("tstamp", bad, "is not a finite number (unix seconds)"))
 
     errors: list[RowError] = []
@@ -299,13 +277,15 @@ def _string_column(frame: pd.DataFrame, name: str) -> pd.Series:
     values = frame[name]
     if pd.api.types.is_float_dtype(values.dtype):  # ids like 17 read as 17.0
         values = values.map(_float_text, na_action="ignore")
-    text = values.astype(object).where(values.notna()).astype("string")
+    if not isinstance(values.dtype, pd.StringDtype):
+        values = values.astype(object).where(values.notna())
+    text = values.astype("string")
     return text.mask(text.eq(""))
 
 
 def empty_battle_frame() -> pd.DataFrame:
     """A battle frame with no rows and the typed columns of :func:`to_battle_frame`."""
-    return to_battle_frame(pd.DataFrame({name: [] for name in REQUIRED_COLUMNS}))
+    return to_battle_frame(pd.DataFrame())
 
 
 def to_battle_frame(frame: pd.DataFrame) -> pd.DataFrame:
@@ -314,7 +294,7 @@ def to_battle_frame(frame: pd.DataFrame) -> pd.DataFrame:
     Parameters
     ----------
     frame : pandas.DataFrame
-        Rows that passed :func:`validate_battles`.
+        Rows that passed :func:`validate_battles` (only an empty frame may lack a column).
 
     Returns
     -------
@@ -326,21 +306,21 @@ def to_battle_frame(frame: pd.DataFrame) -> pd.DataFrame:
         is ``float64``. The index is a fresh ``RangeIndex``.
     """
     frame = frame.reset_index(drop=True)
-    a = frame["model_a"].astype(object)
-    b = frame["model_b"].astype(object)
-    models = pd.Index(pd.unique(np.concatenate([a.to_numpy(), b.to_numpy()]))).sort_values()
-    if "tstamp" in frame.columns:
-        tstamp = pd.to_numeric(frame["tstamp"].astype(object), errors="coerce")
-    else:
-        tstamp = pd.Series(np.nan, index=frame.index)
+    for name in REQUIRED_COLUMNS:
+        if name not in frame.columns:
+            frame[name] = pd.Series(dtype=object)
+    a = pd.Categorical(frame["model_a"])
+    b = pd.Categorical(frame["model_b"])
+    models = a.categories.union(b.categories).sort_values()
+    tstamp = _numbers(frame["tstamp"]) if "tstamp" in frame.columns else np.nan
     columns: dict[str, Any] = {
         "battle_id": _string_column(frame, "battle_id"),
-        "model_a": pd.Categorical(a, categories=models),
-        "model_b": pd.Categorical(b, categories=models),
-        "winner": pd.Categorical(frame["winner"].astype(object), categories=list(WINNERS)),
+        "model_a": a.set_categories(models),
+        "model_b": b.set_categories(models),
+        "winner": pd.Categorical(frame["winner"], categories=list(WINNERS)),
         "user_id": _string_column(frame, "user_id"),
         "prompt": _string_column(frame, "prompt"),
-        "tstamp": tstamp.astype("float64"),
+        "tstamp": tstamp,
     }
     labels = [c for c in frame.columns if c not in columns]
     out = pd.DataFrame(columns, index=frame.index)
@@ -374,14 +354,12 @@ def drop_duplicate_ids(
     present = _bool(ids.notna())
     if not present.any():
         return frame, 0
-    values = ids.to_numpy(dtype=object)
-    earlier = np.fromiter(
-        (p and (v in seen or v in known) for v, p in zip(values, present, strict=True)),
-        dtype=bool,
-        count=len(values),
-    )
-    duplicate = earlier | (present & _bool(ids.duplicated()))
-    seen.update(values[present & ~duplicate])
+    chunk_ids = set(ids[present].to_numpy(dtype=object))
+    repeated = (chunk_ids & seen) | (chunk_ids & known)  # set algebra in C, no row loop
+    duplicate = present & _bool(ids.duplicated())
+    if repeated:
+        duplicate |= _bool(ids.isin(repeated))
+    seen |= chunk_ids - repeated
     n_duplicates = int(duplicate.sum())
     if n_duplicates == 0:
         return frame, 0
@@ -422,6 +400,6 @@ def battles_from_records(
     errors.sort(key=lambda e: e.index)
     keep = np.ones(len(frame), dtype=bool)
     keep[[e.index for e in row_errors]] = False
-    battles = to_battle_frame(frame.loc[keep]) if keep.any() else empty_battle_frame()
+    battles = to_battle_frame(frame.loc[keep])
     battles, n_duplicates = drop_duplicate_ids(battles, seen_ids if seen_ids is not None else set())
     return battles, errors, n_duplicates

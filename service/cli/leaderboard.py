@@ -26,7 +26,9 @@ def parse_anchor(text: str) -> tuple[str, float]:
             raise ValueError
         return model, float(rating)
     except ValueError:
-        raise UsageError(f"--anchor {text!r} must look like MODEL=RATING, e.g. gpt-4o=1200") from None
+        raise UsageError(
+            f"--anchor {text!r} must look like MODEL=RATING, e.g. gpt-4o=1200"
+        ) from None
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -92,7 +94,9 @@ def run(args: argparse.Namespace) -> None:
     table = format_leaderboard(board)
     if args.matrix:
         document["win_probability"] = {
-            m.model: {o.model: round(board.win_probability(m.model, o.model), 4) for o in board.models}
+            m.model: {
+                o.model: round(board.win_probability(m.model, o.model), 4) for o in board.models
+            }
             for m in board.models
         }
         table += "\n\n" + format_matrix(board)

@@ -19,7 +19,9 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> st
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
     lines = []
     for r in cells:
-        parts = [c.rjust(w) if num else c.ljust(w) for c, w, num in zip(r, widths, numeric, strict=True)]
+        parts = [
+            c.rjust(w) if num else c.ljust(w) for c, w, num in zip(r, widths, numeric, strict=True)
+        ]
         lines.append("  ".join(parts).rstrip())
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
@@ -34,7 +36,9 @@ def _cell(value: object) -> str:
 def format_leaderboard(board: Leaderboard) -> str:
     """The leaderboard as an aligned table with a one-line header."""
     pct = f"{board.confidence:.0%}"
-    title = f"{board.method.upper()} leaderboard: {len(board.models)} models, {board.n_battles} battles"
+    title = (
+        f"{board.method.upper()} leaderboard: {len(board.models)} models, {board.n_battles} battles"
+    )
     if board.interval != "none":
         title += f", {pct} {board.interval} intervals"
     rows = [

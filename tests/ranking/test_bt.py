@@ -67,7 +67,8 @@ def test_gradient_and_hessian_are_analytic_derivatives() -> None:
     eps = 1e-6
     numeric = np.array(
         [
-            (bt_gradient(theta0 + eps * e, *args) - bt_gradient(theta0 - eps * e, *args)) / (2 * eps)
+            (bt_gradient(theta0 + eps * e, *args) - bt_gradient(theta0 - eps * e, *args))
+            / (2 * eps)
             for e in np.eye(6)
         ]
     )
@@ -84,7 +85,10 @@ def test_agrees_with_logistic_regression_within_half_a_point() -> None:
 
 def test_agrees_with_choix_without_ties() -> None:
     data, _ = simulate_votes(8, 2000, seed=3, tie_share=0.0)
-    winners_first = [(a, b) if y == 1.0 else (b, a) for (a, b), y in zip(data.matchups, data.outcomes)]
+    winners_first = [
+        (a, b) if y == 1.0 else (b, a)
+        for (a, b), y in zip(data.matchups, data.outcomes, strict=True)
+    ]
     reference = choix.opt_pairwise(8, winners_first, alpha=1e-9)
     theta = fit_bt(8, data.matchups, data.outcomes, alpha=1e-9)
     assert np.max(np.abs(theta - (reference - reference.mean()))) * ELO_PER_NAT < 0.5
@@ -113,9 +117,7 @@ def test_grouped_fit_equals_independent_fits() -> None:
 def test_prior_mean_and_strength_shrink_toward_the_prior() -> None:
     data, _ = simulate_votes(5, 100, seed=5)
     prior = np.array([1.0, 0.5, 0.0, -0.5, -1.0])
-    strong = fit_bt_grouped(
-        5, data.matchups, data.outcomes, prior_mean=prior, alpha=1e6
-    )[0]
+    strong = fit_bt_grouped(5, data.matchups, data.outcomes, prior_mean=prior, alpha=1e6)[0]
     assert strong == pytest.approx(prior, abs=1e-3)
     weak = fit_bt_grouped(5, data.matchups, data.outcomes, prior_mean=prior, alpha=1e-9)[0]
     plain = fit_bt(5, data.matchups, data.outcomes, alpha=1e-9)
@@ -168,7 +170,9 @@ def connected_votes(draw: st.DrawFn) -> tuple[int, np.ndarray, np.ndarray]:
     shift = np.array(draw(st.lists(st.integers(1, k - 1), min_size=n, max_size=n)), dtype=np.intp)
     y = np.array(draw(st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=n, max_size=n)))
     ring = np.arange(k)
-    matchups = np.vstack([np.stack([a, (a + shift) % k], axis=1), np.stack([ring, (ring + 1) % k], axis=1)])
+    matchups = np.vstack(
+        [np.stack([a, (a + shift) % k], axis=1), np.stack([ring, (ring + 1) % k], axis=1)]
+    )
     outcomes = np.concatenate([y, np.full(k, 0.5)])
     return k, matchups.astype(np.intp), outcomes
 
@@ -188,5 +192,7 @@ def test_duplicating_every_vote_keeps_the_point_ratings(votes: tuple) -> None:
     k, matchups, outcomes = votes
     # The maximum likelihood fit itself (a vanishing prior): exactly invariant.
     once = fit_bt(k, matchups, outcomes, alpha=1e-9)
-    twice = fit_bt(k, np.vstack([matchups, matchups]), np.concatenate([outcomes, outcomes]), alpha=1e-9)
+    twice = fit_bt(
+        k, np.vstack([matchups, matchups]), np.concatenate([outcomes, outcomes]), alpha=1e-9
+    )
     assert np.max(np.abs(once - twice)) * ELO_PER_NAT < 1e-3

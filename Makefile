@@ -1,0 +1,32 @@
+# The README's two commands: `make demo` and `make test`. Both install what they need.
+PYTHON ?= python3
+PIP := $(PYTHON) -m pip
+ARENA := ../shared/data/arena-140k/battles.csv.gz
+SAMPLE := data/sample/battles.jsonl.gz
+
+.PHONY: install install-test demo test lint bench
+
+install:
+	$(PIP) install --quiet --disable-pip-version-check -e .
+
+install-test:
+	$(PIP) install --quiet --disable-pip-version-check -e '.[test]'
+
+## demo: install, then show the aggregate leaderboard of the real Arena votes (or the sample)
+demo: install
+	@if [ -f $(ARENA) ]; then data=$(ARENA); else data=$(SAMPLE); fi; \
+	echo "plb leaderboard $$data" >&2; plb leaderboard $$data
+
+## lint: ruff and mypy
+lint:
+	ruff check .
+	ruff format --check .
+	mypy
+
+## test: install everything, lint, run the whole test suite
+test: install-test lint
+	$(PYTHON) -m pytest -q
+
+## bench: the benchmarks of bench/, results in bench/RESULTS.md
+bench: install-test
+	$(PYTHON) -m bench.run

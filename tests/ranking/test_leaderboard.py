@@ -1,0 +1,105 @@
+"""Leaderboard assembly: conventions of SPEC section 2."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ranking.leaderboard import fit_leaderboard
+from ranking.types import PairwiseData
+from tests.conftest import simulate_votes
+
+
+@pytest.fixture(scope="module")
+def votes() -> PairwiseData:
+    return simulate_votes(6, 3000, seed=13)[0]
+
+
+@pytest.mark.parametrize(
+    ("method", "interval"),
+    [
+        ("bt", "sandwich"),
+        ("bt", "bootstrap"),
+        ("elo", "bootstrap"),
+        ("bt", "none"),
+        ("elo", "none"),
+    ],
+)
+def test_conventions(votes: PairwiseData, method: str, interval: str) -> None:
+    board = fit_leaderboard(votes, method=method, interval=interval, rounds=30, rng=0)  # type: ignore[arg-type]
+    ratings = np.array([m.rating for m in board.models])
+    assert ratings.mean() == pytest.approx(1000.0, abs=1e-6)
+    assert np.all(np.diff(ratings) <= 0)  # best first
+    for m in board.models:
+        assert m.lower <= m.rating <= m.upper
+        assert m.rank == 1 + sum(o.lower > m.upper for o in board.models)
+    assert board.n_battles == 3000
+    assert sum(m.battles for m in board.models) == 2 * 3000
+    if interval == "none":
+        assert all(m.lower == m.rating == m.upper for m in board.models)
+
+
+def test_counts(votes: PairwiseData) -> None:
+    board = fit_leaderboard(votes, interval="none")
+    for j, name in enumerate(votes.models):
+        as_a = votes.matchups[:, 0] == j
+        as_b = votes.matchups[:, 1] == j
+        row = board[name]
+        assert row.wins == np.sum(as_a & (votes.outcomes == 1)) + np.sum(
+            as_b & (votes.outcomes == 0)
+        )
+        assert row.ties == np.sum((as_a | as_b) & (votes.outcomes == 0.5))
+        assert row.wins + row.losses + row.ties == row.battles == np.sum(as_a | as_b)
+
+
+def test_anchor_pins_one_model(votes: PairwiseData) -> None:
+    free = fit_leaderboard(votes)
+    pinned = fit_leaderboard(votes, anchor=("m3", 1200.0))
+    assert pinned["m3"].rating == pytest.approx(1200.0)
+    shift = 1200.0 - free["m3"].rating
+    for m in free.models:
+        assert pinned[m.model].rating == pytest.approx(m.rating + shift)
+        assert pinned[m.model].upper - pinned[m.model].lower == pytest.approx(m.upper - m.lower)
+
+
+def test_win_probability(votes: PairwiseData) -> None:
+    board = fit_leaderboard(votes, interval="none")
+    a, b = board.models[0].model, board.models[-1].model
+    p = board.win_probability(a, b)
+    assert 0.5 < p < 1 and p + board.win_probability(b, a) == pytest.approx(1.0)
+    diff = board[a].rating - board[b].rating
+    assert p == pytest.approx(1 / (1 + 10 ** (-diff / 400)))
+    assert board.win_matrix()[0, -1] == pytest.approx(p)
+    assert board.win_probability(a, a) == pytest.approx(0.5)
+
+
+def test_json_shape(votes: PairwiseData) -> None:
+    doc = fit_leaderboard(votes).to_dict()
+    assert doc["method"] == "bt" and doc["n_battles"] == 3000
+    keys = {"model", "rating", "lower", "upper", "rank", "battles", "wins", "losses", "ties"}
+    assert all(keys <= set(row) for row in doc["models"])
+
+
+def test_bad_arguments(votes: PairwiseData) -> None:
+    with pytest.raises(ValueError, match="sandwich"):
+        fit_leaderboard(votes, method="elo", interval="sandwich")
+    with pytest.raises(ValueError, match="'nope'"):
+        fit_leaderboard(votes, anchor=("nope", 1000.0))
+    with pytest.raises(ValueError, match="'method'"):
+        fit_leaderboard(votes, method="glicko")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="'confidence'"):
+        fit_leaderboard(votes, confidence=1.5)
+    with pytest.raises(KeyError, match="'nope'"):
+        fit_leaderboard(votes)["nope"]
+
+
+def test_sparse_leaderboard_has_no_infinities() -> None:
+    # a never lost, e seen once, {a, b, c} and {d, e} disconnected
+    m = np.array([[0, 1], [0, 2], [1, 2], [2, 1], [3, 4]])
+    y = np.array([1.0, 1.0, 1.0, 0.5, 1.0])
+    data = PairwiseData(tuple("abcde"), m, y, np.ones(5))
+    for method, interval in [("bt", "sandwich"), ("bt", "bootstrap"), ("elo", "bootstrap")]:
+        board = fit_leaderboard(data, method=method, interval=interval, rounds=20, rng=0)  # type: ignore[arg-type]
+        values = [(r.rating, r.lower, r.upper) for r in board.models]
+        assert np.all(np.isfinite(values))
+    assert fit_leaderboard(data).models[0].model == "a"
