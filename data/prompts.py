@@ -22,7 +22,6 @@ the end. All randomness comes from the :class:`numpy.random.Generator` handed in
 
 from __future__ import annotations
 
-import re
 import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -798,7 +797,6 @@ WRITING_TRAITS: tuple[str, ...] = ("length", "formality", "markdown")
 # ---------------------------------------------------------------------------------------
 
 _ObjArray = npt.NDArray[np.object_]
-_AN = re.compile(r"\b([Aa]) ([aeiouAEIOU][a-z])")  # "a eerie" but not "a US"
 _FloatArray = npt.NDArray[np.float64]
 
 
@@ -807,9 +805,8 @@ class _Template:
     """A template in positional form: ``text.format(*fillers)``."""
 
     text: str
-    slots: tuple[str, ...]  # the vocabulary of each positional field
+    slots: tuple[tuple[str, str], ...]  # (vocabulary key, base slot) of each field
     imperative: bool  # "Write a poem." -> can become "Could you write a poem?"
-    articles: bool  # "a {tone}" -> fix "a eerie" to "an eerie"
 
 
 @dataclass(frozen=True)
@@ -823,21 +820,38 @@ def _lines(block: str) -> list[str]:
     return [line.strip() for line in block.strip().splitlines() if line.strip()]
 
 
-def _parse(raw: str, vocab: Mapping[str, _ObjArray], topic: str) -> _Template:
+def _with_article(words: _ObjArray, article: str) -> _ObjArray:
+    """``"a eerie"`` -> ``"an eerie"``, but ``"a US citizen"`` stays."""
+    return np.array(
+        [
+            f"{article}n {w}" if w[0] in "aeiouAEIOU" and w[1:2].islower() else f"{article} {w}"
+            for w in words
+        ],
+        dtype=object,
+    )
+
+
+def _parse(raw: str, vocab: dict[str, _ObjArray], topic: str) -> _Template:
+    """Parse a template; ``"a {slot}"`` becomes one field drawn from articled words."""
     pieces: list[str] = []
-    slots: list[str] = []
+    slots: list[tuple[str, str]] = []
     for literal, field, _, _ in string.Formatter().parse(raw):
-        pieces.append(literal.replace("{", "{{").replace("}", "}}"))
         if field is None:
+            pieces.append(literal.replace("{", "{{").replace("}", "}}"))
             continue
         base = field.rstrip("0123456789")
         if base not in vocab:
             raise KeyError(f"Template {raw!r} of topic {topic!r} uses unknown slot {field!r}.")
-        slots.append(base)
-        pieces.append("{}")
+        key = base
+        for article in ("a", "A"):
+            if literal == f"{article} " or literal.endswith(f" {article} "):
+                literal, key = literal[:-2], f"{article} {base}"
+                if key not in vocab:
+                    vocab[key] = _with_article(vocab[base], article)
+        pieces.extend([literal.replace("{", "{{").replace("}", "}}"), "{}"])
+        slots.append((key, base))
     imperative = raw.endswith(".") and raw.split(" ", 1)[0] in IMPERATIVE_VERBS
-    articles = "a {" in raw or "A {" in raw
-    return _Template("".join(pieces), tuple(slots), imperative, articles)
+    return _Template("".join(pieces), tuple(slots), imperative)
 
 
 @lru_cache(maxsize=1)
@@ -868,19 +882,16 @@ def _fill(
             continue
         columns: list[list[str]] = []
         drawn: dict[str, npt.NDArray[np.int64]] = {}
-        for name in tpl.slots:
-            words = vocab[name]
-            if name in drawn and len(words) > 1:
-                idx = (drawn[name] + rng.integers(1, len(words), size=len(rows))) % len(words)
+        for key, base in tpl.slots:
+            words = vocab[key]
+            if base in drawn and len(words) > 1:
+                idx = (drawn[base] + rng.integers(1, len(words), size=len(rows))) % len(words)
             else:
                 idx = rng.integers(0, len(words), size=len(rows))
-            drawn[name] = idx
+            drawn[base] = idx
             columns.append(words[idx].tolist())
         if columns:
-            texts = [tpl.text.format(*args) for args in zip(*columns, strict=True)]
-            if tpl.articles:
-                texts = [_AN.sub(r"\1n \2", text) for text in texts]
-            out[rows] = texts
+            out[rows] = [tpl.text.format(*args) for args in zip(*columns, strict=True)]
         else:
             out[rows] = tpl.text
     return out
@@ -963,10 +974,10 @@ def generate_prompts(
         start = rng.integers(0, k, size=len(rows))
         up_front = rng.random(len(rows)) < 0.5
         for j in range(3):  # consecutive templates from a random start: no repeats
-            has = n_context[rows] > j
-            sentence = np.where(has, _fill(spec.context, (start + j) % k, spec.vocab, rng), "")
-            before[j, rows] = np.where(up_front, sentence, "")
-            after[j, rows] = np.where(up_front, "", sentence)
+            has = np.flatnonzero(n_context[rows] > j)
+            sentence = _fill(spec.context, (start[has] + j) % k, spec.vocab, rng)
+            before[j, rows[has[up_front[has]]]] = sentence[up_front[has]]
+            after[j, rows[has[~up_front[has]]]] = sentence[~up_front[has]]
 
     # Decorations, each a Bernoulli draw whose probability follows the writer's style.
     deco, u = DECORATIONS, rng.random((n, 10))

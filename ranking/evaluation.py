@@ -207,7 +207,7 @@ def evaluate_personalisation(
     rows = []
     for method in methods:
         fits: dict[str, FloatArray] = {"aggregate": aggregate_prior(train, method)}
-        shrinkages: dict[str, Shrinkage] = {"per-user": "none", "shrunk": "empirical-bayes"}
+        shrinkages: dict[str, Shrinkage] = {"per-user": "none", "shrunk": "cv"}
         for name, shrinkage in shrinkages.items():
             fits[name] = fit_user_ratings(
                 per_user_train,

@@ -18,7 +18,7 @@ import sys
 import zlib
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, NamedTuple, cast
@@ -60,6 +60,8 @@ PathArg = str | os.PathLike[str]
 
 # Exceptions raised while reading a file, and what they mean for the user.
 _READ_ERRORS: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], str], ...] = (
+    (FileNotFoundError, "file not found"),
+    (IsADirectoryError, "is a directory, not a battle log"),
     ((EOFError, zlib.error, gzip.BadGzipFile), "corrupt or truncated gzip file"),
     (UnicodeDecodeError, "not UTF-8 text"),
     (pd.errors.EmptyDataError, "file is empty (no header)"),
@@ -181,12 +183,11 @@ def read_battles(
         for file in files:
             bar.set_description(os.path.basename(os.fspath(file)))
             reader.read_file(file, chunksize, bar)
-    result = reader.result()
     if seen_ids is not None:
         seen_ids.update(reader.seen)
-    n, skipped, duplicates = len(result.battles), result.n_skipped, result.n_duplicates
-    logger.info("read %d battles: %d skipped, %d duplicates", n, skipped, duplicates)
-    return result
+    battles, skipped = _concat(reader.frames), sum(reader.reasons.values())
+    logger.info("read %d battles, skipped %d, %d duplicates", len(battles), skipped, reader.n_dup)
+    return IngestResult(battles, reader.n_read, skipped, reader.n_dup, dict(reader.reasons))
 
 
 class _Chunk(NamedTuple):
@@ -207,9 +208,8 @@ def _format(file: PathArg) -> tuple[str, bool]:
     gz = name.endswith(".gz")
     suffix = Path(name[:-3] if gz else name).suffix
     if suffix not in _FORMATS:
-        raise BattleLogError(
-            file, f"unknown file type; accepted suffixes are {', '.join(SUFFIXES)}"
-        )
+        accepted = ", ".join(SUFFIXES)
+        raise BattleLogError(file, f"unknown file type; accepted suffixes are {accepted}")
     return suffix, gz
 
 
@@ -221,33 +221,27 @@ class _Reader:
         self.known = known
         self.seen: set[str] = set()
         self.frames: list[pd.DataFrame] = []
-        self.n_read = self.n_duplicates = 0
+        self.n_read = self.n_dup = 0
         self.reasons: Counter[str] = Counter()
 
     def read_file(self, file: PathArg, chunksize: int, bar: tqdm[Any]) -> None:
         suffix, gz = _format(file)
         done = bar.n
-        with ExitStack() as stack:
-            try:
-                raw = stack.enter_context(open(file, "rb"))
-            except FileNotFoundError:
-                raise BattleLogError(file, "file not found") from None
-            except IsADirectoryError:
-                raise BattleLogError(file, "is a directory, not a battle log") from None
-            except OSError as exc:
-                raise BattleLogError(file, "cannot open file", detail=exc.strerror or "") from None
-            stream = cast(IO[bytes], stack.enter_context(gzip.GzipFile(fileobj=raw))) if gz else raw
-            try:
-                for number, chunk in enumerate(_CHUNKERS[suffix](file, stream, chunksize)):
+        try:
+            with open(file, "rb") as raw, gzip.GzipFile(fileobj=raw) if gz else raw as stream:
+                chunks = _CHUNKERS[suffix](file, cast(IO[bytes], stream), chunksize)
+                for number, chunk in enumerate(chunks):
                     self._add(file, chunk, check_columns=number == 0)
                     bar.update(max(0, done + raw.tell() - bar.n))
-            except BattleLogError:
+        except BattleLogError:
+            raise
+        except Exception as exc:
+            reason = next((r for kind, r in _READ_ERRORS if isinstance(exc, kind)), None)
+            if reason is None:
                 raise
-            except Exception as exc:
-                reason = next((r for kind, r in _READ_ERRORS if isinstance(exc, kind)), None)
-                if reason is None:
-                    raise
-                raise BattleLogError(file, reason, detail=" ".join(str(exc).split())) from None
+            plain = isinstance(exc, FileNotFoundError | IsADirectoryError)
+            detail = "" if plain else " ".join(str(exc).split())
+            raise BattleLogError(file, reason, detail=detail) from None
         bar.update(max(0, done + _size(file) - bar.n))
 
     def _add(self, file: PathArg, chunk: _Chunk, *, check_columns: bool) -> None:
@@ -270,17 +264,8 @@ class _Reader:
             keep[[e.index for e in row_errors]] = False
             frame = frame.loc[keep]
         typed, n_duplicates = drop_duplicate_ids(to_battle_frame(frame), self.seen, self.known)
-        self.n_duplicates += n_duplicates
+        self.n_dup += n_duplicates
         self.frames.append(typed)
-
-    def result(self) -> IngestResult:
-        return IngestResult(
-            battles=_concat(self.frames),
-            n_read=self.n_read,
-            n_skipped=sum(self.reasons.values()),
-            n_duplicates=self.n_duplicates,
-            skipped_reasons=dict(self.reasons),
-        )
 
 
 def _check_columns(file: PathArg, frame: pd.DataFrame) -> None:

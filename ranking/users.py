@@ -5,7 +5,7 @@ All users are fitted together: Bradley-Terry as one batched Newton problem over
 every user's votes in step (:func:`ranking.elo.online_elo_grouped`). No Python loop
 visits users.
 
-Shrinkage (``"empirical-bayes"``, the default) fits each user's Bradley-Terry strengths as
+Shrinkage (``"cv"``, the default, or ``"evidence"``) fits each user's Bradley-Terry strengths as
 a prior (the aggregate, or a prediction) plus a Gaussian deviation whose size is learnt
 from all users (:mod:`ranking.shrinkage`): a user with 20 votes moves a little from the
 prior, one with 500 votes mostly speaks for themself, and a model the user never saw keeps
@@ -26,13 +26,13 @@ from scipy.stats import norm
 from ranking.bt import DEFAULT_ALPHA, fit_bt, fit_bt_posterior
 from ranking.elo import K_FACTOR, online_elo, online_elo_grouped
 from ranking.pairwise import ELO_PER_NAT, collapse, to_elo_scale
-from ranking.shrinkage import empirical_bayes_alpha
+from ranking.shrinkage import learn_alpha
 from ranking.types import CENTER, Method, PairwiseData
 
 __all__ = ["SHRINKAGE", "Shrinkage", "UserRatings", "aggregate_prior", "fit_user_ratings"]
 
-Shrinkage = Literal["none", "empirical-bayes"]
-SHRINKAGE: tuple[Shrinkage, ...] = ("empirical-bayes", "none")
+Shrinkage = Literal["cv", "evidence", "none"]
+SHRINKAGE: tuple[Shrinkage, ...] = ("cv", "evidence", "none")
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.intp]
@@ -45,7 +45,7 @@ class UserRatings:
     Attributes
     ----------
     method : {"bt", "elo"}
-    shrinkage : {"empirical-bayes", "none"}
+    shrinkage : {"cv", "evidence", "none"}
     models : tuple of str
         Column order of the arrays.
     ratings : ndarray
@@ -102,7 +102,7 @@ def fit_user_ratings(
     n_users: int,
     *,
     method: Method = "bt",
-    shrinkage: Shrinkage = "empirical-bayes",
+    shrinkage: Shrinkage = "cv",
     prior: npt.ArrayLike | None = None,
     alpha: float | None = None,
     confidence: float = 0.95,
@@ -121,8 +121,9 @@ def fit_user_ratings(
         Number of users.
     method : {"bt", "elo"}
         Bradley-Terry or online Elo.
-    shrinkage : {"empirical-bayes", "none"}
-        Shrink toward ``prior`` with a learnt strength, or fit each user alone.
+    shrinkage : {"cv", "evidence", "none"}
+        Shrink toward ``prior`` with a strength learnt by held-out log-loss or by the
+        Laplace evidence (:mod:`ranking.shrinkage`), or fit each user alone.
     prior : array_like, optional
         ``(k,)`` or ``(n_users, k)`` prior ratings on the Elo scale; the aggregate of
         ``data`` by default. Ignored without shrinkage.
@@ -166,8 +167,15 @@ def fit_user_ratings(
     elif alpha is not None:
         strength = alpha
     else:
-        strength = empirical_bayes_alpha(
-            data.n_models, data.matchups, data.outcomes, users, n_users, mu, rng=rng
+        strength = learn_alpha(
+            data.n_models,
+            data.matchups,
+            data.outcomes,
+            users,
+            n_users,
+            mu,
+            method="evidence" if shrinkage == "evidence" else "cv",
+            rng=rng,
         )
     fit = fit_bt_posterior(
         data.n_models,

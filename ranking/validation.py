@@ -1,16 +1,10 @@
 """Row-level validation and normalisation of battle records (SPEC section 1).
 
-Everything here works on in-memory frames or records, never on files, so that the file
-reader (:mod:`ranking.ingest`) and the REST endpoint (``POST /v1/battles``) share one
-definition of a valid battle:
-
-* :func:`normalise_columns` renames aliases to the canonical names, takes the prompt from
-  the first user turn of ``conversation_a`` and drops list-valued columns;
-* :func:`validate_battles` checks every row with one boolean mask per check and returns
-  the first problem of each bad row as a :class:`RowError`;
-* :func:`to_battle_frame` turns valid rows into the typed battle frame;
-* :func:`drop_duplicate_ids` removes battles whose ``battle_id`` was already seen;
-* :func:`battles_from_records` chains them for a list of dicts (a REST request body).
+In-memory frames and records only, no files, so that the file reader
+(:mod:`ranking.ingest`) and ``POST /v1/battles`` share one definition of a valid battle:
+:func:`normalise_columns` (aliases, prompt, nested columns), :func:`validate_battles`
+(one boolean mask per check), :func:`to_battle_frame` (compact dtypes),
+:func:`drop_duplicate_ids`, and :func:`battles_from_records` chaining them for dicts.
 """
 
 from __future__ import annotations
@@ -196,10 +190,14 @@ def _as_text(column: pd.Series, usable: _Mask) -> pd.Series:
 
 
 def _numbers(column: pd.Series) -> pd.Series:
-    """Values as float64; NaN where missing or not a number."""
-    if pd.api.types.is_numeric_dtype(column.dtype) and not pd.api.types.is_bool_dtype(column):
+    """Values as float64; NaN where missing or not a number (booleans are not numbers)."""
+    if pd.api.types.is_bool_dtype(column.dtype):
+        return pd.Series(np.nan, index=column.index)
+    if pd.api.types.is_numeric_dtype(column.dtype):
         return column.astype("float64")
-    return pd.to_numeric(column.astype(object), errors="coerce").astype("float64")
+    values = column.astype(object)
+    flags = _bool(values.map(lambda v: isinstance(v, bool | np.bool_), na_action="ignore"))
+    return pd.to_numeric(values, errors="coerce").astype("float64").mask(flags)
 
 
 def validate_battles(frame: pd.DataFrame) -> list[RowError]:
@@ -330,7 +328,7 @@ def to_battle_frame(frame: pd.DataFrame) -> pd.DataFrame:
 def drop_duplicate_ids(
     frame: pd.DataFrame, seen: set[str], known: Set[str] = frozenset()
 ) -> tuple[pd.DataFrame, int]:
-    """Drop battles whose ``battle_id`` is in ``known`` or ``seen`` or earlier in ``frame``.
+    """Drop battles whose ``battle_id`` is in ``known``, ``seen`` or earlier in ``frame``.
 
     Rows without a ``battle_id`` are always kept.
 

@@ -35,3 +35,31 @@ def simulate_votes(
     models = tuple(f"m{j}" for j in range(n_models))
     data = PairwiseData(models, np.stack([a, b], axis=1), y, np.ones(n_votes))
     return data, truth - truth.mean()
+
+
+def simulate_users(
+    n_users: int,
+    votes_per_user: int,
+    n_models: int,
+    seed: int,
+    deviation: float = 0.7,
+    tie_share: float = 0.0,
+) -> tuple[PairwiseData, np.ndarray, np.ndarray, np.ndarray]:
+    """Users whose true strengths are a population vector plus a Gaussian deviation.
+
+    Returns the votes, each vote's user, the users' true strengths ``(U, k)`` and the
+    population's ``(k,)``.
+    """
+    rng = np.random.default_rng(seed)
+    population = rng.normal(0.0, 0.8, n_models)
+    truth = population + rng.normal(0.0, deviation, (n_users, n_models))
+    users = np.repeat(np.arange(n_users), rng.poisson(votes_per_user, n_users))
+    rng.shuffle(users)
+    a = rng.integers(0, n_models, users.size)
+    b = (a + rng.integers(1, n_models, users.size)) % n_models
+    p = 1.0 / (1.0 + np.exp(truth[users, b] - truth[users, a]))
+    y = (rng.random(users.size) < p).astype(float)
+    y[rng.random(users.size) < tie_share] = 0.5
+    models = tuple(f"m{j}" for j in range(n_models))
+    data = PairwiseData(models, np.stack([a, b], axis=1), y, np.ones(users.size))
+    return data, users, truth, population
