@@ -23,7 +23,7 @@ the end. All randomness comes from the :class:`numpy.random.Generator` handed in
 from __future__ import annotations
 
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypedDict
@@ -897,6 +897,12 @@ def _fill(
     return out
 
 
+def _nonempty(pieces: _ObjArray) -> Iterator[tuple[int, str]]:
+    """``(index, piece)`` for the non-empty strings of an object array."""
+    idx = np.flatnonzero(pieces != "")
+    return zip(idx.tolist(), pieces[idx].tolist(), strict=True)
+
+
 def _sigmoid(x: _FloatArray) -> _FloatArray:
     return 1.0 / (1.0 + np.exp(-x))
 
@@ -1014,12 +1020,17 @@ def generate_prompts(
     no_stop = u[:, 8] < _sigmoid(-1.6 * formal - 0.4)
     slang = casual & (u[:, 9] < _sigmoid(-2.0 * formal - 2.0))
 
-    body = core.tolist()
-    for i in np.flatnonzero(lead != "").tolist():
-        text = lead[i] + body[i][0].lower() + body[i][1:]
-        body[i] = text[:-1] + "?" if lead[i].startswith("Could") else text
-    parts = np.column_stack([greet, *before, body, *after, layout, size, thanks]).tolist()
-    prompts: list[str] = [" ".join(filter(None, row)) for row in parts]
+    # Assemble, touching only the prompts that get each piece (no per-prompt containers).
+    prompts: list[str] = core.tolist()
+    for i, piece in _nonempty(lead):
+        text = piece + prompts[i][0].lower() + prompts[i][1:]
+        prompts[i] = text[:-1] + "?" if piece.startswith("Could") else text
+    for extra in (before[2], before[1], before[0], greet):
+        for i, piece in _nonempty(extra):
+            prompts[i] = f"{piece} {prompts[i]}"
+    for extra in (after[0], after[1], after[2], layout, size, thanks):
+        for i, piece in _nonempty(extra):
+            prompts[i] = f"{prompts[i]} {piece}"
     for i in np.flatnonzero(lower).tolist():
         prompts[i] = prompts[i].lower()
     for i in np.flatnonzero(no_stop).tolist():
@@ -1028,7 +1039,7 @@ def generate_prompts(
     for i in np.flatnonzero(slang).tolist():
         text = prompts[i].replace(" you ", " u ").replace("please", "pls")
         prompts[i] = text.replace("Please", "Pls")
-    for i in np.flatnonzero(code != "").tolist():
-        lang, source = str(code[i]).split("\n", 1)
+    for i, piece in _nonempty(code):
+        lang, source = piece.split("\n", 1)
         prompts[i] += f"\n\n```{lang}\n{source}\n```" if fenced[i] else f"\n\n{source}"
     return prompts

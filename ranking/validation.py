@@ -35,15 +35,7 @@ __all__ = [
 ]
 
 #: Columns of a battle frame, in order; label columns follow them.
-BATTLE_COLUMNS: tuple[str, ...] = (
-    "battle_id",
-    "model_a",
-    "model_b",
-    "winner",
-    "user_id",
-    "prompt",
-    "tstamp",
-)
+BATTLE_COLUMNS = ("battle_id", "model_a", "model_b", "winner", "user_id", "prompt", "tstamp")
 #: Columns every record must have.
 REQUIRED_COLUMNS: tuple[str, ...] = ("model_a", "model_b", "winner")
 #: Canonical column to its aliases, in order of preference; an alias is used only when
@@ -166,7 +158,7 @@ def _is_list_column(column: pd.Series) -> bool:
 def _bool(values: Any) -> _Mask:
     """Boolean array from a possibly nullable boolean result, NA counting as False."""
     if isinstance(values, pd.Series):
-        return values.fillna(False).to_numpy(dtype=np.bool_)
+        return values.astype("boolean").fillna(False).to_numpy(dtype=np.bool_)
     return np.asarray(values, dtype=np.bool_)
 
 

@@ -62,13 +62,14 @@ def test_each_check_reports_the_first_problem_of_a_row() -> None:
 def test_tstamp_must_be_a_finite_number_when_present() -> None:
     frame = pd.DataFrame(
         {
-            "model_a": ["a"] * 5,
-            "model_b": ["b"] * 5,
-            "winner": ["tie"] * 5,
-            "tstamp": [1.5, None, "17", "soon", float("inf")],
+            "model_a": ["a"] * 6,
+            "model_b": ["b"] * 6,
+            "winner": ["tie"] * 6,
+            "tstamp": [1.5, None, "17", "soon", float("inf"), True],
         }
     )
-    assert [(e.index, e.value) for e in validate_battles(frame)] == [(3, "soon"), (4, np.inf)]
+    errors = validate_battles(frame)
+    assert [(e.index, e.value) for e in errors] == [(3, "soon"), (4, np.inf), (5, True)]
 
 
 def test_missing_required_column_counts_as_missing_everywhere() -> None:

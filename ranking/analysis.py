@@ -1,0 +1,134 @@
+"""Per-user leaderboards next to the aggregate: the study's analysis in one call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ranking.agreement import AgreementSummary, kendall_per_row, spearman_per_row, summarise
+from ranking.leaderboard import fit_leaderboard
+from ranking.types import Leaderboard, Method, PairwiseData
+from ranking.users import Shrinkage, UserRatings, fit_user_ratings
+
+__all__ = ["UserAnalysis", "analyse_users"]
+
+
+@dataclass(frozen=True)
+class UserAnalysis:
+    """Aggregate leaderboard, every user's ratings, and their agreement.
+
+    Attributes
+    ----------
+    aggregate : Leaderboard
+        The aggregate leaderboard of all votes.
+    users : tuple of str
+        User ids, the row order of ``ratings``.
+    ratings : UserRatings
+        Every user's ratings.
+    spearman, kendall : ndarray
+        ``(U,)`` agreement of each user's ranking with the aggregate, over the models
+        the user voted on; NaN where undefined.
+    summary : AgreementSummary
+        Over users with at least ``min_battles`` votes.
+    min_battles : int
+    """
+
+    aggregate: Leaderboard
+    users: tuple[str, ...]
+    ratings: UserRatings
+    spearman: npt.NDArray[np.float64]
+    kendall: npt.NDArray[np.float64]
+    summary: AgreementSummary
+    min_battles: int
+
+    def user_dict(self, u: int) -> dict[str, Any]:
+        """One user's entry of the ``users`` JSON (SPEC section 3).
+
+        Without shrinkage only the models the user voted on are rated; with it, every
+        model is (an unseen one at the prior).
+        """
+        r = self.ratings
+        models = [j for j, name in enumerate(r.models) if r.shrinkage != "none" or r.seen[u, j]]
+        entry: dict[str, Any] = {
+            "user_id": self.users[u],
+            "n_battles": int(r.n_battles[u]),
+            "ratings": {r.models[j]: round(float(r.ratings[u, j]), 2) for j in models},
+            "spearman": _number(self.spearman[u]),
+            "kendall": _number(self.kendall[u]),
+        }
+        if r.method == "bt":
+            entry["lower"] = {r.models[j]: round(float(r.lower[u, j]), 2) for j in models}
+            entry["upper"] = {r.models[j]: round(float(r.upper[u, j]), 2) for j in models}
+        return entry
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``users`` JSON document of SPEC section 3, users with enough votes only."""
+        keep = np.flatnonzero(self.ratings.n_battles >= self.min_battles)
+        return {
+            "method": self.ratings.method,
+            "shrinkage": self.ratings.shrinkage,
+            "prior_sd": None if self.ratings.prior_sd is None else round(self.ratings.prior_sd, 2),
+            "min_battles": self.min_battles,
+            "aggregate": self.aggregate.to_dict(),
+            "users": [self.user_dict(int(u)) for u in keep],
+            "summary": self.summary.to_dict(),
+        }
+
+
+def _number(value: float) -> float | None:
+    return None if np.isnan(value) else round(float(value), 4)
+
+
+def analyse_users(
+    data: PairwiseData,
+    users: npt.NDArray[np.intp],
+    user_names: tuple[str, ...],
+    *,
+    method: Method = "bt",
+    shrinkage: Shrinkage = "cv",
+    min_battles: int = 10,
+    rng: np.random.Generator | int | None = 0,
+) -> UserAnalysis:
+    """Fit the aggregate and every user's ratings and measure how far they agree.
+
+    Parameters
+    ----------
+    data : PairwiseData
+        Votes in the order they happened.
+    users : array of int
+        ``(n,)`` index into ``user_names`` of each vote; ``-1`` for a vote without user
+        (it counts in the aggregate only).
+    user_names : tuple of str
+        User ids.
+    method : {"bt", "elo"}
+        Rating method, for the aggregate and the users alike.
+    shrinkage : {"cv", "evidence", "none"}
+        See :func:`ranking.users.fit_user_ratings`; the aggregate is the prior.
+    min_battles : int
+        Users with fewer votes are fitted but left out of the summary.
+    rng : numpy.random.Generator or int, optional
+        Randomness of the intervals and of the shrinkage search.
+
+    Returns
+    -------
+    UserAnalysis
+    """
+    aggregate = fit_leaderboard(data, method=method, rng=rng)
+    prior = np.array([aggregate[m].rating for m in data.models])
+    known = users >= 0
+    ratings = fit_user_ratings(
+        PairwiseData(data.models, data.matchups[known], data.outcomes[known], data.weights[known]),
+        users[known],
+        len(user_names),
+        method=method,
+        shrinkage=shrinkage,
+        prior=prior,
+        rng=rng,
+    )
+    spearman = spearman_per_row(ratings.ratings, prior, ratings.seen)
+    kendall = kendall_per_row(ratings.ratings, prior, ratings.seen)
+    summary = summarise(spearman, kendall, ratings.n_battles, min_battles)
+    return UserAnalysis(aggregate, user_names, ratings, spearman, kendall, summary, min_battles)
