@@ -106,9 +106,12 @@ def frame_from_records(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     ``{"category_tag": {"math_v0": {"math": True}}}`` becomes column
     ``category_tag.math_v0.math``; lists are left as values.
     """
-    if not records:
-        return pd.DataFrame(index=pd.RangeIndex(0))
-    return pd.json_normalize([r if isinstance(r, dict) else dict(r) for r in records], sep=".")
+    dicts = [r if isinstance(r, dict) else dict(r) for r in records]
+    frame = pd.DataFrame(dicts, index=pd.RangeIndex(len(dicts)))  # fast for flat records
+    objects = [frame[c] for c in frame.columns if frame[c].dtype == object]
+    if any(column.map(lambda v: isinstance(v, dict)).any() for column in objects):
+        return pd.json_normalize(dicts, sep=".")
+    return frame
 
 
 def normalise_columns(frame: pd.DataFrame) -> pd.DataFrame:

@@ -1,0 +1,149 @@
+"""The fit directory: what ``plb fit`` writes and ``plb report`` and the service read.
+
+Layout (all files UTF-8 JSON or Parquet)::
+
+    manifest.json     what was fitted, from what, when; the format version
+    leaderboard.json  {"bt": <leaderboard>, "elo": <leaderboard>}  (SPEC section 3)
+    summary.json      {"bt": {"cv": <users summary>, "none": ...}, "elo": {...}}
+    users.parquet     one row per (method, shrinkage, user, model): rating, lower, upper,
+                      battles
+    agreement.parquet one row per (method, shrinkage, user): n_battles, spearman, kendall
+    evaluation.json   the document of ``plb evaluate``
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ranking.analysis import UserAnalysis
+
+__all__ = ["FORMAT", "FitArtifacts", "analysis_frames", "load_fit", "write_fit"]
+
+FORMAT = "personal-leaderboard/fit-1"
+
+
+@dataclass(frozen=True)
+class FitArtifacts:
+    """The contents of a fit directory."""
+
+    manifest: dict[str, Any]
+    leaderboards: dict[str, Any]
+    summaries: dict[str, Any]
+    users: pd.DataFrame
+    agreement: pd.DataFrame
+    evaluation: dict[str, Any] | None
+
+
+def analysis_frames(analysis: UserAnalysis) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Long tables of one :class:`UserAnalysis`: ratings per (user, model), and agreement."""
+    r = analysis.ratings
+    n_users, n_models = r.ratings.shape
+    tags = {"method": r.method, "shrinkage": r.shrinkage}
+    ratings = pd.DataFrame(
+        {
+            **tags,
+            "user_id": np.repeat(np.array(analysis.users, dtype=object), n_models),
+            "model": np.tile(np.array(r.models, dtype=object), n_users),
+            "rating": r.ratings.ravel(),
+            "lower": r.lower.ravel(),
+            "upper": r.upper.ravel(),
+            "battles": r.battles.ravel(),
+        }
+    )
+    agreement = pd.DataFrame(
+        {
+            **tags,
+            "user_id": np.array(analysis.users, dtype=object),
+            "n_battles": r.n_battles,
+            "spearman": analysis.spearman,
+            "kendall": analysis.kendall,
+            "prior_sd": np.nan if r.prior_sd is None else r.prior_sd,
+        }
+    )
+    return ratings, agreement
+
+
+def _write_json(path: Path, document: Any) -> None:
+    path.write_text(json.dumps(document, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+
+
+def write_fit(
+    out_dir: str | os.PathLike[str],
+    *,
+    manifest: dict[str, Any],
+    analyses: list[UserAnalysis],
+    evaluation: dict[str, Any] | None,
+) -> Path:
+    """Write a fit directory atomically: into a temporary sibling, then renamed.
+
+    An existing directory at ``out_dir`` is replaced only once everything is written,
+    so a failure never leaves a half-written fit behind.
+    """
+    out = Path(out_dir)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    staging.chmod(0o755)  # mkdtemp makes it private; a fit is meant to be shared
+    frames = [analysis_frames(a) for a in analyses]
+    leaderboards = {a.ratings.method: a.aggregate.to_dict() for a in analyses}
+    summaries: dict[str, dict[str, Any]] = {}
+    for a in analyses:
+        summaries.setdefault(a.ratings.method, {})[a.ratings.shrinkage] = a.summary.to_dict()
+    _write_json(staging / "leaderboard.json", leaderboards)
+    _write_json(staging / "summary.json", summaries)
+    pd.concat([f[0] for f in frames]).to_parquet(staging / "users.parquet", index=False)
+    pd.concat([f[1] for f in frames]).to_parquet(staging / "agreement.parquet", index=False)
+    if evaluation is not None:
+        _write_json(staging / "evaluation.json", evaluation)
+    stamp = datetime.now(UTC).isoformat(timespec="seconds")
+    _write_json(staging / "manifest.json", {"format": FORMAT, "created": stamp, **manifest})
+    if out.exists():
+        retired = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
+        out.rename(retired / out.name)
+        staging.rename(out)
+        shutil.rmtree(retired)
+    else:
+        staging.rename(out)
+    return out
+
+
+def load_fit(fit_dir: str | os.PathLike[str]) -> FitArtifacts:
+    """Read a fit directory written by :func:`write_fit`.
+
+    Raises
+    ------
+    ValueError
+        If the directory is missing, incomplete or of another format.
+    """
+    root = Path(fit_dir)
+    try:
+        manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+        if manifest.get("format") != FORMAT:
+            raise ValueError(f"{root}: not a fit directory of format {FORMAT!r}")
+        leaderboards = json.loads((root / "leaderboard.json").read_text(encoding="utf-8"))
+        summaries = json.loads((root / "summary.json").read_text(encoding="utf-8"))
+        users = pd.read_parquet(root / "users.parquet")
+        agreement = pd.read_parquet(root / "agreement.parquet")
+        evaluation_path = root / "evaluation.json"
+        evaluation = (
+            json.loads(evaluation_path.read_text(encoding="utf-8"))
+            if evaluation_path.exists()
+            else None
+        )
+    except FileNotFoundError as error:
+        raise ValueError(
+            f"{root} is not a complete fit directory (missing {Path(error.filename).name}); "
+            "run 'plb fit BATTLES --out DIR' first"
+        ) from None
+    except (json.JSONDecodeError, OSError) as error:
+        raise ValueError(f"{root}: cannot read the fit ({error})") from None
+    return FitArtifacts(manifest, leaderboards, summaries, users, agreement, evaluation)

@@ -1,0 +1,151 @@
+"""``plb evaluate``: held-out evaluation of the personalised rankings."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from data.simulate import load_truth
+from ranking.evaluation import EvaluationRow, evaluate_personalisation, latest_split
+from ranking.frames import pairwise_from_battles, user_codes
+from service.cli.common import UsageError, add_input_options, add_output_options, emit, load_battles
+from service.cli.tables import format_table
+
+__all__ = ["add_parser", "evaluation_document", "format_evaluation", "read_user_ids"]
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``plb evaluate``."""
+    parser = subparsers.add_parser(
+        "evaluate",
+        help="held-out evaluation of the personalised rankings",
+        description="Hold out each user's latest votes, fit on the rest, and score the "
+        "aggregate, plain per-user and shrunk per-user ratings on the held-out votes: "
+        "log-loss, accuracy (a tie counts half) and Brier score; with --truth, also the "
+        "mean Spearman against each user's true ranking of all models.",
+    )
+    parser.add_argument("battles", nargs="+", metavar="BATTLES", help="battle log file(s)")
+    parser.add_argument(
+        "--method",
+        action="append",
+        choices=("bt", "elo"),
+        help="rating method(s) to evaluate (repeatable; default: both)",
+    )
+    parser.add_argument(
+        "--fraction",
+        type=float,
+        default=0.2,
+        help="share of each user's latest votes held out (default 0.2)",
+    )
+    parser.add_argument(
+        "--min-votes",
+        type=int,
+        default=5,
+        metavar="N",
+        help="users with fewer votes stay wholly in training (default 5)",
+    )
+    parser.add_argument(
+        "--test-users",
+        metavar="FILE",
+        help="hold out only these users' votes: one user id a line",
+    )
+    parser.add_argument(
+        "--truth",
+        metavar="FILE",
+        help="truth.json of 'plb simulate' (or its directory): adds Spearman against the truth",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    add_input_options(parser)
+    add_output_options(parser)
+    parser.set_defaults(run=run)
+
+
+def read_user_ids(path: str) -> set[str]:
+    """User ids from a file, one a line; blank lines and ``#`` comments ignored."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as error:
+        raise UsageError(f"--test-users {path!r}: {error.strerror or error}") from None
+    ids = {line.strip() for line in lines if line.strip() and not line.startswith("#")}
+    if not ids:
+        raise UsageError(f"--test-users {path!r} lists no user ids")
+    return ids
+
+
+def truth_matrix(path: str, users: tuple[str, ...], models: tuple[str, ...]) -> np.ndarray:
+    """True ratings ``(U, k)`` in the order of ``users`` and ``models``; NaN where unknown."""
+    frame = load_truth(path).user_ratings
+    frame.index = frame.index.astype(str)
+    aligned = frame.reindex(index=pd.Index(users), columns=pd.Index(models))
+    if aligned.isna().all().all():
+        raise UsageError(f"--truth {path!r} shares no users or models with the battles")
+    return aligned.to_numpy(dtype=np.float64)
+
+
+def evaluation_document(
+    rows: list[EvaluationRow], fraction: float, min_votes: int, n_users: int
+) -> dict[str, Any]:
+    """The JSON document of ``plb evaluate``."""
+    return {
+        "fraction": fraction,
+        "min_votes": min_votes,
+        "users": n_users,
+        "n_test_votes": rows[0].scores.n_votes if rows else 0,
+        "results": [r.to_dict() for r in rows],
+    }
+
+
+def run(args: argparse.Namespace) -> None:
+    """Execute ``plb evaluate``."""
+    if not 0.0 < args.fraction < 1.0:
+        raise UsageError(f"--fraction must be between 0 and 1, not {args.fraction}")
+    battles = load_battles(args.battles, skip_invalid=args.skip_invalid)
+    codes, names = user_codes(battles)
+    data = pairwise_from_battles(battles)
+    eval_users = None
+    if args.test_users:
+        wanted = read_user_ids(args.test_users)
+        eval_users = np.array([name in wanted for name in names])
+        if not eval_users.any():
+            raise UsageError(f"--test-users {args.test_users!r}: none of its ids voted")
+    truth = truth_matrix(args.truth, names, data.models) if args.truth else None
+    if not latest_split(codes, len(names), args.fraction, args.min_votes).any():
+        raise UsageError(f"no user has the {args.min_votes} votes needed to hold some out")
+    rows = evaluate_personalisation(
+        data,
+        codes,
+        len(names),
+        fraction=args.fraction,
+        min_votes=args.min_votes,
+        methods=tuple(args.method or ("bt", "elo")),
+        true_ratings=truth,
+        eval_users=eval_users,
+        rng=args.seed,
+    )
+    document = evaluation_document(rows, args.fraction, args.min_votes, len(names))
+    emit(document, format_evaluation(document), args.format)
+
+
+def format_evaluation(document: dict[str, Any]) -> str:
+    """The held-out table."""
+    title = (
+        f"Held-out evaluation: each user's latest {document['fraction']:.0%} of votes "
+        f"({document['n_test_votes']} votes, users with >= {document['min_votes']} votes)"
+    )
+    headers = ("method", "predictor", "log-loss", "accuracy", "brier", "spearman vs truth")
+    rows = [
+        (
+            r["method"],
+            r["predictor"],
+            f"{r['log_loss']:.4f}",
+            f"{r['accuracy']:.4f}",
+            f"{r['brier']:.4f}",
+            "n/a" if r["spearman_truth"] is None else f"{r['spearman_truth']:.3f}",
+        )
+        for r in document["results"]
+    ]
+    return title + "\n\n" + format_table(headers, rows)
