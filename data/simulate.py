@@ -33,9 +33,17 @@ mixture* (linear in the mixture), on the Elo scale and centred to average 1000:
 ``rating = 1000 + 400 / ln(10) * (EU - mean_m EU)``. The population's true rating is the
 same quantity for a user with the population-average topic mixture, style preferences
 and idiosyncrasies, which (by linearity) is the column mean of the users' true ratings;
-every user weighs the same, whatever their number of votes. Note that a Bradley-Terry
-fit with ties counted half recovers these ratings only approximately (a BT fit to a
-mixture is slightly compressed and so is the Davidson tie model); rankings agree.
+every user weighs the same, whatever their number of votes.
+
+A Bradley-Terry fit with ties counted half recovers these ratings up to a compression:
+with Davidson ties the expected score's slope is ``2 / (2 + nu)`` of the logistic one
+(about 0.75 here), and a BT fit to a mixture of topics is a little flatter still. With
+3,000 votes a user's BT ratings regress on their true ones with slope about 0.7 and
+Spearman about 0.95; on the default sample the aggregate BT ranking has Spearman about
+0.98 with the population truth. Compare rankings, or calibrate the scale, not raw points.
+
+The default sample in ``data/sample`` is ``write_simulation(simulate(400, 60, 15, rng=0),
+"data/sample")``.
 """
 
 from __future__ import annotations
@@ -152,7 +160,7 @@ class SimulationParams:
     writing_correlation: float = 0.7
     vote_dispersion: float = 0.6
     min_votes: int = 3
-    popularity_sd: float = 0.6
+    popularity_sd: float = 0.5
     popularity_quality: float = 0.4
     tie_strength: float = 0.6
     tie_propensity_sd: float = 0.5
@@ -249,7 +257,7 @@ class Simulation(Truth):
         ``model_a``, ``model_b``, ``winner``, ``tstamp`` and the prompt's true ``topic``.
     """
 
-    battles: pd.DataFrame = None  # type: ignore[assignment]  # always set by simulate()
+    battles: pd.DataFrame
 
     @property
     def truth(self) -> Truth:
@@ -318,7 +326,8 @@ def simulate(
     # Models.
     # Stratified quality and realised spreads pinned to the parameters, so that the
     # heterogeneity of a 15-model world depends on the knobs rather than on the draw.
-    quality = p.quality_sd * ndtri((gen.permutation(n_models) + gen.random(n_models)) / n_models)
+    strata = (gen.permutation(n_models) + gen.random(n_models)) / n_models
+    quality = p.quality_sd * ndtri(np.clip(strata, 1e-12, 1 - 1e-12))
     axis = gen.normal(size=(n_models, 1)) * technical
     strength = p.topic_sd * (
         math.sqrt(p.topic_factor) * axis
@@ -489,7 +498,7 @@ def _series_json(series: pd.Series, digits: int) -> dict[str, float]:
 
 
 def _frame_from(obj: Mapping[str, Any], index_name: str | None = None) -> pd.DataFrame:
-    index = pd.Index(obj["index"], name=index_name, dtype=object)
+    index = pd.Index([str(i) for i in obj["index"]], name=index_name)
     return pd.DataFrame(
         np.asarray(obj["data"], dtype=float).reshape(len(index), -1),
         index=index,
@@ -613,11 +622,6 @@ def load_simulation(out_dir: str | Path) -> Simulation:
     """
     folder = Path(out_dir)
     truth = load_truth(folder / "truth.json")
-    battles = pd.read_json(
-        folder / "battles.jsonl.gz",
-        lines=True,
-        dtype={"battle_id": str, "user_id": str, "tstamp": float},
-        convert_dates=False,
-        keep_default_dates=False,
-    )
+    # dtype=False: keep ids as strings and tstamp as float, convert nothing to dates
+    battles = pd.read_json(folder / "battles.jsonl.gz", lines=True, dtype=False)
     return Simulation(**{f.name: getattr(truth, f.name) for f in fields(Truth)}, battles=battles)

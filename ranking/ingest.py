@@ -128,6 +128,9 @@ class IngestResult:
     skipped_reasons : dict of str to int
         Number of skipped records per reason, e.g.
         ``{"field 'winner': value is not one of model_a, ...": 3}``.
+    n_self_battles : int
+        Valid records of a model against itself, dropped: they say nothing about
+        which model is better (the real Arena log holds ten).
     """
 
     battles: pd.DataFrame
@@ -135,6 +138,7 @@ class IngestResult:
     n_skipped: int
     n_duplicates: int
     skipped_reasons: dict[str, int]
+    n_self_battles: int = 0
 
 
 def read_battles(
@@ -187,7 +191,9 @@ def read_battles(
         seen_ids.update(reader.seen)
     battles, skipped = _concat(reader.frames), sum(reader.reasons.values())
     logger.info("read %d battles, skipped %d, %d duplicates", len(battles), skipped, reader.n_dup)
-    return IngestResult(battles, reader.n_read, skipped, reader.n_dup, dict(reader.reasons))
+    return IngestResult(
+        battles, reader.n_read, skipped, reader.n_dup, dict(reader.reasons), reader.n_self
+    )
 
 
 class _Chunk(NamedTuple):
@@ -221,7 +227,7 @@ class _Reader:
         self.known = known
         self.seen: set[str] = set()
         self.frames: list[pd.DataFrame] = []
-        self.n_read = self.n_dup = 0
+        self.n_read = self.n_dup = self.n_self = 0
         self.reasons: Counter[str] = Counter()
 
     def read_file(self, file: PathArg, chunksize: int, bar: tqdm[Any]) -> None:
@@ -248,7 +254,7 @@ class _Reader:
         frame = normalise_columns(chunk.frame)
         if check_columns and len(frame.columns) > 0:
             _check_columns(file, frame)
-        row_errors = validate_battles(frame)
+        row_errors = validate_battles(frame, allow_self_battles=True)
         errors = chunk.errors + [
             RowError(int(chunk.rows[e.index]), e.field, e.value, e.reason, e.detail)
             for e in row_errors
@@ -263,7 +269,10 @@ class _Reader:
             keep = np.ones(len(frame), dtype=bool)
             keep[[e.index for e in row_errors]] = False
             frame = frame.loc[keep]
-        typed, n_duplicates = drop_duplicate_ids(to_battle_frame(frame), self.seen, self.known)
+        typed = to_battle_frame(frame)
+        self_battle = (typed["model_a"].astype(str) == typed["model_b"].astype(str)).to_numpy()
+        self.n_self += int(self_battle.sum())
+        typed, n_duplicates = drop_duplicate_ids(typed.loc[~self_battle], self.seen, self.known)
         self.n_dup += n_duplicates
         self.frames.append(typed)
 

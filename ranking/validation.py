@@ -195,7 +195,7 @@ def _numbers(column: pd.Series) -> pd.Series:
     return pd.to_numeric(values, errors="coerce").astype("float64").mask(flags)
 
 
-def validate_battles(frame: pd.DataFrame) -> list[RowError]:
+def validate_battles(frame: pd.DataFrame, *, allow_self_battles: bool = False) -> list[RowError]:
     """Check every row of a normalised frame; report the first problem of each bad row.
 
     Each check is one vectorised boolean mask over the frame, applied in this order:
@@ -207,6 +207,9 @@ def validate_battles(frame: pd.DataFrame) -> list[RowError]:
     ----------
     frame : pandas.DataFrame
         Output of :func:`normalise_columns`.
+    allow_self_battles : bool, default False
+        Let ``model_b`` equal ``model_a`` pass (a file reader drops and counts such
+        votes, which carry no information, instead of rejecting the file).
 
     Returns
     -------
@@ -228,9 +231,9 @@ def validate_battles(frame: pd.DataFrame) -> list[RowError]:
             (name, _bool(text.str.strip().eq("")), "is empty"),
         ]
         models[name] = text
-    checks.append(
-        ("model_b", _bool(models["model_a"].eq(models["model_b"])), "is the same model as model_a")
-    )
+    if not allow_self_battles:
+        same = _bool(models["model_a"].eq(models["model_b"]))
+        checks.append(("model_b", same, "is the same model as model_a"))
     if "winner" in frame.columns:
         winner = frame["winner"]
         missing = _bool(winner.isna())

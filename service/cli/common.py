@@ -44,6 +44,11 @@ def load_battles(paths: Sequence[str], *, skip_invalid: bool) -> pd.DataFrame:
     if result.n_skipped:
         reasons = "; ".join(f"{n} x {why}" for why, n in result.skipped_reasons.items())
         print(f"plb: skipped {result.n_skipped} invalid rows: {reasons}", file=sys.stderr)
+    if result.n_self_battles:
+        print(
+            f"plb: ignored {result.n_self_battles} votes of a model against itself",
+            file=sys.stderr,
+        )
     if result.n_duplicates:
         print(f"plb: skipped {result.n_duplicates} duplicate battle ids", file=sys.stderr)
     return result.battles

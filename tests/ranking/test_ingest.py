@@ -151,7 +151,6 @@ def test_error_message_names_file_row_field_and_value(
     [
         ("a.csv", "model_a,model_b\nx,y\n", None, "winner", "missing required column 'winner'"),
         ("a.csv", HEADER + "1,x,y,tie,\n2, ,y,tie,\n", 2, "model_a", "value ' ' is empty"),
-        ("a.csv", HEADER + "1,x,x,tie,\n", 1, "model_b", "is the same model as model_a"),
         ("a.csv", HEADER + "1,x,y,tie,yesterday\n", 1, "tstamp", "'yesterday' is not a finite"),
         ("a.csv", HEADER + "1,x,,tie,\n", 1, "model_b", "field 'model_b': value is missing"),
         ("a.jsonl", GOOD + '\n{"model_a": ', 2, None, "row 2: malformed JSON (Expecting value"),
@@ -214,15 +213,22 @@ def test_not_parquet_and_malformed_csv(tmp_path: Path) -> None:
         read_battles(write(tmp_path / "b.csv", 'model_a,model_b,winner\nx,"y,tie\n'))
 
 
+def test_self_battles_are_dropped_and_counted(tmp_path: Path) -> None:
+    path = write(tmp_path / "a.csv", HEADER + "1,x,x,tie,\n2,x,y,tie,\n")
+    result = read_battles(path)
+    assert result.battles["battle_id"].tolist() == ["2"]
+    assert (result.n_self_battles, result.n_skipped) == (1, 0)
+
+
 def test_skip_invalid_counts_reasons(tmp_path: Path) -> None:
     rows = "1,x,y,tie,\n2,x,y,foo,\n3,x,y,bar,\n4,x,x,tie,\n5,x,y,tie,soon\n6,,y,tie,\n"
     path = write(tmp_path / "a.csv", HEADER + rows)
     result = read_battles(path, skip_invalid=True)
     assert result.battles["battle_id"].tolist() == ["1"]
-    assert (result.n_read, result.n_skipped, result.n_duplicates) == (6, 5, 0)
+    assert (result.n_read, result.n_skipped, result.n_duplicates) == (6, 4, 0)
+    assert result.n_self_battles == 1  # valid, but says nothing: dropped and counted
     assert result.skipped_reasons == {
         f"field 'winner': value {WINNER_ERROR}": 2,
-        "field 'model_b': value is the same model as model_a": 1,
         "field 'tstamp': value is not a finite number (unix seconds)": 1,
         "field 'model_a': value is missing": 1,
     }
@@ -300,14 +306,12 @@ def test_ids_that_look_numeric_stay_text(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not ARENA.exists(), reason=f"real arena log {ARENA} is not available")
 def test_real_arena_log() -> None:
-    result = read_battles(ARENA, skip_invalid=True)
+    result = read_battles(ARENA)
     battles = result.battles
     assert result.n_read == 135_634
-    # The log holds 10 votes of a model against itself, which SPEC section 1 rejects.
-    assert result.skipped_reasons == {"field 'model_b': value is the same model as model_a": 10}
+    # The log holds 10 votes of a model against itself: dropped and counted, not errors.
+    assert result.n_self_battles == 10 and result.n_skipped == 0
     assert len(battles) == 135_634 - 10
     models = set(battles["model_a"].astype(str)) | set(battles["model_b"].astype(str))
     assert len(models) == 53
     assert battles["battle_id"].is_unique and "math" in battles
-    with pytest.raises(BattleLogError, match="row 3936: field 'model_b'"):
-        read_battles(ARENA)

@@ -1,0 +1,236 @@
+"""The ``plb`` command line: SPEC section 3 (output, exit codes) end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import sparse
+from sklearn.linear_model import LogisticRegression
+
+from data.simulate import simulate, write_simulation
+from ranking.pairwise import ELO_PER_NAT
+from service.cli import main
+
+LEADERBOARD_KEYS = {
+    "model",
+    "rating",
+    "lower",
+    "upper",
+    "rank",
+    "battles",
+    "wins",
+    "losses",
+    "ties",
+}
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
+    assert main([*argv, "--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture(scope="module")
+def small_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    rng = np.random.default_rng(0)
+    models = ["alpha", "beta", "gamma", "delta"]
+    strength = {"alpha": 1.0, "beta": 0.5, "gamma": 0.0, "delta": -0.5}
+    rows = []
+    for i in range(600):
+        a, b = rng.choice(models, 2, replace=False)
+        p = 1 / (1 + np.exp(strength[b] - strength[a]))
+        u = rng.random()
+        winner = "tie" if u < 0.15 else "model_a" if rng.random() < p else "model_b"
+        rows.append(
+            {
+                "id": f"b{i}",
+                "model_a": a,
+                "model_b": b,
+                "winner": winner,
+                "tstamp": i,
+                "lang": "en" if i % 3 else "de",
+                "math": i % 2,
+            }  # fmt: skip
+        )
+    path = tmp_path_factory.mktemp("logs") / "battles.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def simulated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    sim = simulate(80, 30, 8, rng=1)
+    return write_simulation(sim, tmp_path_factory.mktemp("sim"))
+
+
+class TestLeaderboard:
+    def test_table(self, small_log: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        assert main(["leaderboard", str(small_log)]) == 0
+        out = capsys.readouterr().out
+        assert "BT leaderboard: 4 models, 600 battles" in out
+        assert out.index("alpha") < out.index("delta")
+
+    def test_json_document(self, small_log: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        doc = run_json(capsys, "leaderboard", str(small_log))
+        assert doc["method"] == "bt" and doc["n_battles"] == 600
+        assert [m["model"] for m in doc["models"]] == ["alpha", "beta", "gamma", "delta"]
+        assert all(LEADERBOARD_KEYS <= set(m) for m in doc["models"])
+        assert np.mean([m["rating"] for m in doc["models"]]) == pytest.approx(1000, abs=0.01)
+
+    @pytest.mark.parametrize(
+        ("method", "ci"), [("elo", "bootstrap"), ("bt", "bootstrap"), ("bt", "none")]
+    )
+    def test_methods_and_intervals(
+        self, small_log: Path, method: str, ci: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        doc = run_json(
+            capsys, "leaderboard", str(small_log), "--method", method, "--ci", ci, "--rounds", "20"
+        )
+        assert doc["method"] == method and doc["interval"] == ci
+        assert all(m["lower"] <= m["rating"] <= m["upper"] for m in doc["models"])
+
+    def test_where_anchor_and_matrix(
+        self, small_log: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        doc = run_json(
+            capsys, "leaderboard", str(small_log), "--where", "lang=de", "--where", "math=1",
+            "--anchor", "gamma=1200", "--matrix",
+        )  # fmt: skip
+        assert doc["n_battles"] == 100  # i % 3 == 0 and i % 2 == 1
+        assert {m["model"]: m["rating"] for m in doc["models"]}["gamma"] == 1200
+        p = doc["win_probability"]
+        assert p["alpha"]["delta"] == pytest.approx(1 - p["delta"]["alpha"], abs=1e-3)
+
+    @pytest.mark.parametrize(
+        ("argv", "message"),
+        [
+            (["--where", "coding=1"], "'coding' is not in the battles"),
+            (["--where", "lang=fr"], "no battles match lang=fr"),
+            (["--anchor", "nope=1000"], "'nope'"),
+            (["--anchor", "gamma"], "MODEL=RATING"),
+            (["--method", "elo", "--ci", "sandwich"], "sandwich"),
+            (["--rounds", "0"], "--rounds"),
+            (["--method", "glicko"], "invalid choice"),
+        ],
+    )
+    def test_bad_usage_exits_2_with_one_line(
+        self, small_log: Path, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        with pytest.raises(SystemExit) if "glicko" in argv else _no_exit():
+            assert main(["leaderboard", str(small_log), *argv]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+    def test_malformed_file_names_row_and_field(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        bad = tmp_path / "bad.csv"
+        bad.write_text("model_a,model_b,winner\nx,y,model_a\nx,y,maybe\n")
+        assert main(["leaderboard", str(bad)]) == 2
+        err = capsys.readouterr().err
+        assert "bad.csv" in err and "row 2" in err and "'winner'" in err and "'maybe'" in err
+        assert main(["leaderboard", str(bad), "--skip-invalid", "--format", "json"]) == 0
+        captured = capsys.readouterr()
+        assert json.loads(captured.out)["n_battles"] == 1
+        assert "skipped 1 invalid rows" in captured.err
+
+    def test_missing_file(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        assert main(["leaderboard", str(tmp_path / "nope.csv")]) == 2
+        assert "nope.csv" in capsys.readouterr().err
+
+
+class _no_exit:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> bool:
+        return False
+
+
+def test_real_arena_leaderboard(arena_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = run_json(capsys, "leaderboard", str(arena_path))
+    assert len(doc["models"]) == 53
+    # An independent fit: logistic regression on the expanded rows, ties split in two.
+    battles = pd.read_csv(arena_path)
+    battles = battles[battles.model_a != battles.model_b]
+    models = sorted(set(battles.model_a) | set(battles.model_b))
+    index = {m: j for j, m in enumerate(models)}
+    a = battles.model_a.map(index).to_numpy()
+    b = battles.model_b.map(index).to_numpy()
+    y = battles.winner.map({"model_a": 1.0, "model_b": 0.0}).fillna(0.5).to_numpy()
+    tie = y == 0.5
+    n = len(y)
+    rows = np.concatenate([np.arange(n), np.arange(n)])
+    x = sparse.csr_matrix(
+        (np.concatenate([np.ones(n), -np.ones(n)]), (rows, np.concatenate([a, b]))),
+        shape=(n, len(models)),
+    )
+    xs = sparse.vstack([x, x[tie]])
+    ys = np.concatenate([np.where(tie, 1.0, y), np.zeros(tie.sum())])
+    ws = np.concatenate([np.where(tie, 0.5, 1.0), np.full(tie.sum(), 0.5)])
+    fit = LogisticRegression(C=1e6, fit_intercept=False, tol=1e-10, max_iter=5000)
+    coef = fit.fit(xs, ys, sample_weight=ws).coef_[0]
+    reference = 1000 + ELO_PER_NAT * (coef - coef.mean())
+    ours = {m["model"]: m["rating"] for m in doc["models"]}
+    assert max(abs(ours[m] - reference[index[m]]) for m in models) < 0.5
+    math_doc = run_json(capsys, "leaderboard", str(arena_path), "--where", "math=1")
+    assert 0 < math_doc["n_battles"] < doc["n_battles"]
+
+
+class TestPerUserCommands:
+    def test_users(self, simulated: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+        doc = run_json(capsys, "users", str(simulated["battles"]), "--min-battles", "5")
+        assert doc["method"] == "bt" and doc["shrinkage"] == "cv"
+        assert {"users", "mean_spearman", "median_spearman", "share_near_zero_or_negative"} <= set(
+            doc["summary"]
+        )
+        assert doc["summary"]["users"] == len(doc["users"]) > 0
+        user = doc["users"][0]
+        assert {"user_id", "n_battles", "ratings", "spearman", "kendall"} <= set(user)
+        assert doc["aggregate"]["models"][0]["rank"] == 1
+
+    def test_users_plain_elo_table(
+        self, simulated: dict[str, Path], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        argv = ["users", str(simulated["battles"]), "--method", "elo", "--shrinkage", "none"]
+        assert main(argv) == 0
+        assert "ELO per-user ratings (none shrinkage)" in capsys.readouterr().out
+
+    def test_users_without_user_ids(
+        self, small_log: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        assert main(["users", str(small_log)]) == 2
+        assert "'user_id'" in capsys.readouterr().err
+
+    def test_evaluate_with_truth(
+        self, simulated: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        doc = run_json(
+            capsys, "evaluate", str(simulated["battles"]), "--truth", str(simulated["truth"])
+        )
+        predictors = {(r["method"], r["predictor"]) for r in doc["results"]}
+        assert ("bt", "shrunk") in predictors and ("elo", "aggregate") in predictors
+        assert all(r["spearman_truth"] is not None for r in doc["results"])
+        ids = tmp_path / "ids.txt"
+        ids.write_text("nobody\n")
+        assert main(["evaluate", str(simulated["battles"]), "--test-users", str(ids)]) == 2
+        assert "none of its ids voted" in capsys.readouterr().err
+
+    def test_fit_writes_a_directory(
+        self, simulated: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        out = tmp_path / "fit"
+        doc = run_json(capsys, "fit", str(simulated["battles"]), "--out", str(out))
+        assert doc["n_users"] == 80
+        for name in ("manifest.json", "leaderboard.json", "summary.json", "users.parquet"):
+            assert (out / name).exists()
+        agreement = pd.read_parquet(out / "agreement.parquet")
+        assert set(agreement.shrinkage) == {"cv", "none"} and len(agreement) == 4 * 80
+
+    def test_simulate(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        doc = run_json(capsys, "simulate", "--out", str(tmp_path), "--users", "20", "--seed", "3")
+        assert doc["users"] == 20 and Path(doc["battles"]).exists()
+        assert main(["simulate", "--out", str(tmp_path), "--users", "0"]) == 2
