@@ -12,10 +12,13 @@ install:
 install-test:
 	$(PIP) install --quiet --disable-pip-version-check -e '.[test]'
 
-## demo: install, then show the aggregate leaderboard of the real Arena votes (or the sample)
+## demo: install; the real Arena leaderboard (or the sample's); a simulated arena, fitted and reported
 demo: install
 	@if [ -f $(ARENA) ]; then data=$(ARENA); else data=$(SAMPLE); fi; \
 	echo "plb leaderboard $$data" >&2; plb leaderboard $$data
+	plb simulate --out out/sim
+	plb fit out/sim/battles.jsonl.gz --truth out/sim/truth.json --out out/fit
+	plb report out/fit --out out/report.html
 
 ## lint: ruff and mypy
 lint:

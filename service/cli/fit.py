@@ -72,10 +72,10 @@ def run(args: argparse.Namespace) -> None:
     evaluation = None
     if latest_split(codes, len(names), args.fraction).any():
         truth = truth_matrix(args.truth, names, data.models) if args.truth else None
-        rows = evaluate_personalisation(
+        results = evaluate_personalisation(
             data, codes, len(names), fraction=args.fraction, true_ratings=truth, rng=args.seed
         )
-        evaluation = evaluation_document(rows, args.fraction, 5, len(names))
+        evaluation = evaluation_document(results, args.fraction, 5, len(names))
     else:
         log.warning("no user has enough votes for a held-out evaluation; skipped")
     manifest = {
