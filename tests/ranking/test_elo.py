@@ -75,3 +75,15 @@ def test_grouped_equals_one_run_per_group() -> None:
     for g, p in enumerate(parts):
         assert grouped[g] == pytest.approx(online_elo(5, p.matchups, p.outcomes), abs=1e-9)
     assert grouped[3] == pytest.approx(np.full(5, 1000.0))
+
+
+def test_grouped_initial_ratings_per_model() -> None:
+    initial = np.array([1000.0, 1100.0, 900.0])
+    ratings = online_elo_grouped(
+        3, np.array([[0, 1], [1, 2]]), np.array([1.0, 1.0]), np.array([0, 1]), 2, initial=initial
+    )
+    # group 0: model 0 (1000) beats model 1 (1100); group 1: model 1 beats model 2 (900)
+    up = 4 * (1 - 1 / (1 + 10 ** (100 / 400)))
+    assert ratings[0] == pytest.approx([1000 + up, 1100 - up, 900])
+    down = 4 * (1 - 1 / (1 + 10 ** (-200 / 400)))
+    assert ratings[1] == pytest.approx([1000, 1100 + down, 900 - down])

@@ -1,0 +1,456 @@
+"""``plb report``: one self-contained HTML research report of a fit directory.
+
+Pure functions from a :class:`~service.artifacts.FitArtifacts` to an HTML string; the
+figures (:mod:`service.report_plots`) are inline SVG, so the file needs nothing else to
+display: no network, no scripts, no external files.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from html import escape
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from service.artifacts import FitArtifacts
+
+__all__ = ["SECTIONS", "Report", "build_report", "pick_users"]
+
+#: Section ids, in report order (also the ``id`` of each ``<section>`` in the HTML).
+SECTIONS = ("summary", "spearman", "users", "votes", "evaluation", "leaderboard")
+
+_METHODS = {"bt": "Bradley-Terry", "elo": "Elo"}
+_SHRINKAGE = {"none": "none (plain, the study)", "cv": "cv (shrunk)"}
+_PREDICTORS = {
+    "aggregate": "one leaderboard for everyone",
+    "per-user": "each user's votes alone",
+    "shrunk": "each user shrunk toward the aggregate",
+}
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;
+max-width:1040px;margin:2rem auto;padding:0 1.25rem;color:#222;line-height:1.5}
+h1{margin-bottom:.2rem}h2{margin-top:2.6rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
+.lead{color:#555;margin-top:0}nav ol{columns:2;padding-left:1.2rem}a{color:#0060a0}
+table{border-collapse:collapse;font-variant-numeric:tabular-nums;margin:.8rem 0}
+th,td{padding:.25rem .7rem;border-bottom:1px solid #e3e3e3;text-align:right}
+th{background:#f6f6f6;font-weight:600}.text{text-align:left}
+figure{margin:1rem 0}figure svg{width:100%;height:auto}
+figcaption,.note{color:#444;font-size:.95rem}.note{background:#fff8e5;padding:.6rem .9rem}
+footer{margin:3rem 0 1rem;color:#777;font-size:.85rem}
+"""
+
+
+@dataclass(frozen=True)
+class Report:
+    """A rendered report.
+
+    Attributes
+    ----------
+    html : str
+        The complete, self-contained HTML document.
+    sections : tuple of str
+        Ids of the sections with content (from :data:`SECTIONS`); a section replaced
+        by a note, such as the evaluation of a fit without one, is not listed.
+    """
+
+    html: str
+    sections: tuple[str, ...]
+
+
+def _num(value: Any, digits: int = 3, percent: bool = False) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "n/a"
+    return f"{float(value):.0%}" if percent else f"{float(value):.{digits}f}"
+
+
+def _table(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], text_columns: int = 1, **attrs: str
+) -> str:
+    """An HTML table; cells are already escaped HTML; the first columns are left aligned."""
+
+    def cls(i: int) -> str:
+        return ' class="text"' if i < text_columns else ""
+
+    extra = "".join(f' {k}="{escape(v)}"' for k, v in attrs.items())
+    head = "".join(f"<th{cls(i)}>{escape(h)}</th>" for i, h in enumerate(headers))
+    body = "".join(
+        "<tr>" + "".join(f"<td{cls(i)}>{c}</td>" for i, c in enumerate(row)) + "</tr>"
+        for row in rows
+    )
+    return f"<table{extra}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _section(section_id: str, title: str, body: str) -> str:
+    return f'<section id="{section_id}"><h2>{escape(title)}</h2>{body}</section>'
+
+
+def _figure(svg: str, caption: str) -> str:
+    return f"<figure>{svg}<figcaption>{caption}</figcaption></figure>"
+
+
+def _summary(fit: FitArtifacts, key: tuple[str, str]) -> dict[str, Any]:
+    return dict(fit.summaries.get(key[0], {}).get(key[1], {}))
+
+
+def _prior_sd(agreement: pd.DataFrame, method: str, shrinkage: str) -> float | None:
+    rows = agreement[(agreement["method"] == method) & (agreement["shrinkage"] == shrinkage)]
+    values = rows["prior_sd"].to_numpy(dtype=float) if "prior_sd" in rows else np.array([])
+    values = values[np.isfinite(values)]
+    return float(values[0]) if values.size else None
+
+
+def _header(fit: FitArtifacts) -> tuple[str, str]:
+    """The lead paragraph (what was fitted) and the agreement summary section."""
+    m = fit.manifest
+    sources = ", ".join(escape(str(s)) for s in m.get("battles", [])) or "n/a"
+    created = escape(str(m.get("created", "unknown date")).replace("T", " "))
+    keys = [(a, s) for a in ("bt", "elo") for s in ("none", "cv") if s in fit.summaries.get(a, {})]
+    rows = []
+    for method, shrinkage in keys:
+        s = _summary(fit, (method, shrinkage))
+        sd = _prior_sd(fit.agreement, method, shrinkage)
+        rows.append(
+            [
+                _METHODS.get(method, escape(method)),
+                _SHRINKAGE.get(shrinkage, escape(shrinkage)),
+                str(s.get("users", "n/a")),
+                _num(s.get("mean_spearman")),
+                _num(s.get("median_spearman")),
+                _num(s.get("share_near_zero_or_negative"), percent=True),
+                _num(s.get("mean_kendall")),
+                "&ndash;" if sd is None else f"{sd:.0f}",
+            ]
+        )
+    headers = ("method", "shrinkage", "users", "mean Spearman", "median Spearman")
+    headers += ("share ≤ 0.1", "mean Kendall", "prior SD (Elo points)")
+    table = _table(headers, rows, text_columns=2, id="agreement-summary")
+    bt_sd = _prior_sd(fit.agreement, "bt", "cv")
+    strength = (
+        f"For Bradley-Terry the learnt prior SD is <b>{bt_sd:.0f} Elo points</b>: the typical "
+        "distance between a user's own rating of a model and the aggregate. The smaller it "
+        "is, the harder each user is pulled toward the aggregate. "
+        if bt_sd is not None
+        else ""
+    )
+    lead = (
+        f'<p class="lead">Fitted <b>{m.get("n_battles", 0):,}</b> battles from '
+        f"<b>{m.get('n_users', 0):,}</b> users on <b>{len(m.get('models', []))}</b> models; "
+        f"fit created {created} (seed {escape(str(m.get('seed', 'n/a')))}). "
+        f"Source: {sources}.</p>"
+    )
+    return lead, _section(
+            "summary",
+            "Agreement of personal rankings with the aggregate",
+            table
+            + "<p>Each user's ranking is compared with the aggregate ranking by the Spearman "
+            "(and Kendall) correlation over the models that user voted on: 1 is the same "
+            "order, 0 no relation, negative a reversed order. <i>none</i> fits each user "
+            "alone, as the research study did; <i>cv</i> shrinks each user toward the "
+            "aggregate with a strength learnt by cross-validation. Users with at least "
+            f"{escape(str(m.get('min_battles', 'n/a')))} votes are summarised. {strength}"
+            "For Elo, shrinkage means a user's online Elo starts from the aggregate ratings "
+            "instead of 1000; it has no learnt strength.</p>",
+    )
+
+
+def _spearman_text(fit: FitArtifacts) -> str:
+    plain, shrunk = _summary(fit, ("bt", "none")), _summary(fit, ("bt", "cv"))
+    parts = []
+    if plain:
+        parts.append(
+            f"Fitted alone, users' Bradley-Terry rankings have a mean Spearman of "
+            f"{_num(plain.get('mean_spearman'), 2)} with the aggregate, and "
+            f"{_num(plain.get('share_near_zero_or_negative'), percent=True)} of users are "
+            "at or below 0.1 (the study's measure)."
+        )
+    if shrunk:
+        parts.append(
+            f"Shrunk, the mean is {_num(shrunk.get('mean_spearman'), 2)}, with "
+            f"{_num(shrunk.get('share_near_zero_or_negative'), percent=True)} at or below 0.1."
+        )
+    parts.append(
+        "Read both with care. A plain ranking from a few dozen votes is noisy, and noise alone "
+        "drags its correlation toward zero, so low plain agreement overstates how much tastes "
+        "differ. Shrinkage pulls every user toward the aggregate, so part of the high shrunk "
+        "agreement is put there by the prior rather than learnt from the user (shrunk Elo, "
+        "which barely moves from its aggregate start with K = 4, is close to 1 by "
+        "construction). The held-out evaluation below is the fairer test."
+    )
+    return " ".join(parts)
+
+
+def pick_users(
+    agreement: pd.DataFrame, method: str, shrinkage: str, min_battles: int
+) -> list[tuple[str, str]]:
+    """Up to four users worth a closer look, each with why it was picked.
+
+    The most active user, the user with the median number of votes, and, among the
+    active users (at least the median number of votes), the ones with the lowest and
+    the highest Spearman with the aggregate. Ties are broken by user id.
+
+    Parameters
+    ----------
+    agreement : DataFrame
+        ``agreement.parquet`` of a fit.
+    method, shrinkage : str
+        Whose agreement decides.
+    min_battles : int
+        Users with fewer votes are not picked (unless no user has that many).
+
+    Returns
+    -------
+    list of (str, str)
+        ``(user_id, reason)`` pairs, distinct users.
+    """
+    rows = agreement[(agreement["method"] == method) & (agreement["shrinkage"] == shrinkage)]
+    if (rows["n_battles"] >= min_battles).any():
+        rows = rows[rows["n_battles"] >= min_battles]
+    rows = rows.sort_values(["n_battles", "user_id"], ascending=[False, True])
+    picked: list[tuple[str, str]] = []
+
+    def take(candidates: pd.DataFrame, reason: str) -> None:
+        chosen = {u for u, _ in picked}
+        left = candidates[~candidates["user_id"].isin(chosen)]
+        if not left.empty:
+            picked.append((str(left["user_id"].iloc[0]), reason))
+
+    if rows.empty:
+        return picked
+    take(rows, "most active")
+    median = float(rows["n_battles"].median())
+    distance = (rows["n_battles"] - median).abs()
+    take(rows.assign(d=distance).sort_values(["d", "user_id"]), "median activity")
+    rated = rows[(rows["n_battles"] >= median) & np.isfinite(rows["spearman"].astype(float))]
+    take(rated.sort_values(["spearman", "user_id"]), "lowest agreement among active users")
+    highest = rated.sort_values(["spearman", "user_id"], ascending=[False, True])
+    take(highest, "highest agreement among active users")
+    return picked
+
+
+def _users_section(fit: FitArtifacts, min_battles: int) -> str | None:
+    from service.report_plots import UserPanel, user_panels
+
+    pairs = [(m, s) for m in ("bt", "elo") for s in ("cv", "none")]
+    present = {tuple(k) for k in fit.users[["method", "shrinkage"]].drop_duplicates().to_numpy()}
+    method, shrinkage = next((p for p in pairs if p in present), (None, None))
+    if method is None or method not in fit.leaderboards:
+        return None
+    agreement = fit.agreement.set_index(["method", "shrinkage", "user_id"])
+    ratings = fit.users[(fit.users["method"] == method) & (fit.users["shrinkage"] == shrinkage)]
+    panels = []
+    for user_id, reason in pick_users(fit.agreement, method, shrinkage, min_battles):
+        info = agreement.loc[(method, shrinkage, user_id)]
+        title = (
+            f"{user_id}: {reason}\n{int(info['n_battles'])} votes, "
+            f"Spearman {_num(info['spearman'], 2)}"
+        )
+        panels.append(UserPanel(title, ratings[ratings["user_id"] == user_id]))
+    if not panels:
+        return None
+    kind = "shrunk" if shrinkage != "none" else "plain"
+    name = _METHODS.get(method, method)
+    svg = user_panels(panels, fit.leaderboards[method]["models"], f"{name} rating (Elo scale)")
+    caption = (
+        f"Each panel is one user; models run down in aggregate {name} order, best at the top. "
+        f"Grey diamonds are the aggregate ratings with their 95% intervals; blue dots are "
+        f"the user's {kind} {name} ratings with their 95% intervals. Hollow dots with "
+        "dotted bars are models the user never voted on: their rating is the prior, not "
+        "evidence about the user. The users are the most active one, one with the median "
+        "number of votes, and the lowest and highest Spearman among users with at least the "
+        "median number of votes, so the extremes are picked on purpose and are not typical. "
+        "Where the blue bars cover the grey diamonds, the user's votes cannot tell their "
+        "taste apart from the crowd's."
+    )
+    return _section("users", "Aggregate against personal rankings", _figure(svg, caption))
+
+
+def _trend_text(agreement: pd.DataFrame, min_battles: int) -> str:
+    rows = agreement[
+        (agreement["method"] == "bt")
+        & (agreement["shrinkage"] == "none")
+        & (agreement["n_battles"] >= min_battles)
+    ].dropna(subset=["spearman"])
+    if len(rows) < 8:
+        return ""
+    low, high = rows["n_battles"].quantile([0.25, 0.75])
+    light = rows.loc[rows["n_battles"] <= low, "spearman"].median()
+    heavy = rows.loc[rows["n_battles"] >= high, "spearman"].median()
+    return (
+        f" Here, plain Bradley-Terry users in the lightest quarter (≤ {low:.0f} votes) have "
+        f"a median Spearman of {light:.2f}, those in the heaviest quarter (≥ {high:.0f} votes) "
+        f"{heavy:.2f}."
+    )
+
+
+def _evaluation_section(evaluation: dict[str, Any] | None) -> tuple[str, bool]:
+    if evaluation is None:
+        note = (
+            '<p class="note">This fit has no held-out evaluation: no user had enough votes '
+            "to hold some out. Run <code>plb evaluate BATTLES</code> for one.</p>"
+        )
+        return _section("evaluation", "Held-out evaluation", note), False
+    results = evaluation.get("results", [])
+    with_truth = any(r.get("spearman_truth") is not None for r in results)
+    columns = [("log_loss", min), ("accuracy", max), ("brier", min)]
+    if with_truth:
+        columns.append(("spearman_truth", max))
+    best: dict[tuple[str, str], float] = {}
+    for method in {r["method"] for r in results}:
+        group = [r for r in results if r["method"] == method]
+        for field, pick in columns:
+            values = [r[field] for r in group if r.get(field) is not None]
+            if values:
+                best[(method, field)] = pick(values)
+    rows = []
+    for r in results:
+        cells = [_METHODS.get(r["method"], escape(r["method"])), escape(r["predictor"])]
+        for field, _ in columns:
+            text = _num(r.get(field), 4)
+            is_best = r.get(field) is not None and r[field] == best.get((r["method"], field))
+            cells.append(f"<b>{text}</b>" if is_best else text)
+        rows.append(cells)
+    headers = ["method", "predictor", "log-loss ↓", "accuracy ↑", "Brier ↓"]
+    headers += ["Spearman vs truth ↑"] if with_truth else []
+    table = _table(headers, rows, text_columns=2, id="evaluation-table")
+    legend = "; ".join(f"<i>{escape(k)}</i>: {v}" for k, v in _PREDICTORS.items())
+    truth = (
+        " <i>Spearman vs truth</i> (simulated data only) is the mean rank correlation of the "
+        "predicted ranking of all models with the user's true ranking."
+        if with_truth
+        else ""
+    )
+    text = (
+        f"<p>Each user's latest {_num(evaluation.get('fraction'), percent=True)} of votes "
+        f"({evaluation.get('n_test_votes', 'n/a')} votes, users with at least "
+        f"{evaluation.get('min_votes', 'n/a')} votes) were held out; ratings were fitted on "
+        f"the rest and used to predict them. Predictors: {legend}. Log-loss and Brier score: "
+        f"lower is better; accuracy (a tie counts half): higher is better.{truth} The best "
+        "value per method is in bold. Unlike the agreement figures above, these numbers "
+        "score predictions of votes the fit never saw, so the prior cannot flatter them."
+        f"{_best_text(results)}</p>"
+    )
+    return _section("evaluation", "Held-out evaluation", table + text), True
+
+
+def _best_text(results: Sequence[dict[str, Any]]) -> str:
+    sentences = []
+    for method in ("bt", "elo"):
+        group = {r["predictor"]: r for r in results if r["method"] == method}
+        if not group or any(r.get("log_loss") is None for r in group.values()):
+            continue
+        best = min(group.values(), key=lambda r: r["log_loss"])
+        others = ", ".join(
+            f"{escape(p)} {r['log_loss']:.4f}" for p, r in group.items() if r is not best
+        )
+        sentences.append(
+            f" For {_METHODS[method]}, the lowest log-loss is the <i>{escape(best['predictor'])}"
+            f"</i> predictor's, {best['log_loss']:.4f} ({others})."
+        )
+    return "".join(sentences)
+
+
+def _leaderboard_section(board: dict[str, Any]) -> str:
+    rows = []
+    for m in board.get("models", []):
+        lo, hi = m.get("lower"), m.get("upper")
+        interval = "n/a" if lo is None or hi is None else f"{lo:.1f} – {hi:.1f}"
+        rows.append(
+            [str(m["rank"]), escape(str(m["model"])), f"{m['rating']:.1f}", interval]
+            + [f"{m.get('battles', 0):,}"]
+        )
+    table = _table(
+        ("rank", "model", "rating", "interval", "battles"),
+        rows,
+        text_columns=2,
+        id="leaderboard-table",
+    )
+    kind = escape(str(board.get("interval", "")))
+    level = _num(board.get("confidence"), percent=True)
+    text = (
+        f"<p>All {board.get('n_battles', 0):,} votes pooled. Ratings are on the Elo scale, "
+        f"averaging 1000; intervals are {level} ({kind}). A model's rank is 1 plus the "
+        "number of models whose lower bound is above its upper bound, so models whose "
+        "intervals overlap share a rank.</p>"
+    )
+    name = _METHODS.get(str(board.get("method", "bt")), "")
+    return _section("leaderboard", f"Aggregate leaderboard ({name})", table + text)
+
+
+def build_report(fit: FitArtifacts, *, title: str = "Personal leaderboards: report") -> Report:
+    """Render the research report of a fit.
+
+    Parameters
+    ----------
+    fit : FitArtifacts
+        What :func:`service.artifacts.load_fit` read.
+    title : str
+        Title of the page.
+
+    Returns
+    -------
+    Report
+        The HTML document and the ids of its sections.
+    """
+    from service.report_plots import spearman_histograms, votes_scatter
+
+    min_battles = int(fit.manifest.get("min_battles", 1))
+    lead, summary = _header(fit)
+    parts = [summary]
+    sections = ["summary"]
+    spearman_svg = spearman_histograms(fit.agreement, min_battles)
+    parts.append(
+        _section(
+            "spearman",
+            "How far do personal rankings agree with the aggregate?",
+            _figure(spearman_svg, _spearman_text(fit)),
+        )
+    )
+    sections.append("spearman")
+    users = _users_section(fit, min_battles)
+    if users is not None:
+        parts.append(users)
+        sections.append("users")
+    votes_caption = (
+        "Each dot is a user: how many votes they cast (log scale) against the Spearman "
+        "correlation of their ranking with the aggregate; the lines are running medians over "
+        "neighbouring users. If plain agreement climbs with votes, part of the low agreement "
+        "of light users is noise from too few votes rather than a different taste; shrunk "
+        "rankings of light users sit near the aggregate because there is little evidence to "
+        "move them." + _trend_text(fit.agreement, min_battles)
+    )
+    votes_svg = votes_scatter(fit.agreement, min_battles)
+    parts.append(
+        _section("votes", "Votes per user against agreement", _figure(votes_svg, votes_caption))
+    )
+    sections.append("votes")
+    evaluation, has_evaluation = _evaluation_section(fit.evaluation)
+    parts.append(evaluation)
+    if has_evaluation:
+        sections.append("evaluation")
+    board = fit.leaderboards.get("bt") or next(iter(fit.leaderboards.values()), None)
+    if board is not None:
+        parts.append(_leaderboard_section(board))
+        sections.append("leaderboard")
+    titles = {
+        "summary": "Agreement summary",
+        "spearman": "Distribution of agreement",
+        "users": "Aggregate against personal rankings",
+        "votes": "Votes against agreement",
+        "evaluation": "Held-out evaluation",
+        "leaderboard": "Aggregate leaderboard",
+    }
+    toc = "".join(f'<li><a href="#{s}">{titles[s]}</a></li>' for s in SECTIONS if s in sections)
+    created = escape(str(fit.manifest.get("created", "")))
+    html = (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>"
+        f"<h1>{escape(title)}</h1>{lead}"
+        f"<nav><ol>{toc}</ol></nav>" + "".join(parts) + "<footer>personal-leaderboard "
+        f"<code>plb report</code> of the fit created {created}.</footer></body></html>\n"
+    )
+    return Report(html, tuple(sections))
