@@ -48,9 +48,11 @@ The default sample in ``data/sample`` is ``write_simulation(simulate(400, 60, 15
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -58,6 +60,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
+import pyarrow as pa
+from pyarrow import json as pa_json
 from scipy.special import ndtri
 from scipy.stats import rankdata
 
@@ -65,6 +69,7 @@ from data.prompts import TOPICS, WRITING_TRAITS, generate_prompts
 from ranking.types import BASE, CENTER, SCALE
 
 __all__ = [
+    "ELO_PER_NAT",
     "STYLE_TRAITS",
     "Simulation",
     "SimulationParams",
@@ -83,6 +88,7 @@ ELO_PER_NAT = SCALE / math.log(BASE)
 STYLE_TRAITS: tuple[str, ...] = ("verbosity", "formality", "markdown")
 _WINNERS = np.array(["model_a", "model_b", "tie", "tie (bothbad)"], dtype=object)
 _TRUTH_FORMAT = "plb-simulation-truth"
+_COLUMNS = ("battle_id", "user_id", "prompt", "model_a", "model_b", "winner", "tstamp", "topic")
 
 # topic: (population share, technical axis, difficulty, style modifier per STYLE_TRAITS)
 _TOPIC_WORLD: dict[str, tuple[float, float, float, tuple[float, float, float]]] = {
@@ -506,7 +512,42 @@ def _frame_from(obj: Mapping[str, Any], index_name: str | None = None) -> pd.Dat
     )
 
 
-def write_simulation(sim: Simulation, out_dir: str | Path) -> dict[str, Path]:
+def _json_values(column: pd.Series) -> list[str]:
+    """JSON text of each value; only strings that need escaping go through ``json.dumps``."""
+    if pd.api.types.is_float_dtype(column) and np.isfinite(column.to_numpy()).all():
+        return [repr(x) for x in column.tolist()]  # shortest exact form, unlike to_json
+    if not pd.api.types.is_string_dtype(column):
+        return [json.dumps(x) for x in column.tolist()]
+    values = column.astype(str)
+    out = [f'"{v}"' for v in values.tolist()]
+    for i in np.flatnonzero(values.str.contains(r'["\\\x00-\x1f]', regex=True)).tolist():
+        out[i] = json.dumps(values.iloc[i], ensure_ascii=False)
+    return out
+
+
+def _write_jsonl_gz(frame: pd.DataFrame, path: Path, compresslevel: int) -> None:
+    """JSON Lines, gzip with a zero mtime (same frame, same bytes); compress in a thread."""
+    keys = [json.dumps(str(c)).replace("{", "{{").replace("}", "}}") for c in frame.columns]
+    line = "{{" + ",".join(f"{k}:{{}}" for k in keys) + "}}\n"
+    with (
+        gzip.GzipFile(path, "wb", compresslevel=compresslevel, mtime=0) as fh,
+        ThreadPoolExecutor(max_workers=1) as pool,  # zlib releases the GIL
+    ):
+        pending: Future[int] | None = None
+        for start in range(0, len(frame), 100_000):
+            part = frame.iloc[start : start + 100_000]
+            columns = [_json_values(part[c]) for c in part.columns]
+            data = "".join(line.format(*row) for row in zip(*columns, strict=True)).encode()
+            if pending is not None:
+                pending.result()
+            pending = pool.submit(fh.write, data)
+        if pending is not None:
+            pending.result()
+
+
+def write_simulation(
+    sim: Simulation, out_dir: str | Path, *, compresslevel: int = 3
+) -> dict[str, Path]:
     """Write a simulation as ``battles.jsonl.gz`` and ``truth.json`` in ``out_dir``.
 
     Parameters
@@ -515,6 +556,8 @@ def write_simulation(sim: Simulation, out_dir: str | Path) -> dict[str, Path]:
         What :func:`simulate` returned.
     out_dir : str or Path
         Directory, created when missing; existing files of those names are replaced.
+    compresslevel : int
+        gzip level of the battles (1 fastest .. 9 smallest); writing is deterministic.
 
     Returns
     -------
@@ -524,13 +567,7 @@ def write_simulation(sim: Simulation, out_dir: str | Path) -> dict[str, Path]:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"battles": out / "battles.jsonl.gz", "truth": out / "truth.json"}
-    sim.battles.to_json(
-        paths["battles"],
-        orient="records",
-        lines=True,
-        double_precision=15,
-        compression={"method": "gzip", "compresslevel": 6, "mtime": 0},
-    )
+    _write_jsonl_gz(sim.battles, paths["battles"], compresslevel)
     winners = sim.battles["winner"].value_counts(normalize=True)
     truth = {
         "format": _TRUTH_FORMAT,
@@ -622,6 +659,11 @@ def load_simulation(out_dir: str | Path) -> Simulation:
     """
     folder = Path(out_dir)
     truth = load_truth(folder / "truth.json")
-    # dtype=False: keep ids as strings and tstamp as float, convert nothing to dates
-    battles = pd.read_json(folder / "battles.jsonl.gz", lines=True, dtype=False)
+    schema = pa.schema([(c, pa.float64() if c == "tstamp" else pa.string()) for c in _COLUMNS])
+    try:
+        with pa.input_stream(folder / "battles.jsonl.gz", compression="gzip") as stream:
+            table = pa_json.read_json(stream, parse_options=pa_json.ParseOptions(schema))
+    except (OSError, pa.ArrowInvalid) as exc:
+        raise ValueError(f"Cannot read battles in {str(folder)!r}: {exc}") from exc
+    battles = table.to_pandas().astype({c: "str" for c in _COLUMNS if c != "tstamp"})
     return Simulation(**{f.name: getattr(truth, f.name) for f in fields(Truth)}, battles=battles)

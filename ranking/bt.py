@@ -129,23 +129,32 @@ class _Problem:
 
 
 def _newton(problem: _Problem, theta: FloatArray, max_iter: int, tol: float) -> FloatArray:
-    """Damped Newton iterations on every group of ``problem`` until all have converged."""
+    """Damped Newton iterations on every group of ``problem`` until all have converged.
+
+    A group has converged when half its squared Newton decrement is below
+    ``tol * (1 + |objective|)``: relative, because the objective of a group with 100,000
+    votes carries rounding noise far above any absolute tolerance. Converged groups stop
+    moving while the others go on.
+    """
     f = problem.objective(theta)
     for _ in range(max_iter):
         grad = problem.gradient(theta)
         step = np.linalg.solve(problem.hessian(theta), grad[..., None])[..., 0]
         decrement = np.sum(grad * step, axis=1)  # Newton decrement squared, >= 0
-        if np.all(decrement <= 2.0 * tol):
+        active = decrement > 2.0 * tol * (1.0 + np.abs(f))
+        if not active.any():
             return theta
+        step[~active] = 0.0
+        noise = 1e-13 * (1.0 + np.abs(f))
         t = np.ones(problem.g)
         for _ in range(60):
             candidate = theta - t[:, None] * step
             f_new = problem.objective(candidate)
-            ok = f_new <= f - 1e-4 * t * decrement
+            ok = f_new <= f - 1e-4 * t * decrement * active + noise
             if ok.all():
                 break
             t = np.where(ok, t, 0.5 * t)
-        theta, f = candidate, f_new
+        theta, f = candidate, np.minimum(f_new, f)
     raise RuntimeError(f"Bradley-Terry fit did not converge in {max_iter} Newton iterations.")
 
 
@@ -206,7 +215,8 @@ def fit_bt_grouped(
     max_iter : int
         Most Newton iterations.
     tol : float
-        Convergence when half the squared Newton decrement is below ``tol`` in every group.
+        Convergence when half the squared Newton decrement is below
+        ``tol * (1 + |objective|)`` in every group.
 
     Returns
     -------

@@ -12,6 +12,7 @@ from ranking.elo import K_FACTOR, online_elo_grouped
 from ranking.types import Matchups, Outcomes, PairwiseData, Ratings, Weights
 
 __all__ = [
+    "MODERATION_VOTES",
     "bootstrap_bt",
     "bootstrap_elo",
     "interval_ranks",
@@ -23,6 +24,8 @@ __all__ = [
 FloatArray = npt.NDArray[np.float64]
 #: Most (replicate, vote) index pairs an Elo bootstrap materialises at once.
 _MAX_ELO_BOOTSTRAP_ROWS = 20_000_000
+#: Votes a model needs before its sandwich variance outweighs the pooled model-based one.
+MODERATION_VOTES = 20.0
 
 
 def sandwich_covariance(
@@ -77,11 +80,36 @@ def sandwich_intervals(
     *,
     alpha: float = DEFAULT_ALPHA,
     confidence: float = 0.95,
+    prior_votes: float = MODERATION_VOTES,
 ) -> tuple[Ratings, Ratings]:
-    """Normal intervals ``theta +- z * sd`` from :func:`sandwich_covariance` (natural-log)."""
-    cov = sandwich_covariance(theta, matchups, outcomes, weights, alpha)
+    """Normal intervals ``theta +- z * sd`` from a moderated sandwich variance.
+
+    The sandwich variance of a model estimates its uncertainty from that model's own
+    residuals, which is right with many votes and wrong with a handful: two ties with an
+    evenly matched opponent leave residuals near zero, and a sandwich interval of a few
+    points. Each model's variance is therefore moderated toward the quasi-likelihood
+    variance ``phi * H^-1`` (``phi``, the ratio of observed to Bernoulli residual variance
+    over all votes, calibrates the model-based variance for ties), weighing the sandwich
+    by the model's ``n`` votes against ``prior_votes``::
+
+        var = (n * sandwich + prior_votes * phi * model_based) / (n + prior_votes)
+
+    With thousands of votes this is the sandwich; with two it is the model-based
+    variance. Natural-log units.
+    """
+    matchups = np.asarray(matchups, dtype=np.intp)
+    w = np.ones(len(outcomes)) if weights is None else np.asarray(weights, dtype=np.float64)
+    k = theta.shape[0]
+    sandwich = np.diag(sandwich_covariance(theta, matchups, outcomes, w, alpha))
+    p = expit(theta[matchups[:, 0]] - theta[matchups[:, 1]])
+    phi = float(np.sum(w * (p - outcomes) ** 2) / max(np.sum(w * p * (1.0 - p)), 1e-300))
+    centre = np.eye(k) - 1.0 / k
+    inverse = np.linalg.inv(bt_hessian(theta, matchups, outcomes, w, alpha))
+    model_based = np.diag(centre @ inverse @ centre)
+    n = np.bincount(matchups.ravel(), weights=np.repeat(w, 2), minlength=k)
+    variance = (n * sandwich + prior_votes * phi * model_based) / (n + prior_votes)
     z = float(norm.ppf(0.5 + confidence / 2.0))
-    sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    sd = np.sqrt(np.clip(variance, 0.0, None))
     return theta - z * sd, theta + z * sd
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from html import escape
 from typing import Any
 
@@ -18,13 +19,20 @@ import pandas as pd
 
 from service.artifacts import FitArtifacts
 
-__all__ = ["SECTIONS", "Report", "build_report", "pick_users"]
+__all__ = ["SECTIONS", "Report", "build_report"]
 
-#: Section ids, in report order (also the ``id`` of each ``<section>`` in the HTML).
-SECTIONS = ("summary", "spearman", "users", "votes", "evaluation", "leaderboard")
+#: Section ids, in report order (the ``id`` of each ``<section>``), with their titles.
+SECTIONS = {
+    "summary": "Agreement summary",
+    "spearman": "Distribution of agreement",
+    "users": "Aggregate against personal rankings",
+    "votes": "Votes against agreement",
+    "evaluation": "Held-out evaluation",
+    "leaderboard": "Aggregate leaderboard",
+}
 
 _METHODS = {"bt": "Bradley-Terry", "elo": "Elo"}
-_SHRINKAGE = {"none": "none (plain, the study)", "cv": "cv (shrunk)"}
+_SHRINKAGE = {"none": "none (plain)", "cv": "cv (shrunk)"}
 _PREDICTORS = {
     "aggregate": "one leaderboard for everyone",
     "per-user": "each user's votes alone",
@@ -35,9 +43,10 @@ body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-se
 max-width:1040px;margin:2rem auto;padding:0 1.25rem;color:#222;line-height:1.5}
 h1{margin-bottom:.2rem}h2{margin-top:2.6rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
 .lead{color:#555;margin-top:0}nav ol{columns:2;padding-left:1.2rem}a{color:#0060a0}
-table{border-collapse:collapse;font-variant-numeric:tabular-nums;margin:.8rem 0}
+table{border-collapse:collapse;display:block;overflow-x:auto;max-width:100%;margin:.8rem 0;
+font-variant-numeric:tabular-nums}
 th,td{padding:.25rem .7rem;border-bottom:1px solid #e3e3e3;text-align:right}
-th{background:#f6f6f6;font-weight:600}.text{text-align:left}
+th{background:#f6f6f6;font-weight:600;vertical-align:bottom}.text{text-align:left;white-space:nowrap}
 figure{margin:1rem 0}figure svg{width:100%;height:auto}
 figcaption,.note{color:#444;font-size:.95rem}.note{background:#fff8e5;padding:.6rem .9rem}
 footer{margin:3rem 0 1rem;color:#777;font-size:.85rem}
@@ -65,6 +74,18 @@ def _num(value: Any, digits: int = 3, percent: bool = False) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "n/a"
     return f"{float(value):.0%}" if percent else f"{float(value):.{digits}f}"
+
+
+def _count(value: Any) -> str:
+    return "n/a" if value is None else f"{int(value):,}"
+
+
+def _date(stamp: Any) -> str:
+    try:
+        moment = datetime.fromisoformat(str(stamp)).astimezone(UTC)
+    except ValueError:
+        return escape(str(stamp or "at an unknown date"))
+    return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _table(
@@ -107,7 +128,7 @@ def _header(fit: FitArtifacts) -> tuple[str, str]:
     """The lead paragraph (what was fitted) and the agreement summary section."""
     m = fit.manifest
     sources = ", ".join(escape(str(s)) for s in m.get("battles", [])) or "n/a"
-    created = escape(str(m.get("created", "unknown date")).replace("T", " "))
+    created = _date(m.get("created"))
     keys = [(a, s) for a in ("bt", "elo") for s in ("none", "cv") if s in fit.summaries.get(a, {})]
     rows = []
     for method, shrinkage in keys:
@@ -117,7 +138,7 @@ def _header(fit: FitArtifacts) -> tuple[str, str]:
             [
                 _METHODS.get(method, escape(method)),
                 _SHRINKAGE.get(shrinkage, escape(shrinkage)),
-                str(s.get("users", "n/a")),
+                _count(s.get("users")),
                 _num(s.get("mean_spearman")),
                 _num(s.get("median_spearman")),
                 _num(s.get("share_near_zero_or_negative"), percent=True),
@@ -125,8 +146,8 @@ def _header(fit: FitArtifacts) -> tuple[str, str]:
                 "&ndash;" if sd is None else f"{sd:.0f}",
             ]
         )
-    headers = ("method", "shrinkage", "users", "mean Spearman", "median Spearman")
-    headers += ("share ≤ 0.1", "mean Kendall", "prior SD (Elo points)")
+    headers = ["method", "shrinkage", "users", "mean Spearman", "median Spearman"]
+    headers += ["share ≤ 0.1", "mean Kendall", "prior SD (Elo points)"]
     table = _table(headers, rows, text_columns=2, id="agreement-summary")
     bt_sd = _prior_sd(fit.agreement, "bt", "cv")
     strength = (
@@ -143,17 +164,16 @@ def _header(fit: FitArtifacts) -> tuple[str, str]:
         f"Source: {sources}.</p>"
     )
     return lead, _section(
-            "summary",
-            "Agreement of personal rankings with the aggregate",
-            table
-            + "<p>Each user's ranking is compared with the aggregate ranking by the Spearman "
-            "(and Kendall) correlation over the models that user voted on: 1 is the same "
-            "order, 0 no relation, negative a reversed order. <i>none</i> fits each user "
-            "alone, as the research study did; <i>cv</i> shrinks each user toward the "
-            "aggregate with a strength learnt by cross-validation. Users with at least "
-            f"{escape(str(m.get('min_battles', 'n/a')))} votes are summarised. {strength}"
-            "For Elo, shrinkage means a user's online Elo starts from the aggregate ratings "
-            "instead of 1000; it has no learnt strength.</p>",
+        "summary",
+        "Agreement of personal rankings with the aggregate",
+        table + "<p>Each user's ranking is compared with the aggregate ranking by the Spearman "
+        "(and Kendall) correlation over the models that user voted on: 1 is the same "
+        "order, 0 no relation, negative a reversed order. <i>none</i> fits each user "
+        "alone, as the research study did; <i>cv</i> shrinks each user toward the "
+        "aggregate with a strength learnt by cross-validation. Users with at least "
+        f"{escape(str(m.get('min_battles', 'n/a')))} votes are summarised. {strength}"
+        "For Elo, shrinkage means a user's online Elo starts from the aggregate ratings "
+        "instead of 1000; it has no learnt strength.</p>",
     )
 
 
@@ -183,71 +203,23 @@ def _spearman_text(fit: FitArtifacts) -> str:
     return " ".join(parts)
 
 
-def pick_users(
-    agreement: pd.DataFrame, method: str, shrinkage: str, min_battles: int
-) -> list[tuple[str, str]]:
-    """Up to four users worth a closer look, each with why it was picked.
-
-    The most active user, the user with the median number of votes, and, among the
-    active users (at least the median number of votes), the ones with the lowest and
-    the highest Spearman with the aggregate. Ties are broken by user id.
-
-    Parameters
-    ----------
-    agreement : DataFrame
-        ``agreement.parquet`` of a fit.
-    method, shrinkage : str
-        Whose agreement decides.
-    min_battles : int
-        Users with fewer votes are not picked (unless no user has that many).
-
-    Returns
-    -------
-    list of (str, str)
-        ``(user_id, reason)`` pairs, distinct users.
-    """
-    rows = agreement[(agreement["method"] == method) & (agreement["shrinkage"] == shrinkage)]
-    if (rows["n_battles"] >= min_battles).any():
-        rows = rows[rows["n_battles"] >= min_battles]
-    rows = rows.sort_values(["n_battles", "user_id"], ascending=[False, True])
-    picked: list[tuple[str, str]] = []
-
-    def take(candidates: pd.DataFrame, reason: str) -> None:
-        chosen = {u for u, _ in picked}
-        left = candidates[~candidates["user_id"].isin(chosen)]
-        if not left.empty:
-            picked.append((str(left["user_id"].iloc[0]), reason))
-
-    if rows.empty:
-        return picked
-    take(rows, "most active")
-    median = float(rows["n_battles"].median())
-    distance = (rows["n_battles"] - median).abs()
-    take(rows.assign(d=distance).sort_values(["d", "user_id"]), "median activity")
-    rated = rows[(rows["n_battles"] >= median) & np.isfinite(rows["spearman"].astype(float))]
-    take(rated.sort_values(["spearman", "user_id"]), "lowest agreement among active users")
-    highest = rated.sort_values(["spearman", "user_id"], ascending=[False, True])
-    take(highest, "highest agreement among active users")
-    return picked
-
-
 def _users_section(fit: FitArtifacts, min_battles: int) -> str | None:
-    from service.report_plots import UserPanel, user_panels
+    from service.report_plots import MAX_PANEL_MODELS, UserPanel, pick_users, user_panels
 
     pairs = [(m, s) for m in ("bt", "elo") for s in ("cv", "none")]
     present = {tuple(k) for k in fit.users[["method", "shrinkage"]].drop_duplicates().to_numpy()}
-    method, shrinkage = next((p for p in pairs if p in present), (None, None))
-    if method is None or method not in fit.leaderboards:
+    chosen = next((p for p in pairs if p in present and p[0] in fit.leaderboards), None)
+    if chosen is None:
         return None
-    agreement = fit.agreement.set_index(["method", "shrinkage", "user_id"])
+    method, shrinkage = chosen
+    agreement = fit.agreement[
+        (fit.agreement["method"] == method) & (fit.agreement["shrinkage"] == shrinkage)
+    ].set_index("user_id")
     ratings = fit.users[(fit.users["method"] == method) & (fit.users["shrinkage"] == shrinkage)]
     panels = []
     for user_id, reason in pick_users(fit.agreement, method, shrinkage, min_battles):
-        info = agreement.loc[(method, shrinkage, user_id)]
-        title = (
-            f"{user_id}: {reason}\n{int(info['n_battles'])} votes, "
-            f"Spearman {_num(info['spearman'], 2)}"
-        )
+        votes, rho = agreement.at[user_id, "n_battles"], agreement.at[user_id, "spearman"]
+        title = f"{user_id}: {reason}\n{_num(votes, 0)} votes, Spearman {_num(rho, 2)}"
         panels.append(UserPanel(title, ratings[ratings["user_id"] == user_id]))
     if not panels:
         return None
@@ -265,6 +237,9 @@ def _users_section(fit: FitArtifacts, min_battles: int) -> str | None:
         "Where the blue bars cover the grey diamonds, the user's votes cannot tell their "
         "taste apart from the crowd's."
     )
+    n_models = len(fit.leaderboards[method]["models"])
+    if n_models > MAX_PANEL_MODELS:
+        caption += f" Only the {MAX_PANEL_MODELS} most-voted of the {n_models} models are shown."
     return _section("users", "Aggregate against personal rankings", _figure(svg, caption))
 
 
@@ -380,6 +355,37 @@ def _leaderboard_section(board: dict[str, Any]) -> str:
     return _section("leaderboard", f"Aggregate leaderboard ({name})", table + text)
 
 
+def _agreement_sections(fit: FitArtifacts, min_battles: int) -> list[tuple[str | None, str]]:
+    """The three per-user figures as ``(section id, html)``; a note (id None) without users."""
+    from service.report_plots import spearman_histograms, votes_scatter
+
+    title = "How far do personal rankings agree with the aggregate?"
+    a = fit.agreement
+    rated = a[(a["n_battles"] >= min_battles) & np.isfinite(a["spearman"].to_numpy(dtype=float))]
+    if rated.empty:
+        note = (
+            f'<p class="note">No user with at least {min_battles} votes has a defined Spearman '
+            "correlation with the aggregate, so there is nothing to plot per user.</p>"
+        )
+        return [(None, _section("spearman", title, note))]
+    spearman = _figure(spearman_histograms(a, min_battles), _spearman_text(fit))
+    sections: list[tuple[str | None, str]] = [("spearman", _section("spearman", title, spearman))]
+    users = _users_section(fit, min_battles)
+    if users is not None:
+        sections.append(("users", users))
+    caption = (
+        "Each dot is a user: how many votes they cast (log scale) against the Spearman "
+        "correlation of their ranking with the aggregate; the lines are running medians over "
+        "neighbouring users. If plain agreement climbs with votes, part of the low agreement "
+        "of light users is noise from too few votes rather than a different taste; shrunk "
+        "rankings of light users sit near the aggregate because there is little evidence to "
+        "move them." + _trend_text(a, min_battles)
+    )
+    votes = _figure(votes_scatter(a, min_battles), caption)
+    sections.append(("votes", _section("votes", "Votes per user against agreement", votes)))
+    return sections
+
+
 def build_report(fit: FitArtifacts, *, title: str = "Personal leaderboards: report") -> Report:
     """Render the research report of a fit.
 
@@ -395,38 +401,14 @@ def build_report(fit: FitArtifacts, *, title: str = "Personal leaderboards: repo
     Report
         The HTML document and the ids of its sections.
     """
-    from service.report_plots import spearman_histograms, votes_scatter
-
     min_battles = int(fit.manifest.get("min_battles", 1))
     lead, summary = _header(fit)
     parts = [summary]
     sections = ["summary"]
-    spearman_svg = spearman_histograms(fit.agreement, min_battles)
-    parts.append(
-        _section(
-            "spearman",
-            "How far do personal rankings agree with the aggregate?",
-            _figure(spearman_svg, _spearman_text(fit)),
-        )
-    )
-    sections.append("spearman")
-    users = _users_section(fit, min_battles)
-    if users is not None:
-        parts.append(users)
-        sections.append("users")
-    votes_caption = (
-        "Each dot is a user: how many votes they cast (log scale) against the Spearman "
-        "correlation of their ranking with the aggregate; the lines are running medians over "
-        "neighbouring users. If plain agreement climbs with votes, part of the low agreement "
-        "of light users is noise from too few votes rather than a different taste; shrunk "
-        "rankings of light users sit near the aggregate because there is little evidence to "
-        "move them." + _trend_text(fit.agreement, min_battles)
-    )
-    votes_svg = votes_scatter(fit.agreement, min_battles)
-    parts.append(
-        _section("votes", "Votes per user against agreement", _figure(votes_svg, votes_caption))
-    )
-    sections.append("votes")
+    for section_id, html in _agreement_sections(fit, min_battles):
+        parts.append(html)
+        if section_id is not None:
+            sections.append(section_id)
     evaluation, has_evaluation = _evaluation_section(fit.evaluation)
     parts.append(evaluation)
     if has_evaluation:
@@ -435,16 +417,8 @@ def build_report(fit: FitArtifacts, *, title: str = "Personal leaderboards: repo
     if board is not None:
         parts.append(_leaderboard_section(board))
         sections.append("leaderboard")
-    titles = {
-        "summary": "Agreement summary",
-        "spearman": "Distribution of agreement",
-        "users": "Aggregate against personal rankings",
-        "votes": "Votes against agreement",
-        "evaluation": "Held-out evaluation",
-        "leaderboard": "Aggregate leaderboard",
-    }
-    toc = "".join(f'<li><a href="#{s}">{titles[s]}</a></li>' for s in SECTIONS if s in sections)
-    created = escape(str(fit.manifest.get("created", "")))
+    toc = "".join(f'<li><a href="#{s}">{t}</a></li>' for s, t in SECTIONS.items() if s in sections)
+    created = _date(fit.manifest.get("created"))
     html = (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'

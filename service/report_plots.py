@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -23,8 +23,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COLOURS",
+    "MAX_PANEL_MODELS",
     "METHOD_TITLES",
     "UserPanel",
+    "pick_users",
     "running_median",
     "spearman_histograms",
     "user_panels",
@@ -43,6 +45,7 @@ MAX_PANEL_MODELS = 30
 
 _RC = {
     "svg.fonttype": "none",
+    "text.parse_math": False,  # model names and user ids are text, never mathtext
     "svg.hashsalt": "plb-report",
     "font.size": 9.0,
     "font.family": ["sans-serif"],
@@ -78,7 +81,7 @@ def _figure(width: float, height: float, **subplots: Any) -> Iterator[tuple[Figu
     import matplotlib
     from matplotlib.figure import Figure
 
-    with matplotlib.rc_context(_RC):
+    with matplotlib.rc_context(cast("dict[Any, Any]", _RC)):
         fig = Figure(figsize=(width, height), layout="constrained")
         axes = fig.subplots(**subplots, squeeze=False)
         yield fig, axes
@@ -103,20 +106,22 @@ def running_median(x: np.ndarray, y: np.ndarray, window: int | None = None) -> p
     x, y : ndarray
         ``(n,)`` paired values; NaN in ``y`` is ignored.
     window : int, optional
-        Points per window; by default about a tenth of the points (at least 9).
+        Points per window; by default about a sixth of the points (at least 9).
 
     Returns
     -------
     DataFrame
-        Columns ``x`` and ``median``, sorted by ``x``; empty with fewer than 5 points.
+        Columns ``x`` and ``median``, one row per distinct ``x`` (the windows centred
+        on tied points averaged), sorted; empty with fewer than 5 points.
     """
     keep = np.isfinite(x) & np.isfinite(y)
     frame = pd.DataFrame({"x": x[keep], "y": y[keep]}).sort_values("x", kind="stable")
     if len(frame) < 5:
         return pd.DataFrame({"x": [], "median": []})
-    size = window or max(9, len(frame) // 10)
+    size = window or max(9, len(frame) // 6)
     rolled = frame["y"].rolling(size, center=True, min_periods=max(3, size // 2)).median()
-    return pd.DataFrame({"x": frame["x"].to_numpy(), "median": rolled.to_numpy()}).dropna()
+    line = pd.DataFrame({"x": frame["x"].to_numpy(), "median": rolled.to_numpy()}).dropna()
+    return line.groupby("x")["median"].mean().reset_index()
 
 
 def _agreement_of(
@@ -133,6 +138,54 @@ def _agreement_of(
 def _panel_methods(agreement: pd.DataFrame) -> list[str]:
     present = set(agreement["method"])
     return [m for m in ("bt", "elo") if m in present] or sorted(present)
+
+
+def pick_users(
+    agreement: pd.DataFrame, method: str, shrinkage: str, min_battles: int
+) -> list[tuple[str, str]]:
+    """Up to four users worth a closer look, each with why it was picked.
+
+    The most active user, the user with the median number of votes, and, among the
+    active users (at least the median number of votes), the ones with the lowest and
+    the highest Spearman with the aggregate. Ties are broken by user id.
+
+    Parameters
+    ----------
+    agreement : DataFrame
+        ``agreement.parquet`` of a fit.
+    method, shrinkage : str
+        Whose agreement decides.
+    min_battles : int
+        Users with fewer votes are not picked (unless no user has that many).
+
+    Returns
+    -------
+    list of (str, str)
+        ``(user_id, reason)`` pairs, distinct users.
+    """
+    rows = agreement[(agreement["method"] == method) & (agreement["shrinkage"] == shrinkage)]
+    if (rows["n_battles"] >= min_battles).any():
+        rows = rows[rows["n_battles"] >= min_battles]
+    rows = rows.sort_values(["n_battles", "user_id"], ascending=[False, True])
+    picked: list[tuple[str, str]] = []
+
+    def take(candidates: pd.DataFrame, reason: str) -> None:
+        chosen = {u for u, _ in picked}
+        left = candidates[~candidates["user_id"].isin(chosen)]
+        if not left.empty:
+            picked.append((str(left["user_id"].iloc[0]), reason))
+
+    if rows.empty:
+        return picked
+    take(rows, "most active")
+    median = float(rows["n_battles"].median())
+    distance = (rows["n_battles"] - median).abs()
+    take(rows.assign(d=distance).sort_values(["d", "user_id"]), "median activity")
+    rated = rows[(rows["n_battles"] >= median) & np.isfinite(rows["spearman"].astype(float))]
+    take(rated.sort_values(["spearman", "user_id"]), "lowest agreement among active users")
+    highest = rated.sort_values(["spearman", "user_id"], ascending=[False, True])
+    take(highest, "highest agreement among active users")
+    return picked
 
 
 def spearman_histograms(agreement: pd.DataFrame, min_battles: int) -> str:
@@ -155,9 +208,9 @@ def spearman_histograms(agreement: pd.DataFrame, min_battles: int) -> str:
     """
     methods = _panel_methods(agreement)
     bins = np.linspace(-1.0, 1.0, 41)
-    with _figure(4.6 * len(methods), 3.2, nrows=1, ncols=len(methods), sharey=True) as (fig, ax):
+    with _figure(4.6 * len(methods), 3.2, nrows=1, ncols=len(methods)) as (fig, ax):
         for axis, method in zip(ax[0], methods, strict=True):
-            axis.axvspan(-1.0, NEAR_ZERO, color="#f1f1f1", zorder=0, label="≤ 0.1 (near zero)")
+            axis.axvspan(-1.0, NEAR_ZERO, color="#ececec", zorder=0, label="≤ 0.1 (near zero)")
             for shrinkage in ("none", "cv"):
                 rho = _agreement_of(agreement, method, shrinkage, min_battles)["spearman"]
                 if rho.empty:
@@ -175,7 +228,7 @@ def spearman_histograms(agreement: pd.DataFrame, min_battles: int) -> str:
                     label=f"{SHRINKAGE_LABELS[shrinkage]}: mean {mean:.2f}, n = {values.size}",
                 )
             axis.set_title(METHOD_TITLES.get(method, method))
-            axis.set_xlim(-1.0, 1.0)
+            axis.set_xlim(-1.03, 1.03)
             axis.set_xlabel("Spearman correlation with the aggregate ranking")
             axis.legend(loc="upper left")
         ax[0][0].set_ylabel("users")
@@ -285,6 +338,8 @@ def votes_scatter(agreement: pd.DataFrame, min_battles: int) -> str:
     str
         An ``<svg>`` element.
     """
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
     methods = _panel_methods(agreement)
     with _figure(4.6 * len(methods), 3.4, nrows=1, ncols=len(methods), sharey=True) as (fig, ax):
         for axis, method in zip(ax[0], methods, strict=True):
@@ -315,6 +370,9 @@ def votes_scatter(agreement: pd.DataFrame, min_battles: int) -> str:
                     label=f"{SHRINKAGE_LABELS[shrinkage]}: running median",
                 )
             axis.set_xscale("log")
+            axis.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+            axis.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            axis.xaxis.set_minor_formatter(NullFormatter())
             axis.set_ylim(-1.05, 1.05)
             axis.set_title(METHOD_TITLES.get(method, method))
             axis.set_xlabel("votes by the user (log scale)")

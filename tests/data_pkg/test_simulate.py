@@ -190,7 +190,7 @@ def test_prompt_generator_direct() -> None:
 
 
 def test_truth_round_trip(tmp_path: Path) -> None:
-    sim = simulate(40, 12, 6, rng=11)
+    sim = simulate(60, 12, 6, rng=11)
     paths = write_simulation(sim, tmp_path / "out")
     assert paths == {
         "battles": tmp_path / "out/battles.jsonl.gz",
@@ -206,7 +206,8 @@ def test_truth_round_trip(tmp_path: Path) -> None:
     for name in ("population_ratings", "model_quality", "model_popularity"):
         pd.testing.assert_series_equal(getattr(truth, name), getattr(sim, name), atol=1e-3)
     back = load_simulation(tmp_path / "out")
-    pd.testing.assert_frame_equal(back.battles, sim.battles, check_dtype=False)
+    pd.testing.assert_frame_equal(back.battles, sim.battles, check_exact=True)
+    assert sim.battles["prompt"].str.contains('\n|"', regex=True).any()  # escaping covered
     # JSON Lines with the SPEC section 1 fields; the same simulation gives the same bytes
     with gzip.open(paths["battles"], "rt", encoding="utf-8") as fh:
         first = json.loads(fh.readline())

@@ -106,3 +106,20 @@ def test_sparse_cases_give_finite_intervals() -> None:
     assert np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))
     samples = bootstrap_bt(v, 30, np.random.default_rng(0))
     assert np.all(np.isfinite(samples))
+
+
+def test_a_model_with_two_ties_gets_a_wide_sandwich_interval() -> None:
+    # Two ties against evenly matched opponents leave residuals near zero: the raw
+    # sandwich would claim a few points; the moderated variance stays honest.
+    data, _ = simulate_votes(4, 4000, seed=14)
+    m = np.vstack([data.matchups, [[4, 0], [1, 4]]])
+    y = np.concatenate([data.outcomes, [0.5, 0.5]])
+    v = collapse(PairwiseData(tuple("abcde"), m, y, np.ones(len(y))))
+    theta = fit_bt(5, v.matchups, v.outcomes, v.weights)
+    raw = np.sqrt(sandwich_covariance(theta, v.matchups, v.outcomes, v.weights)[4, 4])
+    lo, hi = sandwich_intervals(theta, v.matchups, v.outcomes, v.weights)
+    assert hi[4] - lo[4] > 2.5 * (2 * 1.96 * raw)  # far wider than the raw sandwich
+    assert hi[4] - lo[4] > 3.0  # more than three nats (520 Elo points)
+    # well-measured models (2,000 votes each) keep their sandwich widths, within 5%
+    full = np.sqrt(np.diag(sandwich_covariance(theta, v.matchups, v.outcomes, v.weights)))
+    assert (hi - lo)[:4] == pytest.approx(2 * 1.96 * full[:4], rel=0.05)

@@ -180,6 +180,16 @@ def test_real_arena_leaderboard(arena_path: Path, capsys: pytest.CaptureFixture[
     assert 0 < math_doc["n_battles"] < doc["n_battles"]
 
 
+@pytest.mark.parametrize(("method", "ci"), [("bt", "bootstrap"), ("elo", "bootstrap")])
+def test_real_arena_intervals(
+    arena_path: Path, method: str, ci: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = run_json(capsys, "leaderboard", str(arena_path), "--method", method, "--ci", ci)
+    assert len(doc["models"]) == 53 and doc["interval"] == ci
+    assert all(m["lower"] <= m["rating"] <= m["upper"] for m in doc["models"])
+    assert doc["models"][0]["rank"] == 1
+
+
 class TestPerUserCommands:
     def test_users(self, simulated: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
         doc = run_json(capsys, "users", str(simulated["battles"]), "--min-battles", "5")

@@ -1,0 +1,178 @@
+"""What every benchmark shares: result rows, timers, subprocess peak memory, machine facts.
+
+Timing is wall clock (:func:`time.perf_counter`); a figure is the best of a few
+repetitions, ours and the reference interleaved in the same process, so that their ratio
+survives a noisy machine. Peak memory is the ``ru_maxrss`` of a fresh child process,
+read by a small launcher process with ``RUSAGE_CHILDREN`` (see :mod:`bench._child`).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypedDict, TypeVar
+
+__all__ = [
+    "ChildRun",
+    "Row",
+    "baseline_rss_mb",
+    "best_of",
+    "error_text",
+    "machine_info",
+    "make_row",
+    "run_child",
+]
+
+T = TypeVar("T")
+
+#: The repository root, put on the child's ``PYTHONPATH`` so that ``bench`` imports.
+ROOT = Path(__file__).resolve().parents[1]
+_BYTES_PER_MB = 1e6
+
+
+class Row(TypedDict):
+    """One line of a results table.
+
+    ``ours`` and ``reference`` are seconds (float), a preformatted text (memory, an
+    error) or ``None``; ``ratio`` is reference / ours, above 1 when ours is faster;
+    ``met`` is ``True``/``False`` against ``goal``, ``None`` when there is no goal.
+    """
+
+    what: str
+    data: str
+    ours: float | str | None
+    reference: float | str | None
+    ratio: float | None
+    goal: str
+    met: bool | None
+    notes: str
+
+
+def make_row(
+    what: str,
+    data: str,
+    *,
+    ours: float | str | None,
+    reference: float | str | None = None,
+    ratio: float | None = None,
+    goal: str = "",
+    met: bool | None = None,
+    notes: str = "",
+) -> Row:
+    """Build a :class:`Row`; ``ratio`` defaults to reference / ours when both are seconds."""
+    if ratio is None and isinstance(ours, float) and isinstance(reference, float) and ours > 0:
+        ratio = reference / ours
+    return Row(
+        what=what,
+        data=data,
+        ours=ours,
+        reference=reference,
+        ratio=ratio,
+        goal=goal,
+        met=met,
+        notes=notes,
+    )
+
+
+def best_of(function: Callable[[], T], repeat: int = 3) -> tuple[float, T]:
+    """Run ``function`` ``repeat`` times; the shortest wall time and the last result."""
+    if repeat < 1:
+        raise ValueError(f"Argument 'repeat' must be at least 1, not {repeat}.")
+    best = float("inf")
+    result: T
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = function()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def error_text(exc: BaseException) -> str:
+    """``TypeName: message`` on one line, for a table cell."""
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    """What a benchmark child process reported, and what it cost.
+
+    Attributes
+    ----------
+    result : dict
+        The JSON document the child task returned.
+    peak_rss_mb : float
+        Peak resident set size of the child, in MB (10^6 bytes).
+    wall_s : float
+        Wall time of the whole child, interpreter start and imports included.
+    """
+
+    result: dict[str, Any]
+    peak_rss_mb: float
+    wall_s: float
+
+
+def run_child(task: str, args: Mapping[str, Any], timeout: float = 600.0) -> ChildRun:
+    """Run ``bench._child`` task ``task`` with ``args`` in a fresh interpreter.
+
+    The task runs under the small launcher of :mod:`bench._child`, which measures its
+    peak RSS with ``RUSAGE_CHILDREN`` (see there why not directly from here).
+
+    Raises
+    ------
+    RuntimeError
+        If the child fails or times out; the message ends with its stderr.
+    """
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    with tempfile.TemporaryDirectory(prefix="plb-bench-") as tmp:
+        out, err = Path(tmp) / "result.json", Path(tmp) / "stderr.txt"
+        command = [
+            sys.executable,
+            *("-m", "bench._child", "--measure", str(timeout)),
+            *(task, json.dumps(dict(args)), str(out)),
+        ]
+        start = time.perf_counter()
+        with open(err, "wb") as stderr:
+            status = subprocess.run(
+                command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=stderr, check=False
+            ).returncode
+        wall = time.perf_counter() - start
+        if status != 0:
+            tail = err.read_text(errors="replace").strip().splitlines()[-3:]
+            raise RuntimeError(f"child task {task!r} exited with {status}: {' | '.join(tail)}")
+        result = json.loads(out.read_text())
+        peak_kib = int(Path(f"{out}.rss").read_text())
+    return ChildRun(result, peak_kib * 1024 / _BYTES_PER_MB, wall)
+
+
+@functools.cache
+def baseline_rss_mb() -> float:
+    """Peak RSS (MB) of a bare ``python -c 'import numpy, pandas'``."""
+    return run_child("baseline", {}).peak_rss_mb
+
+
+def machine_info() -> dict[str, str]:
+    """The facts a reader needs to judge the figures."""
+    import numpy
+    import pandas
+    import scipy
+
+    return {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "cpu count": str(os.cpu_count()),
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "scipy": scipy.__version__,
+        "pandas": pandas.__version__,
+        "platform": platform.platform(),
+    }

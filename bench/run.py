@@ -1,0 +1,160 @@
+"""Run the benchmarks and (re)write their results table.
+
+Usage::
+
+    python -m bench.run                 # every benchmark, full size, writes bench/RESULTS.md
+    python -m bench.run per_user        # one benchmark; the other sections are kept
+    python -m bench.run --quick         # tiny data, writes bench/out/RESULTS-quick.md
+
+Each benchmark gets one section of the Markdown file, between ``<!-- bench:NAME -->``
+markers, so that running a subset leaves the sections of the others as they were.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import re
+import sys
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bench import aggregate, per_user
+from bench.common import Row, machine_info
+
+__all__ = ["BENCHMARKS", "format_section", "main", "render"]
+
+logger = logging.getLogger("bench")
+
+#: Name to (title, run function), in the order they run and appear.
+BENCHMARKS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
+    "aggregate": ("A. Aggregate leaderboard at Arena scale (issue 2)", aggregate.run),
+    "per_user": ("B. Per-user ratings, 100,000 users (issue 3)", per_user.run),
+}
+HERE = Path(__file__).resolve().parent
+DEFAULT_OUTPUT = HERE / "RESULTS.md"
+QUICK_OUTPUT = HERE / "out" / "RESULTS-quick.md"
+
+_COLUMNS = ("what", "data", "ours", "reference", "ratio", "goal", "met?", "notes")
+_CONVENTIONS = """\
+Conventions: times are wall-clock seconds (`time.perf_counter`), the best of a few
+repetitions, ours and the reference measured in the same process, one after the other;
+**ratio = reference / ours** (above 1: ours is faster). The machine is shared and noisy,
+so read the ratios rather than the bare seconds. Peak memory is the `ru_maxrss` of a
+fresh child process (`RUSAGE_CHILDREN` of a small launcher), in MB of 10^6 bytes.
+"—": no goal set, or nothing to compare."""
+
+
+def _seconds(value: float) -> str:
+    if value >= 100:
+        return f"{value:,.0f} s"
+    if value >= 1:
+        return f"{value:.2f} s"
+    return f"{value:.3f} s"
+
+
+def _cell(value: object) -> str:
+    if value is None or value == "":
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "**NO**"
+    if isinstance(value, float):
+        return _seconds(value)
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def _ratio(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.1f}×" if value >= 10 else f"{value:.2f}×"
+
+
+def format_section(name: str, rows: Sequence[Row], *, quick: bool, seconds: float) -> str:
+    """One benchmark's Markdown section, markers included."""
+    title = BENCHMARKS[name][0]
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    mode = "quick (tiny data, goals not evaluated)" if quick else "full"
+    lines = [
+        f"<!-- bench:{name} -->",
+        f"## {title}",
+        "",
+        f"`python -m bench.run {name}`: {mode}; run {when}, took {seconds:.0f} s.",
+        "",
+        "| " + " | ".join(_COLUMNS) + " |",
+        "|" + "---|" * len(_COLUMNS),
+    ]
+    for row in rows:
+        cells = [
+            _cell(row["what"]),
+            _cell(row["data"]),
+            _cell(row["ours"]),
+            _cell(row["reference"]),
+            _ratio(row["ratio"]),
+            _cell(row["goal"]),
+            _cell(row["met"]) if row["goal"] else "—",
+            _cell(row["notes"]),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append(f"<!-- /bench:{name} -->")
+    return "\n".join(lines)
+
+
+def _old_sections(path: Path) -> dict[str, str]:
+    if not path.exists():
+        return {}
+    text = path.read_text(encoding="utf-8")
+    pattern = re.compile(r"<!-- bench:(\w+) -->.*?<!-- /bench:\1 -->", re.DOTALL)
+    return {m.group(1): m.group(0) for m in pattern.finditer(text)}
+
+
+def render(sections: dict[str, str]) -> str:
+    """The whole results file: header, machine, conventions, then the sections in order."""
+    machine = machine_info()
+    header = [
+        "# Benchmark results",
+        "",
+        "Written by `python -m bench.run` (see `bench/run.py`); do not edit by hand.",
+        "",
+        "| machine | |",
+        "|---|---|",
+        *[f"| {key} | {value} |" for key, value in machine.items()],
+        "",
+        _CONVENTIONS,
+    ]
+    body = [sections[name] for name in BENCHMARKS if name in sections]
+    return "\n".join(header) + "\n\n" + "\n\n".join(body) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line entry point; returns the exit code."""
+    parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "names", nargs="*", metavar="NAME", help=f"benchmarks to run: {', '.join(BENCHMARKS)}"
+    )
+    parser.add_argument("--quick", action="store_true", help="tiny data, a few seconds")
+    parser.add_argument("--output", type=Path, help="results file (default by mode)")
+    args = parser.parse_args(argv)
+    unknown = [n for n in args.names if n not in BENCHMARKS]
+    if unknown:
+        parser.error(f"unknown benchmark {unknown[0]!r}; choose from {', '.join(BENCHMARKS)}")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
+    names = list(dict.fromkeys(args.names)) or list(BENCHMARKS)
+    output: Path = args.output or (QUICK_OUTPUT if args.quick else DEFAULT_OUTPUT)
+    sections = _old_sections(output)
+    for name in names:
+        logger.info("running %s%s", name, " (quick)" if args.quick else "")
+        start = time.perf_counter()
+        rows = BENCHMARKS[name][1](args.quick)
+        seconds = time.perf_counter() - start
+        logger.info("%s done in %.1f s", name, seconds)
+        sections[name] = format_section(name, rows, quick=args.quick, seconds=seconds)
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(render(sections), encoding="utf-8")  # after each, in case of a crash
+    logger.info("wrote %s", output)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
