@@ -93,19 +93,23 @@ def write_fit(
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     staging.chmod(0o755)  # mkdtemp makes it private; a fit is meant to be shared
-    frames = [analysis_frames(a) for a in analyses]
-    leaderboards = {a.ratings.method: a.aggregate.to_dict() for a in analyses}
-    summaries: dict[str, dict[str, Any]] = {}
-    for a in analyses:
-        summaries.setdefault(a.ratings.method, {})[a.ratings.shrinkage] = a.summary.to_dict()
-    _write_json(staging / "leaderboard.json", leaderboards)
-    _write_json(staging / "summary.json", summaries)
-    pd.concat([f[0] for f in frames]).to_parquet(staging / "users.parquet", index=False)
-    pd.concat([f[1] for f in frames]).to_parquet(staging / "agreement.parquet", index=False)
-    if evaluation is not None:
-        _write_json(staging / "evaluation.json", evaluation)
-    stamp = datetime.now(UTC).isoformat(timespec="seconds")
-    _write_json(staging / "manifest.json", {"format": FORMAT, "created": stamp, **manifest})
+    try:
+        frames = [analysis_frames(a) for a in analyses]
+        leaderboards = {a.ratings.method: a.aggregate.to_dict() for a in analyses}
+        summaries: dict[str, dict[str, Any]] = {}
+        for a in analyses:
+            summaries.setdefault(a.ratings.method, {})[a.ratings.shrinkage] = a.summary.to_dict()
+        _write_json(staging / "leaderboard.json", leaderboards)
+        _write_json(staging / "summary.json", summaries)
+        pd.concat([f[0] for f in frames]).to_parquet(staging / "users.parquet", index=False)
+        pd.concat([f[1] for f in frames]).to_parquet(staging / "agreement.parquet", index=False)
+        if evaluation is not None:
+            _write_json(staging / "evaluation.json", evaluation)
+        stamp = datetime.now(UTC).isoformat(timespec="seconds")
+        _write_json(staging / "manifest.json", {"format": FORMAT, "created": stamp, **manifest})
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     if out.exists():
         retired = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
         out.rename(retired / out.name)

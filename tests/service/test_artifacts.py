@@ -1,0 +1,57 @@
+"""The fit directory: written whole or not at all, read back, clear errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ranking.analysis import analyse_users
+from service.artifacts import load_fit, write_fit
+from tests.conftest import simulate_users
+
+
+@pytest.fixture(scope="module")
+def analysis():  # type: ignore[no-untyped-def]
+    data, users, _, _ = simulate_users(15, 20, 5, seed=0)
+    names = tuple(f"user{u}" for u in range(15))
+    return analyse_users(data, users, names, min_battles=5)
+
+
+def test_round_trip(tmp_path: Path, analysis) -> None:  # type: ignore[no-untyped-def]
+    out = write_fit(
+        tmp_path / "fit", manifest={"n_users": 15}, analyses=[analysis], evaluation=None
+    )
+    fit = load_fit(out)
+    assert fit.manifest["n_users"] == 15 and fit.evaluation is None
+    assert fit.leaderboards["bt"]["models"][0]["rank"] == 1
+    assert len(fit.users) == 15 * 5 and len(fit.agreement) == 15
+    assert np.allclose(fit.users.rating.to_numpy(), analysis.ratings.ratings.ravel())
+    assert out.stat().st_mode & 0o777 == 0o755
+
+
+def test_replacing_a_fit_leaves_no_debris(tmp_path: Path, analysis) -> None:  # type: ignore[no-untyped-def]
+    for n in (1, 2):
+        write_fit(tmp_path / "fit", manifest={"n": n}, analyses=[analysis], evaluation={"x": n})
+    assert json.loads((tmp_path / "fit" / "manifest.json").read_text())["n"] == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fit"]
+
+
+def test_a_failed_write_keeps_the_old_fit(tmp_path: Path, analysis) -> None:  # type: ignore[no-untyped-def]
+    write_fit(tmp_path / "fit", manifest={"n": 1}, analyses=[analysis], evaluation=None)
+    with pytest.raises(ValueError):  # NaN is not JSON: the write fails midway
+        write_fit(
+            tmp_path / "fit", manifest={"n": 2}, analyses=[analysis], evaluation={"x": float("nan")}
+        )
+    assert load_fit(tmp_path / "fit").manifest["n"] == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fit"]  # no staging debris
+
+
+def test_load_errors_are_clear(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="missing manifest.json.*plb fit"):
+        load_fit(tmp_path)
+    (tmp_path / "manifest.json").write_text('{"format": "other"}')
+    with pytest.raises(ValueError, match="not a fit directory"):
+        load_fit(tmp_path)
