@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -65,7 +66,7 @@ def run(quick: bool = False) -> list[Row]:
         f"{reference_s:.2f} s for {sample.size} random users, extrapolated to {votes.n_users:,}"
     )
 
-    runs: dict[tuple[str, str], tuple[dict, float]] = {}
+    runs: dict[tuple[str, str], tuple[dict[str, Any], float]] = {}
     errors: dict[tuple[str, str], str] = {}
     groups = [[fit] for fit in FITS] if plan.one_process_per_fit else [list(FITS)]
     for group in groups:
@@ -137,7 +138,7 @@ def _choix_loop(votes: UserVotes, sample: np.ndarray) -> tuple[float, np.ndarray
 
 
 def _memory_rows(
-    runs: dict[tuple[str, str], tuple[dict, float]], label: str, plan: _Plan
+    runs: dict[tuple[str, str], tuple[dict[str, Any], float]], label: str, plan: _Plan
 ) -> list[Row]:
     baseline = baseline_rss_mb()
     if plan.one_process_per_fit:

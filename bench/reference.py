@@ -7,9 +7,9 @@ identical rows first; the reference here is the version before that, over all ``
 (weights one), with ``np.bincount`` in place of FastChat's slower ``np.add.at``.
 
 Run the L-BFGS-B reference inside :func:`reference_blas`: with OpenBLAS's default thread
-pool, scipy's L-BFGS-B spends milliseconds per iteration handing tiny vector operations
-to threads on some machines (7 ms against 0.08 ms on the 2-core benchmark machine), which
-would flatter every ratio against it.
+pool, scipy's L-BFGS-B can spend milliseconds per iteration handing tiny vector
+operations to threads (at times 7 ms against 0.08 ms with one thread on the 2-core
+benchmark machine, whatever the problem size), which would flatter every ratio against it.
 """
 
 from __future__ import annotations

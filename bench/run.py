@@ -44,6 +44,9 @@ repetitions, ours and the reference measured in the same process, one after the 
 **ratio = reference / ours** (above 1: ours is faster). The machine is shared and noisy,
 so read the ratios rather than the bare seconds. Peak memory is the `ru_maxrss` of a
 fresh child process (`RUSAGE_CHILDREN` of a small launcher), in MB of 10^6 bytes.
+The L-BFGS-B reference runs with BLAS limited to one thread (`threadpoolctl`), its fastest
+setting here: OpenBLAS's thread pool at times adds milliseconds to every L-BFGS-B
+iteration on this machine; the point-fit rows also give its time with the default threads.
 "—": no goal set, or nothing to compare."""
 
 

@@ -39,6 +39,32 @@ def vote_order(battles: pd.DataFrame) -> np.ndarray:
     return np.argsort(stamps, kind="stable")
 
 
+def _codes(column: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    """Category codes and categories of a column (categorical or not)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy(), column.cat.categories
+    categorical = pd.Categorical(column.astype("string"))
+    return categorical.codes, categorical.categories
+
+
+def _model_codes(battles: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, pd.Index]:
+    """Codes of ``model_a`` and ``model_b`` against one shared index of names."""
+    a, b = battles["model_a"], battles["model_b"]
+    same = (
+        isinstance(a.dtype, pd.CategoricalDtype)
+        and isinstance(b.dtype, pd.CategoricalDtype)
+        and a.cat.categories.equals(b.cat.categories)
+    )
+    if same:  # the ingested frame: one sorted category set for both columns
+        return a.cat.codes.to_numpy(), b.cat.codes.to_numpy(), a.cat.categories
+    names = pd.Index(sorted(set(a.astype(str)) | set(b.astype(str))))
+    return (
+        names.get_indexer(pd.Index(a.astype(str))),
+        names.get_indexer(pd.Index(b.astype(str))),
+        names,
+    )
+
+
 def pairwise_from_battles(
     battles: pd.DataFrame, models: Sequence[str] | None = None
 ) -> PairwiseData:
@@ -56,20 +82,30 @@ def pairwise_from_battles(
     PairwiseData
         One row per vote, weights all one.
     """
-    ordered = battles.iloc[vote_order(battles)]
-    a = ordered["model_a"].astype(str).to_numpy()
-    b = ordered["model_b"].astype(str).to_numpy()
-    names = tuple(sorted(set(a) | set(b))) if models is None else tuple(models)
-    index = pd.Index(names)
-    codes_a, codes_b = index.get_indexer(pd.Index(a)), index.get_indexer(pd.Index(b))
-    if len(a) and (codes_a.min() < 0 or codes_b.min() < 0):
-        missing = sorted((set(a) | set(b)) - set(names))
-        raise ValueError(f"Argument 'models' lacks models present in the votes: {missing[:5]}.")
-    outcomes = np.asarray(ordered["winner"].astype(str).map(WINNER_OUTCOME), dtype=np.float64)
+    order = vote_order(battles)
+    codes_a, codes_b, names = _model_codes(battles)
+    codes_a, codes_b = codes_a[order], codes_b[order]
+    if (codes_a < 0).any() or (codes_b < 0).any():
+        raise ValueError("Columns 'model_a' and 'model_b' must name a model in every battle.")
+    if models is None:
+        used = np.zeros(len(names), dtype=bool)
+        used[codes_a] = used[codes_b] = True
+        target = np.cumsum(used) - 1  # old code -> position among the models present
+        keep = tuple(str(name) for name in names[used])
+    else:
+        keep = tuple(models)
+        target = pd.Index(keep).get_indexer(names.astype(str))
+        if (target[codes_a] < 0).any() or (target[codes_b] < 0).any():
+            present = set(names[np.union1d(codes_a, codes_b)].astype(str))
+            missing = sorted(present - set(keep))
+            raise ValueError(f"Argument 'models' lacks models present in the votes: {missing[:5]}.")
+    winner_codes, winners = _codes(battles["winner"])
+    table = np.array([WINNER_OUTCOME.get(str(w), np.nan) for w in winners] + [np.nan])
+    outcomes = table[winner_codes[order]]  # code -1 (missing) picks the trailing NaN
     if np.isnan(outcomes).any():
         raise ValueError("Column 'winner' holds values outside the canonical five.")
-    matchups = np.stack([codes_a, codes_b], axis=1).astype(np.intp)
-    return PairwiseData(names, matchups, outcomes, np.ones(len(outcomes)))
+    matchups = np.stack([target[codes_a], target[codes_b]], axis=1).astype(np.intp)
+    return PairwiseData(keep, matchups, outcomes, np.ones(len(outcomes)))
 
 
 def user_codes(battles: pd.DataFrame) -> tuple[np.ndarray, tuple[str, ...]]:

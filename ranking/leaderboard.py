@@ -23,14 +23,13 @@ DEFAULT_INTERVAL: dict[Method, Interval] = {"bt": "sandwich", "elo": "bootstrap"
 
 
 def _bt_ratings(
-    data: PairwiseData,
+    votes: PairwiseData,
     interval: Interval,
     rounds: int,
     confidence: float,
     rng: np.random.Generator,
     alpha: float,
 ) -> tuple[Ratings, Ratings, Ratings]:
-    votes = collapse(data)
     theta = fit_bt(votes.n_models, votes.matchups, votes.outcomes, votes.weights, alpha=alpha)
     if interval == "sandwich":
         lo, hi = sandwich_intervals(
@@ -124,8 +123,9 @@ def fit_leaderboard(
     if data.n_models == 0:
         raise ValueError("Argument 'data' holds no votes: there is nothing to rank.")
     generator = np.random.default_rng(rng)
+    votes = collapse(data)
     if method == "bt":
-        point, lower, upper = _bt_ratings(data, interval, rounds, confidence, generator, alpha)
+        point, lower, upper = _bt_ratings(votes, interval, rounds, confidence, generator, alpha)
     else:
         point, lower, upper = _elo_ratings(data, interval, rounds, confidence, generator, k)
 
@@ -139,7 +139,7 @@ def fit_leaderboard(
     # The point estimate always lies inside its interval, even for a skewed bootstrap.
     lower, upper = np.minimum(lower, point), np.maximum(upper, point)
     ranks = interval_ranks(lower, upper)
-    counts = model_counts(data)
+    counts = model_counts(votes)
     rows = [
         ModelRating(
             model=data.models[j],
