@@ -20,7 +20,13 @@ class UsageError(Exception):
 
 
 def add_input_options(parser: argparse.ArgumentParser) -> None:
-    """Options for commands that read battle logs."""
+    """The battle-log arguments of commands that read them: the files, ``--skip-invalid``."""
+    parser.add_argument(
+        "battles",
+        nargs="+",
+        metavar="BATTLES",
+        help="battle log file(s): .jsonl, .json, .csv or .parquet, each optionally .gz",
+    )
     parser.add_argument(
         "--skip-invalid",
         action="store_true",

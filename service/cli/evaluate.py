@@ -28,7 +28,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "log-loss, accuracy (a tie counts half) and Brier score; with --truth, also the "
         "mean Spearman against each user's true ranking of all models.",
     )
-    parser.add_argument("battles", nargs="+", metavar="BATTLES", help="battle log file(s)")
     parser.add_argument(
         "--method",
         action="append",

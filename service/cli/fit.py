@@ -31,7 +31,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "evaluation, and write them into DIR (replaced atomically) for 'plb report' and "
         "'plb serve'.",
     )
-    parser.add_argument("battles", nargs="+", metavar="BATTLES", help="battle log file(s)")
     parser.add_argument("--out", required=True, metavar="DIR", help="output directory")
     parser.add_argument(
         "--min-battles",

@@ -40,7 +40,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "battle logs, with 95%% intervals and interval-aware ranks (rank = 1 + the number of "
         "models whose lower bound is above this model's upper bound).",
     )
-    parser.add_argument("battles", nargs="+", metavar="BATTLES", help="battle log file(s)")
     parser.add_argument("--method", choices=("bt", "elo"), default="bt", help="default: bt")
     parser.add_argument(
         "--ci",

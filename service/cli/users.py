@@ -24,7 +24,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "aggregate by default) and measure each user's Spearman and Kendall agreement with "
         "the aggregate ranking over the models that user voted on.",
     )
-    parser.add_argument("battles", nargs="+", metavar="BATTLES", help="battle log file(s)")
     parser.add_argument("--method", choices=("bt", "elo"), default="bt", help="default: bt")
     parser.add_argument(
         "--min-battles",
