@@ -37,7 +37,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "leaderboard",
         help="aggregate leaderboard of a battle log",
         description="Fit the aggregate Bradley-Terry or online Elo leaderboard of one or more "
-        "battle logs, with 95%% intervals and interval-aware ranks (rank = 1 + the number of "
+        "battle logs, with 95% intervals and interval-aware ranks (rank = 1 + the number of "
         "models whose lower bound is above this model's upper bound).",
     )
     parser.add_argument("--method", choices=("bt", "elo"), default="bt", help="default: bt")
