@@ -15,6 +15,7 @@ __all__ = [
     "MODERATION_VOTES",
     "bootstrap_bt",
     "bootstrap_elo",
+    "centred_inverse",
     "interval_ranks",
     "percentile_intervals",
     "sandwich_covariance",
@@ -24,7 +25,7 @@ __all__ = [
 FloatArray = npt.NDArray[np.float64]
 #: Most (replicate, vote) index pairs an Elo bootstrap materialises at once.
 _MAX_ELO_BOOTSTRAP_ROWS = 20_000_000
-#: Votes a model needs before its sandwich variance outweighs the pooled model-based one.
+#: Votes a model needs before its sandwich variance outweighs the model-based one.
 MODERATION_VOTES = 20.0
 
 
@@ -67,9 +68,25 @@ def sandwich_covariance(
     np.add.at(meat, (b, b), r2)
     np.add.at(meat, (a, b), -r2)
     np.add.at(meat, (b, a), -r2)
-    bread = np.linalg.inv(bt_hessian(theta, matchups, outcomes, w, alpha))
+    bread = centred_inverse(bt_hessian(theta, matchups, outcomes, w, alpha))
     cov: FloatArray = bread @ meat @ bread
     return 0.5 * (cov + cov.T)
+
+
+def centred_inverse(hessian: FloatArray) -> FloatArray:
+    """``C H^-1 C``, the inverse Hessian of ratings relative to their mean (``C = I - J``).
+
+    A Bradley-Terry Hessian has the all-ones vector as an eigenvector whose eigenvalue is
+    only the prior precision ``alpha``: inverted as it is, that direction carries
+    ``1 / alpha``, and rounding errors of that size swamp everything else when ``alpha``
+    is tiny. Raising that one eigenvalue to the scale of the rest (``H + c J``) before
+    inverting changes nothing else, and the centring then removes it exactly.
+    """
+    k = hessian.shape[0]
+    shift = np.full((k, k), max(float(np.trace(hessian)) / k, 1e-12) / k)
+    centre = np.eye(k) - 1.0 / k
+    inverse: FloatArray = centre @ np.linalg.inv(hessian + shift) @ centre
+    return inverse
 
 
 def sandwich_intervals(
@@ -87,27 +104,22 @@ def sandwich_intervals(
     The sandwich variance of a model estimates its uncertainty from that model's own
     residuals, which is right with many votes and wrong with a handful: two ties with an
     evenly matched opponent leave residuals near zero, and a sandwich interval of a few
-    points. Each model's variance is therefore moderated toward the quasi-likelihood
-    variance ``phi * H^-1`` (``phi``, the ratio of observed to Bernoulli residual variance
-    over all votes, calibrates the model-based variance for ties), weighing the sandwich
-    by the model's ``n`` votes against ``prior_votes``::
+    points. Each model's variance is therefore moderated toward the model-based
+    (Bernoulli) variance ``H^-1``, weighing the sandwich by the model's ``n`` votes
+    against ``prior_votes``::
 
-        var = (n * sandwich + prior_votes * phi * model_based) / (n + prior_votes)
+        var = (n * sandwich + prior_votes * model_based) / (n + prior_votes)
 
     With thousands of votes this is the sandwich; with two it is the model-based
-    variance. Natural-log units.
+    variance, which does not depend on the residuals. Natural-log units.
     """
     matchups = np.asarray(matchups, dtype=np.intp)
     w = np.ones(len(outcomes)) if weights is None else np.asarray(weights, dtype=np.float64)
     k = theta.shape[0]
     sandwich = np.diag(sandwich_covariance(theta, matchups, outcomes, w, alpha))
-    p = expit(theta[matchups[:, 0]] - theta[matchups[:, 1]])
-    phi = float(np.sum(w * (p - outcomes) ** 2) / max(np.sum(w * p * (1.0 - p)), 1e-300))
-    centre = np.eye(k) - 1.0 / k
-    inverse = np.linalg.inv(bt_hessian(theta, matchups, outcomes, w, alpha))
-    model_based = np.diag(centre @ inverse @ centre)
+    model_based = np.diag(centred_inverse(bt_hessian(theta, matchups, outcomes, w, alpha)))
     n = np.bincount(matchups.ravel(), weights=np.repeat(w, 2), minlength=k)
-    variance = (n * sandwich + prior_votes * phi * model_based) / (n + prior_votes)
+    variance = (n * sandwich + prior_votes * model_based) / (n + prior_votes)
     z = float(norm.ppf(0.5 + confidence / 2.0))
     sd = np.sqrt(np.clip(variance, 0.0, None))
     return theta - z * sd, theta + z * sd

