@@ -58,14 +58,17 @@ class Posterior:
     theta : ndarray
         ``(G, k)`` posterior modes (natural-log strengths).
     variance : ndarray
-        ``(G, k)`` posterior variance of each strength (diagonal of ``H^-1``); NaN when
-        not computed.
+        ``(G, k)`` posterior variance of each strength (diagonal of ``H^-1``).
+    relative_variance : ndarray
+        ``(G, k)`` posterior variance of each strength relative to the group's mean
+        strength: what a plain fit, whose mean the data cannot fix, can say.
     log_evidence : ndarray
         ``(G,)`` Laplace approximation of each group's log marginal likelihood.
     """
 
     theta: npt.NDArray[np.float64]
     variance: npt.NDArray[np.float64]
+    relative_variance: npt.NDArray[np.float64]
     log_evidence: npt.NDArray[np.float64]
 
 
@@ -317,6 +320,7 @@ def _solve(
     mu = _as_prior_mean(prior_mean, n_groups, n_models)
     theta = mu.copy() if initial_params is None else np.array(initial_params, dtype=np.float64)
     variance = np.full((n_groups, n_models), np.nan)
+    relative = np.full((n_groups, n_models), np.nan)
     evidence = np.full(n_groups, np.nan)
 
     batch = max(1, _MAX_HESSIAN_ENTRIES // max(n_models * n_models, 1))
@@ -341,13 +345,32 @@ def _solve(
         if posterior:
             hessian = problem.hessian(mode)
             _, logdet = np.linalg.slogdet(hessian)
-            variance[start:stop] = np.diagonal(np.linalg.inv(hessian), axis1=1, axis2=2)
+            variance[start:stop], relative[start:stop] = _variances(hessian, alphas[start:stop])
             evidence[start:stop] = (
                 -problem.objective(mode)
                 + 0.5 * n_models * np.log(alphas[start:stop])
                 - 0.5 * logdet
             )
-    return Posterior(theta, variance, evidence)
+    return Posterior(theta, variance, relative, evidence)
+
+
+def _variances(hessian: FloatArray, alpha: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Diagonals of ``H^-1`` and of ``C H^-1 C`` (relative to the mean), per group.
+
+    The all-ones vector is an eigenvector of every Hessian here, with eigenvalue
+    ``alpha``. Inverting ``H + c J`` instead (``J = 11^T / k``, ``c`` the mean diagonal)
+    keeps every other direction and avoids rounding errors of size ``1 / alpha``; the
+    ones-direction term of ``H^-1`` is then added back exactly.
+    """
+    g, k, _ = hessian.shape
+    c = np.maximum(np.trace(hessian, axis1=1, axis2=2) / k, 1e-12)
+    inverse = np.linalg.inv(hessian + c[:, None, None] / k)
+    diagonal = np.diagonal(inverse, axis1=1, axis2=2)
+    absolute = diagonal + (1.0 / alpha - 1.0 / (alpha + c))[:, None] / k
+    relative = (
+        diagonal - 2.0 * inverse.sum(axis=2) / k + inverse.sum(axis=(1, 2))[:, None] / (k * k)
+    )
+    return absolute, relative
 
 
 def fit_bt(

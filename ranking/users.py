@@ -186,7 +186,10 @@ def fit_user_ratings(
         prior_mean=mu,
         alpha=strength,
     )
-    half_width = float(norm.ppf(0.5 + confidence / 2.0)) * np.sqrt(fit.variance)
+    # A plain fit cannot place a user's mean rating, only ratings relative to it; with a
+    # prior the mean is placed too, and the full posterior variance applies.
+    variance = fit.relative_variance if shrinkage == "none" else fit.variance
+    half_width = float(norm.ppf(0.5 + confidence / 2.0)) * np.sqrt(variance)
     return UserRatings(
         method,
         shrinkage,

@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 from scipy.optimize import check_grad
 from sklearn.linear_model import LogisticRegression
 
-from ranking.bt import bt_gradient, bt_hessian, bt_objective, fit_bt, fit_bt_grouped
+from ranking.bt import (
+    bt_gradient,
+    bt_hessian,
+    bt_objective,
+    fit_bt,
+    fit_bt_grouped,
+    fit_bt_posterior,
+)
 from ranking.intervals import sandwich_intervals
 from ranking.pairwise import ELO_PER_NAT, collapse
 from tests.conftest import simulate_votes
@@ -199,3 +206,15 @@ def test_duplicating_every_vote_keeps_the_ratings_and_narrows_the_intervals(vote
     lo, hi = sandwich_intervals(once, matchups, outcomes, alpha=1e-9)
     lo2, hi2 = sandwich_intervals(twice, *doubled, alpha=1e-9)
     assert np.all(hi2 - lo2 < hi - lo)
+
+
+@pytest.mark.parametrize("alpha", [1e-3, 2.0])
+def test_posterior_variances_are_the_inverse_hessian(alpha: float) -> None:
+    data, _ = simulate_votes(5, 300, seed=1)
+    fit = fit_bt_posterior(5, data.matchups, data.outcomes, alpha=alpha)
+    inverse = np.linalg.inv(bt_hessian(fit.theta[0], data.matchups, data.outcomes, None, alpha))
+    centre = np.eye(5) - 1 / 5
+    assert fit.variance[0] == pytest.approx(np.diag(inverse), rel=1e-6)
+    assert fit.relative_variance[0] == pytest.approx(np.diag(centre @ inverse @ centre), rel=1e-6)
+    # the relative variance leaves out the 1 / alpha of the unplaced mean
+    assert np.all(fit.relative_variance < fit.variance)
