@@ -63,10 +63,11 @@ import pandas as pd
 import pyarrow as pa
 from pyarrow import json as pa_json
 from scipy.special import ndtri
-from scipy.stats import rankdata
 
 from data.prompts import TOPICS, WRITING_TRAITS, generate_prompts
-from ranking.types import BASE, CENTER, SCALE
+from ranking.agreement import spearman_per_row
+from ranking.pairwise import ELO_PER_NAT
+from ranking.types import CENTER
 
 __all__ = [
     "ELO_PER_NAT",
@@ -82,8 +83,6 @@ __all__ = [
     "write_simulation",
 ]
 
-#: Natural-log strength to Elo points.
-ELO_PER_NAT = SCALE / math.log(BASE)
 #: Answer-style traits of models, and the matching preferences of users.
 STYLE_TRAITS: tuple[str, ...] = ("verbosity", "formality", "markdown")
 _WINNERS = np.array(["model_a", "model_b", "tie", "tie (bothbad)"], dtype=object)
@@ -472,12 +471,10 @@ def spearman_with_population(
     missing = set(user_ratings.columns) - set(population_ratings.index)
     if missing:
         raise ValueError(f"Argument 'population_ratings' lacks models {sorted(missing)!r}.")
-    ranks = rankdata(user_ratings.to_numpy(dtype=float), axis=1)
-    ranks -= ranks.mean(axis=1, keepdims=True)
-    ref = rankdata(population_ratings[user_ratings.columns].to_numpy(dtype=float))
-    ref -= ref.mean()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rho = ranks @ ref / np.sqrt((ranks**2).sum(axis=1) * (ref**2).sum())
+    rho = spearman_per_row(
+        user_ratings.to_numpy(dtype=float),
+        population_ratings[user_ratings.columns].to_numpy(dtype=float),
+    )
     return pd.Series(rho, index=user_ratings.index, name="spearman")
 
 
