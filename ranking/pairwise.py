@@ -1,4 +1,4 @@
-"""Plain operations on pairwise vote arrays: collapsing, counting, elo-scale conversion."""
+"""Plain operations on pairwise vote arrays: collapsing, counting, Elo-scale conversion."""
 
 from __future__ import annotations
 
@@ -8,15 +8,13 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ranking.types import BASE, CENTER, SCALE, Matchups, Outcomes, PairwiseData, Ratings, Weights
+from ranking.types import BASE, CENTER, SCALE, PairwiseData
 
 __all__ = [
     "ModelCounts",
-    "canonical_rows",
     "collapse",
     "model_counts",
     "to_elo_scale",
-    "weighted_log_loss",
 ]
 
 #: Natural-log strength units to Elo points.
@@ -28,19 +26,6 @@ def to_elo_scale(theta: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     return CENTER + ELO_PER_NAT * np.asarray(theta, dtype=np.float64)
 
 
-def canonical_rows(matchups: Matchups, outcomes: Outcomes) -> tuple[Matchups, Outcomes]:
-    """Order each pair so that ``a < b``, flipping the outcome of swapped rows.
-
-    ``(a, b, y)`` and ``(b, a, 1 - y)`` are the same observation; writing both one way
-    lets :func:`collapse` merge them and makes every fit invariant to the swap.
-    """
-    a = np.asarray(matchups[:, 0], dtype=np.intp)
-    b = np.asarray(matchups[:, 1], dtype=np.intp)
-    outcomes = np.asarray(outcomes, dtype=np.float64)
-    canon = np.stack([np.minimum(a, b), np.maximum(a, b)], axis=1)
-    return canon, np.where(a > b, 1.0 - outcomes, outcomes)
-
-
 #: Largest dense key space (3 k^2 cells) :func:`collapse` counts with ``bincount``.
 _MAX_DENSE_KEYS = 10_000_000
 
@@ -48,7 +33,9 @@ _MAX_DENSE_KEYS = 10_000_000
 def collapse(data: PairwiseData) -> PairwiseData:
     """Merge identical ``(model_a, model_b, outcome)`` rows into one row with their count.
 
-    Pairs are put in canonical order first (as :func:`canonical_rows` does). The result holds at
+    ``(a, b, y)`` and ``(b, a, 1 - y)`` are the same observation, so pairs are first put
+    in canonical order (``a < b``, the outcome flipped where swapped); this also makes
+    every fit invariant to the swap. The result holds at
     most ``3 * k * (k - 1) / 2`` rows for ``k`` models, whatever the number of votes.
 
     Parameters
@@ -110,13 +97,3 @@ def model_counts(data: PairwiseData) -> ModelCounts:
     losses = count(a, y == 0.0) + count(b, y == 1.0)
     ties = count(a, tie) + count(b, tie)
     return ModelCounts(wins + losses + ties, wins, losses, ties)
-
-
-def weighted_log_loss(
-    ratings: Ratings, matchups: Matchups, outcomes: Outcomes, weights: Weights | None = None
-) -> float:
-    """Mean negative log-likelihood of votes under natural-log strengths ``ratings``."""
-    d = ratings[matchups[:, 0]] - ratings[matchups[:, 1]]
-    w = np.ones_like(d) if weights is None else weights
-    loss = outcomes * np.logaddexp(0.0, -d) + (1.0 - outcomes) * np.logaddexp(0.0, d)
-    return float(np.sum(w * loss) / np.sum(w))

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import Any
 
 import pandas as pd
 
@@ -67,8 +67,3 @@ def emit(document: dict[str, Any], table: str, output_format: str) -> None:
         sys.stdout.write("\n")
     else:
         sys.stdout.write(table.rstrip("\n") + "\n")
-
-
-def fail(message: str) -> NoReturn:
-    """Raise :class:`UsageError` (a helper for expression contexts)."""
-    raise UsageError(message)
