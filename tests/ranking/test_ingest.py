@@ -15,7 +15,6 @@ from ranking.ingest import SUFFIXES, BattleLogError, IngestResult, read_battles
 from ranking.validation import BATTLE_COLUMNS, WINNERS
 
 DATA = Path(__file__).parent.parent / "data" / "ingest"
-ARENA = Path("/work/shared/data/arena-140k/battles.csv.gz")
 WINNER_ERROR = "is not one of model_a, model_b, tie, tie (bothbad), both_bad"
 HEADER = "id,model_a,model_b,winner,tstamp\n"
 GOOD = '{"model_a": "x", "model_b": "y", "winner": "tie"}'
@@ -304,9 +303,8 @@ def test_ids_that_look_numeric_stay_text(tmp_path: Path) -> None:
     assert read_battles(tmp_path / "b.json").battles["battle_id"].tolist() == ["17"]
 
 
-@pytest.mark.skipif(not ARENA.exists(), reason=f"real arena log {ARENA} is not available")
-def test_real_arena_log() -> None:
-    result = read_battles(ARENA)
+def test_real_arena_log(arena_path: Path) -> None:
+    result = read_battles(arena_path)
     battles = result.battles
     assert result.n_read == 135_634
     # The log holds 10 votes of a model against itself: dropped and counted, not errors.
