@@ -90,6 +90,7 @@ def analyse_users(
     method: Method = "bt",
     shrinkage: Shrinkage = "cv",
     min_battles: int = 10,
+    aggregate: Leaderboard | None = None,
     rng: np.random.Generator | int | None = 0,
 ) -> UserAnalysis:
     """Fit the aggregate and every user's ratings and measure how far they agree.
@@ -109,6 +110,8 @@ def analyse_users(
         See :func:`ranking.users.fit_user_ratings`; the aggregate is the prior.
     min_battles : int
         Users with fewer votes are fitted but left out of the summary.
+    aggregate : Leaderboard, optional
+        The aggregate leaderboard of ``data`` with ``method``, when already fitted.
     rng : numpy.random.Generator or int, optional
         Randomness of the intervals and of the shrinkage search.
 
@@ -116,7 +119,12 @@ def analyse_users(
     -------
     UserAnalysis
     """
-    aggregate = fit_leaderboard(data, method=method, rng=rng)
+    if aggregate is None:
+        aggregate = fit_leaderboard(data, method=method, rng=rng)
+    elif aggregate.method != method:
+        raise ValueError(
+            f"Argument 'aggregate' was fitted with method {aggregate.method!r}, not {method!r}."
+        )
     prior = np.array([aggregate[m].rating for m in data.models])
     known = users >= 0
     ratings = fit_user_ratings(

@@ -11,6 +11,8 @@ from tqdm import tqdm
 from ranking.analysis import analyse_users
 from ranking.evaluation import evaluate_personalisation, latest_split
 from ranking.frames import pairwise_from_battles, user_codes
+from ranking.leaderboard import fit_leaderboard
+from ranking.types import Method
 from service.artifacts import write_fit
 from service.cli.common import add_input_options, add_output_options, emit, load_battles
 from service.cli.evaluate import evaluation_document, format_evaluation, truth_matrix
@@ -54,7 +56,9 @@ def run(args: argparse.Namespace) -> None:
     battles = load_battles(args.battles, skip_invalid=args.skip_invalid)
     codes, names = user_codes(battles)
     data = pairwise_from_battles(battles)
-    steps = [(m, s) for m in ("bt", "elo") for s in ("cv", "none")]
+    methods: tuple[Method, ...] = ("bt", "elo")
+    aggregates = {m: fit_leaderboard(data, method=m, rng=args.seed) for m in methods}
+    steps = [(m, s) for m in methods for s in ("cv", "none")]
     analyses = []
     for method, shrinkage in tqdm(steps, desc="per-user fits", file=sys.stderr, disable=None):
         analyses.append(
@@ -62,9 +66,10 @@ def run(args: argparse.Namespace) -> None:
                 data,
                 codes,
                 names,
-                method=method,  # type: ignore[arg-type]
+                method=method,
                 shrinkage=shrinkage,  # type: ignore[arg-type]
                 min_battles=args.min_battles,
+                aggregate=aggregates[method],
                 rng=args.seed,
             )
         )
