@@ -38,6 +38,7 @@ __all__ = [
     "fit_bt",
     "fit_bt_grouped",
     "fit_bt_posterior",
+    "pair_matrices",
 ]
 
 #: Prior precision (natural-log units) of a plain fit: negligible next to any real data.
@@ -70,6 +71,32 @@ class Posterior:
     variance: npt.NDArray[np.float64]
     relative_variance: npt.NDArray[np.float64]
     log_evidence: npt.NDArray[np.float64]
+
+
+def pair_matrices(
+    n_models: int,
+    a: IntArray,
+    b: IntArray,
+    values: FloatArray,
+    groups: IntArray | None = None,
+    n_groups: int = 1,
+) -> FloatArray:
+    """Sum ``v_i (e_a - e_b)(e_a - e_b)^T`` over rows, per group: ``(G, k, k)``.
+
+    The shape of every second-moment matrix of pairwise votes: the Hessian (``v`` the
+    Bernoulli variance) and the sandwich's meat (``v`` the squared residual).
+    """
+    k = n_models
+    base = (np.zeros(len(a), dtype=np.intp) if groups is None else groups) * k * k
+    index = np.concatenate(
+        [base + a * (k + 1), base + b * (k + 1), base + a * k + b, base + b * k + a]
+    )
+    flat = np.bincount(
+        index,
+        weights=np.concatenate([values, values, -values, -values]),
+        minlength=n_groups * k * k,
+    )
+    return flat.astype(np.float64, copy=False).reshape(n_groups, k, k)
 
 
 class _Problem:
@@ -113,19 +140,8 @@ class _Problem:
 
     def hessian(self, theta: FloatArray) -> FloatArray:
         p = expit(self.diff(theta))
-        h = self.w * p * (1.0 - p)
-        k, size = self.k, self.g * self.k * self.k
-        base = self.groups * k * k
-        index = np.concatenate(
-            [
-                base + self.a * (k + 1),
-                base + self.b * (k + 1),
-                base + self.a * k + self.b,
-                base + self.b * k + self.a,
-            ]
-        )
-        flat = np.bincount(index, weights=np.concatenate([h, h, -h, -h]), minlength=size)
-        hess = flat.astype(np.float64, copy=False).reshape(self.g, k, k)
+        hess = pair_matrices(self.k, self.a, self.b, self.w * p * (1.0 - p), self.groups, self.g)
+        k = self.k
         idx = np.arange(k)
         hess[:, idx, idx] += self.alpha[:, None]
         return hess

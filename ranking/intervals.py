@@ -7,7 +7,7 @@ import numpy.typing as npt
 from scipy.special import expit
 from scipy.stats import norm
 
-from ranking.bt import DEFAULT_ALPHA, bt_hessian, fit_bt_grouped
+from ranking.bt import DEFAULT_ALPHA, bt_hessian, fit_bt_grouped, pair_matrices
 from ranking.elo import K_FACTOR, online_elo_grouped
 from ranking.types import Matchups, Outcomes, PairwiseData, Ratings, Weights
 
@@ -58,19 +58,26 @@ def sandwich_covariance(
         ``(k, k)`` covariance in natural-log units. Every vote's score is orthogonal to
         a common shift, so the covariance describes ratings relative to their mean.
     """
+    bread, meat = _bread_and_meat(theta, matchups, outcomes, weights, alpha)
+    cov: FloatArray = bread @ meat @ bread
+    return 0.5 * (cov + cov.T)
+
+
+def _bread_and_meat(
+    theta: Ratings,
+    matchups: Matchups,
+    outcomes: Outcomes,
+    weights: Weights | None,
+    alpha: float,
+) -> tuple[FloatArray, FloatArray]:
+    """``C H^-1 C`` and ``M`` of the sandwich, each computed once."""
     matchups = np.asarray(matchups, dtype=np.intp)
-    k = theta.shape[0]
     w = np.ones(len(outcomes)) if weights is None else np.asarray(weights, dtype=np.float64)
     a, b = matchups[:, 0], matchups[:, 1]
     r2 = w * (expit(theta[a] - theta[b]) - outcomes) ** 2
-    meat = np.zeros((k, k))
-    np.add.at(meat, (a, a), r2)
-    np.add.at(meat, (b, b), r2)
-    np.add.at(meat, (a, b), -r2)
-    np.add.at(meat, (b, a), -r2)
+    meat = pair_matrices(theta.shape[0], a, b, r2)[0]
     bread = centred_inverse(bt_hessian(theta, matchups, outcomes, w, alpha))
-    cov: FloatArray = bread @ meat @ bread
-    return 0.5 * (cov + cov.T)
+    return bread, meat
 
 
 def centred_inverse(hessian: FloatArray) -> FloatArray:
@@ -113,12 +120,10 @@ def sandwich_intervals(
     With thousands of votes this is the sandwich; with two it is the model-based
     variance, which does not depend on the residuals. Natural-log units.
     """
-    matchups = np.asarray(matchups, dtype=np.intp)
+    bread, meat = _bread_and_meat(theta, matchups, outcomes, weights, alpha)
+    sandwich, model_based = np.diag(bread @ meat @ bread), np.diag(bread)
     w = np.ones(len(outcomes)) if weights is None else np.asarray(weights, dtype=np.float64)
-    k = theta.shape[0]
-    sandwich = np.diag(sandwich_covariance(theta, matchups, outcomes, w, alpha))
-    model_based = np.diag(centred_inverse(bt_hessian(theta, matchups, outcomes, w, alpha)))
-    n = np.bincount(matchups.ravel(), weights=np.repeat(w, 2), minlength=k)
+    n = np.bincount(np.ravel(matchups), weights=np.repeat(w, 2), minlength=theta.shape[0])
     variance = (n * sandwich + prior_votes * model_based) / (n + prior_votes)
     z = float(norm.ppf(0.5 + confidence / 2.0))
     sd = np.sqrt(np.clip(variance, 0.0, None))
