@@ -141,8 +141,7 @@ class _Problem:
     def hessian(self, theta: FloatArray) -> FloatArray:
         p = expit(self.diff(theta))
         hess = pair_matrices(self.k, self.a, self.b, self.w * p * (1.0 - p), self.groups, self.g)
-        k = self.k
-        idx = np.arange(k)
+        idx = np.arange(self.k)
         hess[:, idx, idx] += self.alpha[:, None]
         return hess
 

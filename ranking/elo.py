@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from ranking.pairwise import position_in_group
 from ranking.types import BASE, CENTER, SCALE, Matchups, Outcomes, Ratings
 
 __all__ = ["INITIAL", "K_FACTOR", "online_elo", "online_elo_grouped"]
@@ -110,13 +111,10 @@ def online_elo_grouped(
     ratings[:] = np.asarray(initial, dtype=np.float64)  # C-contiguous, so ravel() is a view
     if groups.size == 0:
         return ratings
-    order = np.argsort(groups, kind="stable")
-    sorted_groups = groups[order]
-    starts = np.searchsorted(sorted_groups, np.arange(n_groups))
-    position = np.arange(groups.size) - starts[sorted_groups]
-    # Rows sorted by (position within group, group): step s is one contiguous slice.
-    by_step = order[np.argsort(position, kind="stable")]
-    step_bounds = np.searchsorted(np.sort(position), np.arange(position.max() + 2))
+    position = position_in_group(groups)
+    # Rows sorted by position within their group: step s is one contiguous slice.
+    by_step = np.argsort(position, kind="stable")
+    step_bounds = np.searchsorted(position[by_step], np.arange(position.max() + 2))
     g_all, a_all, b_all = groups[by_step], matchups[by_step, 0], matchups[by_step, 1]
     y_all = np.asarray(outcomes, dtype=np.float64)[by_step]
     flat = ratings.ravel()

@@ -20,7 +20,7 @@ import numpy.typing as npt
 from scipy.special import expit
 
 from ranking.agreement import spearman_per_row
-from ranking.pairwise import ELO_PER_NAT
+from ranking.pairwise import ELO_PER_NAT, position_in_group
 from ranking.types import Method, PairwiseData
 from ranking.users import Shrinkage, aggregate_prior, fit_user_ratings
 
@@ -127,10 +127,7 @@ def latest_split(
     users = np.asarray(users, dtype=np.intp)
     known = users >= 0
     totals = np.bincount(users[known], minlength=n_users)
-    order = np.argsort(np.where(known, users, n_users), kind="stable")
-    starts = np.concatenate([[0], np.cumsum(totals)])
-    position = np.empty(users.size, dtype=np.intp)
-    position[order[: known.sum()]] = np.arange(known.sum()) - starts[users[order[: known.sum()]]]
+    position = position_in_group(users)
     n_test = np.ceil(fraction * totals).astype(np.intp)
     test = np.zeros(users.size, dtype=bool)
     u = users[known]

@@ -14,6 +14,7 @@ __all__ = [
     "ModelCounts",
     "collapse",
     "model_counts",
+    "position_in_group",
     "to_elo_scale",
 ]
 
@@ -24,6 +25,22 @@ ELO_PER_NAT = SCALE / math.log(BASE)
 def to_elo_scale(theta: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """Convert natural-log strengths to the Elo scale, ``0`` mapping to ``CENTER``."""
     return CENTER + ELO_PER_NAT * np.asarray(theta, dtype=np.float64)
+
+
+def position_in_group(groups: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
+    """0-based position of each row among its group's rows, in array order.
+
+    Rows of a negative group (no group) get ``-1``. Used to step every group's votes
+    together (online Elo) and to find each user's latest votes (held-out evaluation).
+    """
+    groups = np.asarray(groups, dtype=np.intp)
+    position = np.full(groups.size, -1, dtype=np.intp)
+    rows = np.flatnonzero(groups >= 0)
+    order = np.argsort(groups[rows], kind="stable")
+    sorted_groups = groups[rows][order]
+    group_start = np.searchsorted(sorted_groups, sorted_groups)
+    position[rows[order]] = np.arange(order.size) - group_start
+    return position
 
 
 #: Largest dense key space (3 k^2 cells) :func:`collapse` counts with ``bincount``.

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ranking import pairwise
-from ranking.pairwise import collapse, model_counts, to_elo_scale
+from ranking.pairwise import collapse, model_counts, position_in_group, to_elo_scale
 from ranking.types import PairwiseData
 from tests.conftest import simulate_votes
 
@@ -50,3 +50,9 @@ def test_outcomes_other_than_win_tie_loss_are_refused() -> None:
 
 def test_elo_scale() -> None:
     assert to_elo_scale(np.array([0.0, np.log(10.0)])) == pytest.approx([1000.0, 1400.0])
+
+
+def test_position_in_group() -> None:
+    groups = np.array([2, 0, 2, -1, 0, 2, 1])
+    assert position_in_group(groups).tolist() == [0, 0, 1, -1, 1, 2, 0]
+    assert position_in_group(np.array([], dtype=np.intp)).tolist() == []
