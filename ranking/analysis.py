@@ -128,7 +128,7 @@ def analyse_users(
     prior = np.array([aggregate[m].rating for m in data.models])
     known = users >= 0
     ratings = fit_user_ratings(
-        PairwiseData(data.models, data.matchups[known], data.outcomes[known], data.weights[known]),
+        data.select(known),
         users[known],
         len(user_names),
         method=method,

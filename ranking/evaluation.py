@@ -148,10 +148,6 @@ def predict(
     return expit(diff / ELO_PER_NAT)
 
 
-def _subset(data: PairwiseData, mask: npt.NDArray[np.bool_]) -> PairwiseData:
-    return PairwiseData(data.models, data.matchups[mask], data.outcomes[mask], data.weights[mask])
-
-
 def evaluate_personalisation(
     data: PairwiseData,
     users: IntArray,
@@ -196,10 +192,10 @@ def evaluate_personalisation(
         test &= np.asarray(eval_users, dtype=bool)[np.maximum(users, 0)] & (users >= 0)
     if not test.any():
         raise ValueError("No held-out votes: no user has enough votes to hold some out.")
-    train = _subset(data, ~test)
+    train = data.select(~test)
     train_users = users[~test]
     known = train_users >= 0
-    per_user_train = _subset(train, known)
+    per_user_train = train.select(known)
     tested_users = np.unique(users[test])
     rows = []
     for method in methods:

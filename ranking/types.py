@@ -96,6 +96,12 @@ class PairwiseData:
         """Total number of votes (the sum of the weights)."""
         return float(self.weights.sum())
 
+    def select(self, rows: npt.NDArray[np.bool_]) -> PairwiseData:
+        """The votes where ``rows`` (a boolean mask) is true, with the same model index."""
+        return PairwiseData(
+            self.models, self.matchups[rows], self.outcomes[rows], self.weights[rows]
+        )
+
 
 @dataclass(frozen=True)
 class ModelRating:
