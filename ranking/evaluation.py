@@ -25,6 +25,7 @@ from ranking.types import Method, PairwiseData
 from ranking.users import Shrinkage, aggregate_prior, fit_user_ratings
 
 __all__ = [
+    "MIN_VOTES",
     "EvaluationRow",
     "Scores",
     "evaluate_personalisation",
@@ -35,6 +36,8 @@ __all__ = [
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.intp]
+#: Users with fewer votes than this stay wholly in training by default.
+MIN_VOTES = 5
 #: Predicted probabilities are kept this far from 0 and 1 in the log-loss.
 _EPS = 1e-6
 
@@ -102,7 +105,7 @@ def score_predictions(p: FloatArray, y: FloatArray) -> Scores:
 
 
 def latest_split(
-    users: IntArray, n_users: int, fraction: float = 0.2, min_votes: int = 5
+    users: IntArray, n_users: int, fraction: float = 0.2, min_votes: int = MIN_VOTES
 ) -> npt.NDArray[np.bool_]:
     """Mark each user's latest votes as test votes.
 
@@ -154,7 +157,7 @@ def evaluate_personalisation(
     n_users: int,
     *,
     fraction: float = 0.2,
-    min_votes: int = 5,
+    min_votes: int = MIN_VOTES,
     methods: tuple[Method, ...] = ("bt", "elo"),
     true_ratings: FloatArray | None = None,
     eval_users: npt.NDArray[np.bool_] | None = None,
@@ -191,7 +194,9 @@ def evaluate_personalisation(
     if eval_users is not None:
         test &= np.asarray(eval_users, dtype=bool)[np.maximum(users, 0)] & (users >= 0)
     if not test.any():
-        raise ValueError("No held-out votes: no user has enough votes to hold some out.")
+        raise ValueError(
+            f"No held-out votes: no user has the {min_votes} votes needed to hold some out."
+        )
     train = data.select(~test)
     train_users = users[~test]
     known = train_users >= 0

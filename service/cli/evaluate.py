@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from data.simulate import load_truth
-from ranking.evaluation import EvaluationRow, evaluate_personalisation, latest_split
+from ranking.evaluation import MIN_VOTES, EvaluationRow, evaluate_personalisation
 from ranking.frames import pairwise_from_battles, user_codes
 from service.cli.common import UsageError, add_input_options, add_output_options, emit, load_battles
 from service.cli.tables import format_table
@@ -43,9 +43,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--min-votes",
         type=int,
-        default=5,
+        default=MIN_VOTES,
         metavar="N",
-        help="users with fewer votes stay wholly in training (default 5)",
+        help=f"users with fewer votes stay wholly in training (default {MIN_VOTES})",
     )
     parser.add_argument(
         "--test-users",
@@ -112,8 +112,6 @@ def run(args: argparse.Namespace) -> None:
         if not eval_users.any():
             raise UsageError(f"--test-users {args.test_users!r}: none of its ids voted")
     truth = truth_matrix(args.truth, names, data.models) if args.truth else None
-    if not latest_split(codes, len(names), args.fraction, args.min_votes).any():
-        raise UsageError(f"no user has the {args.min_votes} votes needed to hold some out")
     rows = evaluate_personalisation(
         data,
         codes,

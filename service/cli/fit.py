@@ -9,7 +9,7 @@ import sys
 from tqdm import tqdm
 
 from ranking.analysis import analyse_users
-from ranking.evaluation import evaluate_personalisation, latest_split
+from ranking.evaluation import MIN_VOTES, evaluate_personalisation, latest_split
 from ranking.frames import pairwise_from_battles, user_codes
 from ranking.leaderboard import fit_leaderboard
 from ranking.types import Method
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> None:
         results = evaluate_personalisation(
             data, codes, len(names), fraction=args.fraction, true_ratings=truth, rng=args.seed
         )
-        evaluation = evaluation_document(results, args.fraction, 5, len(names))
+        evaluation = evaluation_document(results, args.fraction, MIN_VOTES, len(names))
     else:
         log.warning("no user has enough votes for a held-out evaluation; skipped")
     manifest = {

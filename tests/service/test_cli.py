@@ -228,6 +228,8 @@ class TestPerUserCommands:
         ids.write_text("nobody\n")
         assert main(["evaluate", str(simulated["battles"]), "--test-users", str(ids)]) == 2
         assert "none of its ids voted" in capsys.readouterr().err
+        assert main(["evaluate", str(simulated["battles"]), "--min-votes", "10000"]) == 2
+        assert "no user has the 10000 votes needed" in capsys.readouterr().err
 
     def test_fit_writes_a_directory(
         self, simulated: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
