@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+import numpy as np
+
 from ranking.frames import filter_battles, pairwise_from_battles, parse_where
 from ranking.leaderboard import fit_leaderboard
 from service.cli.common import (
@@ -92,11 +94,10 @@ def run(args: argparse.Namespace) -> None:
         document["where"] = dict(where)
     table = format_leaderboard(board)
     if args.matrix:
+        names = [m.model for m in board.models]
         document["win_probability"] = {
-            m.model: {
-                o.model: round(board.win_probability(m.model, o.model), 4) for o in board.models
-            }
-            for m in board.models
+            row: dict(zip(names, np.round(p, 4).tolist(), strict=True))
+            for row, p in zip(names, board.win_matrix(), strict=True)
         }
         table += "\n\n" + format_matrix(board)
     emit(document, table, args.format)
