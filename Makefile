@@ -4,12 +4,19 @@ PIP := $(PYTHON) -m pip
 ARENA := ../shared/data/arena-140k/battles.csv.gz
 SAMPLE := data/sample/battles.jsonl.gz
 
-.PHONY: install install-test demo test lint bench
+.PHONY: install install-torch install-test demo test lint bench
 
-install:
+# PyTorch's CPU build first: sentence-transformers would otherwise pull a CUDA build (~6 GB).
+# Elsewhere, TORCH="torch --index-url <PyTorch's CPU wheel index>" does the same.
+TORCH ?= torch==2.13.0
+
+install-torch:
+	$(PIP) install --quiet --disable-pip-version-check $(TORCH)
+
+install: install-torch
 	$(PIP) install --quiet --disable-pip-version-check -e .
 
-install-test:
+install-test: install-torch
 	$(PIP) install --quiet --disable-pip-version-check -e '.[test]'
 
 ## demo: install; the real Arena leaderboard (or the sample's); a simulated arena, fitted and reported

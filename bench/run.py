@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import aggregate, per_user, study
+from bench import aggregate, per_user, study, topics
 from bench.common import Row, machine_info
 
 __all__ = ["BENCHMARKS", "format_section", "main", "render"]
@@ -33,6 +33,7 @@ BENCHMARKS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "aggregate": ("A. Aggregate leaderboard at Arena scale (issue 2)", aggregate.run),
     "per_user": ("B. Per-user ratings, 100,000 users (issue 3)", per_user.run),
     "study": ("C. The study's per-user agreement, reproduced and explained (issue 3)", study.run),
+    "topics": ("D. Query topics: backends, recovery of true topics, speed (issue 4)", topics.run),
 }
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = HERE / "RESULTS.md"

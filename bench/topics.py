@@ -1,0 +1,206 @@
+"""Benchmark D (issue 4): topic recovery, speed and cold-start latency of the topic model.
+
+The corpus is the simulator's distinct prompts, whose true topic is known. For every
+embedding backend, the queries are embedded once (timed), then every reducer/clusterer
+pair is fitted on those embeddings (timed) and scored against the true topics by the
+adjusted Rand index (ARI) and normalised mutual information (NMI). Fit time per 1,000
+queries is embedding plus clustering; transform time per 1,000 is embedding plus
+``TopicModel.predict`` on unseen queries. The reference of the ratio column is the
+full-precision MiniLM backend with the same reducer and clusterer.
+
+Then the default model alone: its ARI over several numbers of topics and corpora, a fit
+on 100,000 queries, and 20 new queries topic-labelled in a warm process.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
+
+from bench.common import Row, best_of, error_text, make_row
+from data.simulate import simulate
+from features.embeddings import BACKENDS, make_embedder
+from features.topics import CLUSTERERS, DEFAULTS, REDUCERS, TopicModel
+
+__all__ = ["run"]
+
+logger = logging.getLogger("bench")
+
+ARI_GOAL = 0.6
+FIT_GOAL_S = 300.0
+TRANSFORM_GOAL_S = 0.1
+REFERENCE = "minilm"
+
+
+@dataclass(frozen=True)
+class _Plan:
+    grid_queries: int
+    held_out: int
+    large_queries: int
+    topic_counts: tuple[int, ...]
+    seeds: tuple[int, ...]
+
+
+_FULL = _Plan(10_000, 1_000, 100_000, (6, 8, 10, 12, 16), (0, 1, 2))
+_QUICK = _Plan(600, 100, 2_000, (8, 10), (0,))
+
+
+def _corpus(n_queries: int, seed: int) -> tuple[list[str], np.ndarray]:
+    """``n_queries`` distinct simulated prompts and their true topics."""
+    n_users = max(20, n_queries // 40)
+    battles = simulate(n_users, 50, 15, rng=seed).battles
+    distinct = battles.drop_duplicates("prompt")
+    order = np.random.default_rng(seed).permutation(len(distinct))[:n_queries]
+    chosen = distinct.iloc[order]
+    return chosen["prompt"].tolist(), chosen["topic"].astype(str).to_numpy()
+
+
+def _scores(truth: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
+    return (
+        float(adjusted_rand_score(truth, labels)),
+        float(normalized_mutual_info_score(truth, labels)),
+    )
+
+
+def _per_thousand(seconds: float, n: int) -> float:
+    return seconds / n * 1000.0
+
+
+def _grid_rows(plan: _Plan, quick: bool) -> list[Row]:
+    docs, truth = _corpus(plan.grid_queries + plan.held_out, seed=0)
+    train, test = docs[: plan.grid_queries], docs[plan.grid_queries :]
+    truth = truth[: plan.grid_queries]
+    label = f"simulator: {len(train):,} distinct prompts, 8 true topics, k-means k = 8"
+    results: dict[tuple[str, str, str], dict[str, float]] = {}
+    errors: dict[tuple[str, str, str], str] = {}
+    for backend in BACKENDS:
+        try:
+            embedder = make_embedder(backend)
+            embedder.embed(train[:8])  # load the weights (and distil once) outside the timer
+            start = time.perf_counter()
+            vectors = embedder.embed(train)
+            embed_s = time.perf_counter() - start
+        except Exception as exc:  # a backend that cannot run here is a row, not a crash
+            for reducer in REDUCERS:
+                for clusterer in CLUSTERERS:
+                    errors[(backend, reducer, clusterer)] = error_text(exc)
+            continue
+        for reducer in REDUCERS:
+            for clusterer in CLUSTERERS:
+                key = (backend, reducer, clusterer)
+                logger.info("topics: %s", "/".join(key))
+                model = TopicModel(backend, reducer, clusterer, n_topics=8)
+                start = time.perf_counter()
+                if backend == "tfidf":  # a pipeline fitted on the corpus: the model embeds
+                    model.fit(train)
+                    fit_s = time.perf_counter() - start
+                else:
+                    model.fit(train, embeddings=vectors)
+                    fit_s = embed_s + time.perf_counter() - start
+                start = time.perf_counter()
+                model.predict(test)
+                transform_s = time.perf_counter() - start
+                ari, nmi = _scores(truth, model.labels_)
+                results[key] = {
+                    "ari": ari,
+                    "nmi": nmi,
+                    "fit": _per_thousand(fit_s, len(train)),
+                    "transform": _per_thousand(transform_s, len(test)),
+                    "topics": model.n_topics_,
+                }
+    rows = []
+    for key in sorted(set(results) | set(errors)):
+        backend, reducer, clusterer = key
+        what = f"topics: {backend} + {reducer} + {clusterer}"
+        if key in errors:
+            rows.append(make_row(what, label, ours="error", notes=errors[key]))
+            continue
+        got = results[key]
+        reference = results.get((REFERENCE, reducer, clusterer))
+        rows.append(
+            make_row(
+                what,
+                label,
+                ours=got["fit"],
+                reference=None if reference is None else reference["fit"],
+                goal=f"ARI ≥ {ARI_GOAL}",
+                met=None if quick else got["ari"] >= ARI_GOAL,
+                notes=(
+                    f"ARI {got['ari']:.3f}, NMI {got['nmi']:.3f}, {got['topics']} topics; "
+                    f"ours/reference: fit s per 1,000 queries; transform "
+                    f"{got['transform']:.3f} s per 1,000"
+                ),
+            )
+        )
+    return rows
+
+
+def _topic_count_rows(plan: _Plan) -> list[Row]:
+    rows = []
+    embedder = make_embedder(DEFAULTS["embedding"])
+    corpora = [_corpus(plan.grid_queries, seed) for seed in plan.seeds]
+    vectors = [embedder.embed(docs) for docs, _ in corpora]
+    for k in plan.topic_counts:
+        aris = []
+        for (docs, truth), embedded in zip(corpora, vectors, strict=True):
+            model = TopicModel(n_topics=k).fit(docs, embeddings=embedded)
+            aris.append(_scores(truth, model.labels_)[0])
+        rows.append(
+            make_row(
+                f"default model, n_topics = {k}",
+                f"simulator: {plan.grid_queries:,} prompts × {len(plan.seeds)} seeds, 8 true",
+                ours=f"ARI {np.mean(aris):.3f}",
+                notes="per seed " + ", ".join(f"{a:.3f}" for a in aris),
+            )
+        )
+    return rows
+
+
+def _large_rows(plan: _Plan, quick: bool) -> list[Row]:
+    docs, truth = _corpus(plan.large_queries, seed=3)
+    label = f"simulator: {len(docs):,} distinct prompts"
+    start = time.perf_counter()
+    model = TopicModel().fit(docs)
+    fit_s = time.perf_counter() - start
+    ari, nmi = _scores(truth, model.labels_)
+    new, _ = _corpus(200, seed=4)
+    model.predict(new[:20])  # warm
+    batches = [new[i : i + 20] for i in range(0, 200, 20)]
+    times = [best_of(lambda b=batch: model.predict(b), repeat=1)[0] for batch in batches]
+    warm_s = float(np.median(times))
+    defaults = ", ".join(f"{key} {value}" for key, value in DEFAULTS.items())
+    return [
+        make_row(
+            "default model: fit (embed, reduce, cluster, describe)",
+            label,
+            ours=fit_s,
+            goal=f"≤ {FIT_GOAL_S:.0f} s",
+            met=None if quick else fit_s <= FIT_GOAL_S,
+            notes=f"{defaults}; ARI {ari:.3f}, NMI {nmi:.3f}, {model.n_topics_} topics",
+        ),
+        make_row(
+            "default model: topics of 20 new queries, warm process",
+            "10 batches of 20 unseen prompts",
+            ours=warm_s,
+            goal=f"≤ {TRANSFORM_GOAL_S * 1000:.0f} ms",
+            met=None if quick else warm_s <= TRANSFORM_GOAL_S,
+            notes=f"median of 10 batches; slowest {max(times) * 1000:.0f} ms",
+        ),
+    ]
+
+
+def run(quick: bool = False) -> list[Row]:
+    """Run benchmark D; ``quick`` uses a few hundred queries and evaluates no goal."""
+    plan = _QUICK if quick else _FULL
+    rows: list[Row] = []
+    for part in (_grid_rows, _large_rows):
+        try:
+            rows += part(plan, quick)
+        except Exception as exc:  # keep the other parts' rows
+            rows.append(make_row(part.__name__.strip("_"), "", ours="error", notes=error_text(exc)))
+    rows += _topic_count_rows(plan)
+    return rows

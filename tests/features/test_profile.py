@@ -1,0 +1,69 @@
+"""User profiles: fixed-length vectors of topic shares, style and vote counts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from features.profile import UserProfiler, UserProfiles
+from features.style import STYLE_FEATURES
+from features.topics import TopicModel
+
+
+@pytest.fixture(scope="module")
+def topic_model(corpus: tuple[list[str], np.ndarray], corpus_embeddings: np.ndarray) -> TopicModel:
+    return TopicModel("minilm-int8", n_topics=6).fit(corpus[0], embeddings=corpus_embeddings)
+
+
+def battles(rows: list[tuple[str, str | None]]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=["user_id", "prompt"])
+
+
+def test_profiles_have_one_row_per_user_and_named_columns(
+    labelled_battles: pd.DataFrame, topic_model: TopicModel
+) -> None:
+    profiler = UserProfiler(topic_model)
+    profiles = profiler.fit_transform(labelled_battles)
+    n_users = labelled_battles["user_id"].nunique()
+    width = 6 + 2 * len(STYLE_FEATURES) + 1
+    assert profiles.values.shape == (n_users, width)
+    assert list(profiler.get_feature_names_out()) == list(profiles.feature_names)
+    assert profiles.feature_names[0] == "topic:0" and profiles.feature_names[-1] == "log_votes"
+    assert np.isfinite(profiles.values).all()
+    shares = profiles.values[:, :6]
+    np.testing.assert_allclose(shares.sum(axis=1), 1.0)
+    votes = labelled_battles.groupby("user_id").size().sort_index().to_numpy()
+    np.testing.assert_allclose(profiles.values[:, -1], np.log1p(votes))
+
+
+def test_topic_shares_are_smoothed_toward_the_population(topic_model: TopicModel) -> None:
+    log = battles([("a", "Write a Python function that sorts a list.")] * 1 + [("b", "hi")] * 3)
+    profiler = UserProfiler(topic_model, smoothing=2.0).fit(log)
+    own = topic_model.predict(["Write a Python function that sorts a list."])[0]
+    profile = profiler.transform(log).to_frame().loc["a"]
+    expected = (1 + 2 * profiler.topic_share_[own]) / 3
+    assert profile[f"topic:{own}"] == pytest.approx(expected)
+    unsmoothed = UserProfiler(topic_model, smoothing=0.0).fit(log).transform(log).to_frame()
+    assert unsmoothed.loc["a", f"topic:{own}"] == pytest.approx(1.0)
+
+
+def test_new_users_and_votes_without_prompts(topic_model: TopicModel) -> None:
+    profiler = UserProfiler(topic_model).fit(battles([("a", "hi there"), ("b", "Solve 2x=4")]))
+    new = battles([("new", "How do I cook rice?"), ("new", None), ("silent", None)])
+    frame = profiler.transform(new).to_frame()
+    assert list(frame.index) == ["new", "silent"]
+    assert frame.loc["new", "log_votes"] == pytest.approx(np.log1p(2))
+    np.testing.assert_allclose(frame.loc["silent"].iloc[:6], profiler.topic_share_)
+    assert UserProfiles.from_frame(frame).to_frame().equals(frame)
+
+
+def test_bad_input_is_named(topic_model: TopicModel) -> None:
+    with pytest.raises(ValueError, match="'prompt' column"):
+        UserProfiler(topic_model).fit(pd.DataFrame({"user_id": ["a"]}))
+    with pytest.raises(ValueError, match="row 1: field 'user_id' is missing"):
+        UserProfiler(topic_model).fit(battles([("a", "x"), (None, "y")]))  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="no prompts"):
+        UserProfiler(topic_model).fit(battles([("a", None)]))
+    with pytest.raises(ValueError, match="'smoothing' must be a non-negative number"):
+        UserProfiler(topic_model, smoothing=-1).fit(battles([("a", "x")]))

@@ -1,0 +1,129 @@
+"""The topic model: recovery of known topics, outliers, new queries, persistence, errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.metrics import adjusted_rand_score
+
+from features.topics import Topic, TopicModel, topic_shares
+
+Corpus = tuple[list[str], np.ndarray]
+
+
+@pytest.fixture(scope="module")
+def fitted(corpus: Corpus, corpus_embeddings: np.ndarray) -> TopicModel:
+    return TopicModel("minilm-int8", n_topics=8).fit(corpus[0], embeddings=corpus_embeddings)
+
+
+def test_topics_recover_the_simulators_true_topics(fitted: TopicModel, corpus: Corpus) -> None:
+    assert fitted.n_topics_ == 8
+    assert adjusted_rand_score(corpus[1], fitted.labels_) > 0.4
+
+
+def test_every_topic_has_a_size_share_and_top_words(fitted: TopicModel, corpus: Corpus) -> None:
+    assert [t.topic for t in fitted.topics_] == list(range(8))
+    assert sum(t.size for t in fitted.topics_) == len(corpus[0])
+    assert sum(t.share for t in fitted.topics_) == pytest.approx(1.0)
+    assert all(len(t.words) >= 4 and t.label for t in fitted.topics_)
+    frame = fitted.topic_table()
+    assert list(frame.columns) == ["topic", "size", "share", "words", "label"]
+
+
+def test_stop_words_are_not_topic_words(fitted: TopicModel) -> None:
+    words = {w for t in fitted.topics_ for w in t.words}
+    assert not words & {"the", "and", "to", "of", "is"}
+
+
+def test_predict_agrees_with_the_fit_and_embeds_by_itself(
+    fitted: TopicModel, corpus: Corpus, corpus_embeddings: np.ndarray
+) -> None:
+    given = fitted.predict(corpus[0], embeddings=corpus_embeddings)
+    np.testing.assert_array_equal(given, fitted.labels_)
+    own = fitted.predict(corpus[0][:30])  # embeds the queries itself
+    assert np.mean(own == fitted.labels_[:30]) > 0.9
+
+
+def test_transform_is_one_hot_with_named_columns(fitted: TopicModel, corpus: Corpus) -> None:
+    onehot = fitted.transform(corpus[0][:5])
+    assert onehot.shape == (5, 8)
+    np.testing.assert_array_equal(onehot.sum(axis=1), 1.0)
+    assert list(fitted.get_feature_names_out()) == [f"topic_{k}" for k in range(8)]
+
+
+def test_duplicate_queries_share_a_topic(corpus: Corpus, corpus_embeddings: np.ndarray) -> None:
+    docs = corpus[0][:60] + corpus[0][:20]
+    vectors = np.vstack([corpus_embeddings[:60], corpus_embeddings[:20]])
+    model = TopicModel("minilm-int8", n_topics=4).fit(docs, embeddings=vectors)
+    np.testing.assert_array_equal(model.labels_[60:], model.labels_[:20])
+    assert sum(t.size for t in model.topics_) == 80
+
+
+@pytest.mark.parametrize("reducer", ["pca", "umap"])
+def test_hdbscan_leaves_no_query_without_a_topic(
+    reducer: str, corpus: Corpus, corpus_embeddings: np.ndarray
+) -> None:
+    model = TopicModel("minilm-int8", reducer=reducer, clusterer="hdbscan", min_topic_size=5)
+    model.fit(corpus[0], embeddings=corpus_embeddings)
+    assert model.labels_.min() >= 0 and model.labels_.max() == model.n_topics_ - 1
+    assert model.predict(corpus[0][:10], embeddings=corpus_embeddings[:10]).min() >= 0
+
+
+def test_save_and_load_keep_predictions_and_not_the_weights(
+    fitted: TopicModel, corpus: Corpus, tmp_path: Path
+) -> None:
+    folder = fitted.save(tmp_path / "topics")
+    assert sum(p.stat().st_size for p in folder.iterdir()) < 5_000_000
+    loaded = TopicModel.load(folder)
+    np.testing.assert_array_equal(loaded.predict(corpus[0][:20]), fitted.predict(corpus[0][:20]))
+    assert [t.words for t in loaded.topics_] == [t.words for t in fitted.topics_]
+
+
+def test_load_names_what_is_missing(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="no topic model in"):
+        TopicModel.load(tmp_path)
+
+
+def test_fit_end_to_end_with_the_tfidf_fallback(corpus: Corpus) -> None:
+    model = TopicModel("tfidf", n_topics=5).fit(corpus[0])
+    assert model.n_topics_ == 5 and model.predict(["write a python function"]).shape == (1,)
+
+
+def test_clone_keeps_parameters() -> None:
+    model = TopicModel("static", reducer="umap", n_topics=12)
+    assert clone(model).get_params() == model.get_params()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"embedding": "bert"}, "'embedding' must be one of"),
+        ({"reducer": "tsne"}, "'reducer' must be one of .*not 'tsne'"),
+        ({"clusterer": "dbscan"}, "'clusterer' must be one of"),
+        ({"n_topics": 0}, "'n_topics' must be a positive integer, not 0"),
+    ],
+)
+def test_bad_parameters_are_named(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        TopicModel(**kwargs).fit(["a query", "another query"])
+
+
+def test_bad_queries_are_named(corpus_embeddings: np.ndarray) -> None:
+    with pytest.raises(ValueError, match=r"queries\[1\] must be a string, not 3"):
+        TopicModel().fit(["fine", 3])
+    with pytest.raises(ValueError, match="not one string"):
+        TopicModel().fit("one string")
+    with pytest.raises(ValueError, match="at least one query"):
+        TopicModel().fit([])
+    with pytest.raises(ValueError, match="one row per query"):
+        TopicModel().fit(["a", "b"], embeddings=corpus_embeddings[:3])
+
+
+def test_topic_label_and_shares() -> None:
+    topic = Topic(topic=2, size=5, share=0.5, words=("code", "python", "error", "fix", "bug"))
+    assert topic.label == "code, python, error, fix"
+    assert topic.to_dict()["label"] == topic.label
+    np.testing.assert_allclose(topic_shares([0, 0, 2], 3), [2 / 3, 0, 1 / 3])
