@@ -9,6 +9,9 @@ Layout (all files UTF-8 JSON or Parquet)::
                       battles
     agreement.parquet one row per (method, shrinkage, user): n_battles, spearman, kendall
     evaluation.json   the document of ``plb evaluate``
+    topics/           the topic model of the users' queries (``TopicModel.save``), and its
+                      readable summary ``topics/topics.json``; only when the log has prompts
+    profiles.parquet  one row per user: the profile vector of ``features.profile``
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -30,6 +33,13 @@ from ranking.analysis import UserAnalysis
 __all__ = ["FORMAT", "FitArtifacts", "analysis_frames", "load_fit", "write_fit"]
 
 FORMAT = "personal-leaderboard/fit-1"
+TOPICS_DIR = "topics"
+
+
+class SavesToFolder(Protocol):
+    """What the fit directory needs of a topic model: saving itself into a folder."""
+
+    def save(self, path: str | Path) -> Path: ...
 
 
 @dataclass(frozen=True)
@@ -42,6 +52,16 @@ class FitArtifacts:
     users: pd.DataFrame
     agreement: pd.DataFrame
     evaluation: dict[str, Any] | None
+    topics: list[dict[str, Any]] | None = None
+    profiles: pd.DataFrame | None = None
+    root: Path | None = None
+
+    @property
+    def topic_model_dir(self) -> Path | None:
+        """The folder of the saved topic model, when the fit has one."""
+        if self.topics is None or self.root is None:
+            return None
+        return self.root / TOPICS_DIR
 
 
 def analysis_frames(analysis: UserAnalysis) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -83,11 +103,14 @@ def write_fit(
     manifest: dict[str, Any],
     analyses: list[UserAnalysis],
     evaluation: dict[str, Any] | None,
+    topic_model: SavesToFolder | None = None,
+    profiles: pd.DataFrame | None = None,
 ) -> Path:
     """Write a fit directory atomically: into a temporary sibling, then renamed.
 
     An existing directory at ``out_dir`` is replaced only once everything is written,
-    so a failure never leaves a half-written fit behind.
+    so a failure never leaves a half-written fit behind. ``profiles`` is a frame indexed
+    by ``user_id``, one column per profile feature.
     """
     out = Path(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -105,6 +128,10 @@ def write_fit(
         pd.concat([f[1] for f in frames]).to_parquet(staging / "agreement.parquet", index=False)
         if evaluation is not None:
             _write_json(staging / "evaluation.json", evaluation)
+        if topic_model is not None:
+            topic_model.save(staging / TOPICS_DIR)
+        if profiles is not None:
+            profiles.to_parquet(staging / "profiles.parquet")
         stamp = datetime.now(UTC).isoformat(timespec="seconds")
         _write_json(staging / "manifest.json", {"format": FORMAT, "created": stamp, **manifest})
     except BaseException:
@@ -143,11 +170,21 @@ def load_fit(fit_dir: str | os.PathLike[str]) -> FitArtifacts:
             if evaluation_path.exists()
             else None
         )
+        topics_path = root / TOPICS_DIR / "topics.json"
+        topics = (
+            json.loads(topics_path.read_text(encoding="utf-8"))["topics"]
+            if topics_path.exists()
+            else None
+        )
+        profiles_path = root / "profiles.parquet"
+        profiles = pd.read_parquet(profiles_path) if profiles_path.exists() else None
     except FileNotFoundError as error:
         raise ValueError(
             f"{root} is not a complete fit directory (missing {Path(error.filename).name}); "
             "run 'plb fit BATTLES --out DIR' first"
         ) from None
-    except (json.JSONDecodeError, OSError) as error:
+    except (json.JSONDecodeError, KeyError, OSError) as error:
         raise ValueError(f"{root}: cannot read the fit ({error})") from None
-    return FitArtifacts(manifest, leaderboards, summaries, users, agreement, evaluation)
+    return FitArtifacts(
+        manifest, leaderboards, summaries, users, agreement, evaluation, topics, profiles, root
+    )

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from typing import Any
 
+import pandas as pd
 from tqdm import tqdm
 
 from ranking.analysis import analyse_users
@@ -14,7 +16,13 @@ from ranking.frames import pairwise_from_battles, user_codes
 from ranking.leaderboard import fit_leaderboard
 from ranking.types import Method
 from service.artifacts import write_fit
-from service.cli.common import add_input_options, add_output_options, emit, load_battles
+from service.cli.common import (
+    UsageError,
+    add_input_options,
+    add_output_options,
+    emit,
+    load_battles,
+)
 from service.cli.evaluate import evaluation_document, format_evaluation, truth_matrix
 from service.cli.tables import format_table
 
@@ -45,6 +53,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--truth", metavar="FILE", help="truth.json of 'plb simulate', for the evaluation"
     )
     parser.add_argument("--fraction", type=float, default=0.2, help="held-out share (0.2)")
+    parser.add_argument(
+        "--features",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="fit the topic model and the users' query profiles when the log has prompts "
+        "(default; --no-features skips them)",
+    )
+    parser.add_argument(
+        "--embedding",
+        choices=("minilm", "minilm-int8", "static", "tfidf"),
+        help="embedding backend of the topic model (default: minilm-int8)",
+    )
+    parser.add_argument(
+        "--n-topics", type=int, default=10, metavar="K", help="number of topics (default 10)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     add_input_options(parser)
     add_output_options(parser)
@@ -53,6 +76,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> None:
     """Execute ``plb fit``."""
+    if args.n_topics < 1:
+        raise UsageError(f"--n-topics must be at least 1, not {args.n_topics}")
     battles = load_battles(args.battles, skip_invalid=args.skip_invalid)
     codes, names = user_codes(battles)
     data = pairwise_from_battles(battles)
@@ -82,6 +107,7 @@ def run(args: argparse.Namespace) -> None:
         evaluation = evaluation_document(results, args.fraction, MIN_VOTES, len(names))
     else:
         log.warning("no user has enough votes for a held-out evaluation; skipped")
+    topic_model, profiles = _query_features(battles, args) if args.features else (None, None)
     manifest = {
         "battles": [str(p) for p in args.battles],
         "n_battles": len(battles),
@@ -90,8 +116,16 @@ def run(args: argparse.Namespace) -> None:
         "min_battles": args.min_battles,
         "seed": args.seed,
         "truth": args.truth,
+        "features": profiles is not None,
     }
-    out = write_fit(args.out, manifest=manifest, analyses=analyses, evaluation=evaluation)
+    out = write_fit(
+        args.out,
+        manifest=manifest,
+        analyses=analyses,
+        evaluation=evaluation,
+        topic_model=topic_model,
+        profiles=profiles,
+    )
     document = {
         "out": str(out),
         **manifest,
@@ -99,6 +133,7 @@ def run(args: argparse.Namespace) -> None:
             f"{a.ratings.method}/{a.ratings.shrinkage}": a.summary.to_dict() for a in analyses
         },
         "evaluation": evaluation,
+        "topics": None if topic_model is None else [t.to_dict() for t in topic_model.topics_],
     }
     rows = [
         (
@@ -118,4 +153,26 @@ def run(args: argparse.Namespace) -> None:
     )
     if evaluation is not None:
         table += "\n\n" + format_evaluation(evaluation)
+    if topic_model is not None:
+        table += f"\n\nTopics of the users' queries ({len(topic_model.topics_)})\n\n"
+        table += format_table(
+            ("topic", "queries", "top words"),
+            [(t.topic, t.size, ", ".join(t.words[:8])) for t in topic_model.topics_],
+        )
     emit(document, table, args.format)
+
+
+def _query_features(battles: pd.DataFrame, args: argparse.Namespace) -> tuple[Any, Any]:
+    """The topic model and the users' profiles, or ``(None, None)`` without prompts."""
+    if "prompt" not in battles.columns or battles["prompt"].isna().all():
+        log.warning("the log has no prompts: no topics or query profiles fitted")
+        return None, None
+    from features.profile import UserProfiler  # heavy imports: only when needed
+    from features.topics import TopicModel
+
+    print("plb: fitting topics and query profiles", file=sys.stderr)
+    profiler = UserProfiler(
+        TopicModel(args.embedding, n_topics=args.n_topics, random_state=args.seed)
+    )
+    profiles = profiler.fit_transform(battles)
+    return profiler.topic_model_, profiles.to_frame()

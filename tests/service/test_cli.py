@@ -13,6 +13,7 @@ from sklearn.linear_model import LogisticRegression
 
 from data.simulate import simulate, write_simulation
 from ranking.pairwise import ELO_PER_NAT
+from service.artifacts import load_fit
 from service.cli import main
 
 LEADERBOARD_KEYS = {
@@ -241,6 +242,19 @@ class TestPerUserCommands:
             assert (out / name).exists()
         agreement = pd.read_parquet(out / "agreement.parquet")
         assert set(agreement.shrinkage) == {"cv", "none"} and len(agreement) == 4 * 80
+        fit = load_fit(out)
+        assert fit.profiles is not None and len(fit.profiles) == 80
+        assert fit.topics is not None and len(fit.topics) == len(doc["topics"]) == 10
+        assert fit.topic_model_dir is not None and (fit.topic_model_dir / "topics.json").exists()
+
+    def test_fit_without_features(
+        self, simulated: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        out = tmp_path / "fit"
+        doc = run_json(capsys, "fit", str(simulated["battles"]), "--out", str(out), "--no-features")
+        assert doc["topics"] is None and doc["features"] is False
+        fit = load_fit(out)
+        assert fit.profiles is None and fit.topics is None and fit.topic_model_dir is None
 
     def test_simulate(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         doc = run_json(capsys, "simulate", "--out", str(tmp_path), "--users", "20", "--seed", "3")
