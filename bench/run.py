@@ -34,6 +34,7 @@ BENCHMARKS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "per_user": ("B. Per-user ratings, 100,000 users (issue 3)", per_user.run),
     "study": ("C. The study's per-user agreement, reproduced and explained (issue 3)", study.run),
     "topics": ("D. Query topics: backends, recovery of true topics, speed (issue 4)", topics.run),
+    "topics_scale": ("E. The default topic model at scale, and warm (issue 4)", topics.run_scale),
 }
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = HERE / "RESULTS.md"

@@ -68,16 +68,60 @@ queries of 100 characters a second, 55,000 of 300.
 from __future__ import annotations
 
 import re
-import unicodedata
-from collections.abc import Callable, Sequence
-from functools import lru_cache
-from string import ascii_lowercase
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
+
+from features.style_tables import (
+    ALPHA,
+    APOSTROPHE,
+    BANG,
+    BOLD,
+    CASUAL_LOOKUP,
+    CASUAL_WORDS,
+    CJK_STOP,
+    CLOSER,
+    CODE,
+    D_ALPHA,
+    D_E,
+    D_SPACE,
+    D_SPARSE,
+    D_VOWEL,
+    DIGIT,
+    DOLLAR_MATH,
+    EMOJI,
+    FLESCH_RANGE,
+    HEADER_OR_TABLE_LINE,
+    HTTP,
+    IMPERATIVE_CODES,
+    INLINE_CODE,
+    LATEX,
+    LIST_LINE,
+    LOWER,
+    MATH,
+    MAX_CODED,
+    NEWLINE,
+    NONASCII,
+    NONLATIN,
+    PLEASE_CODES,
+    POLITE_LOOKUP,
+    POLITE_WORDS,
+    QUESTION,
+    SPACE,
+    TERM,
+    TICK,
+    UPPER,
+    WH_CODES,
+    WORD,
+    WWW,
+    char_tables,
+    letter_head,
+    lookup_key,
+)
 
 __all__ = ["STYLE_FEATURES", "StyleFeaturizer", "style_features"]
 
@@ -122,140 +166,6 @@ STYLE_FEATURES: tuple[str, ...] = (
     "formality",
 )
 
-_WH_WORDS = (
-    "how what why when where which who whom whose can could is are am do does did should "
-    "would will was were"
-).split()
-_IMPERATIVE_VERBS = (
-    "write explain give create list make summarize summarise translate generate describe "
-    "tell help fix implement draft rewrite plan compute solve find suggest design convert "
-    "compose outline refactor review recommend calculate prove continue sketch check show "
-    "compare analyze analyse build provide name define edit improve proofread correct "
-    "optimize optimise debug brainstorm propose prepare develop identify evaluate"
-).split()
-_PLEASE_WORDS = ["please", "pls", "plz", "kindly"]  # may come before an imperative
-# Matched as whole words, in any case; written in lower-case ASCII.
-_POLITE_WORDS = (
-    "please thank thanks thankful kindly appreciate appreciated appreciation grateful"
-).split() + ["could you", "would you"]
-_CASUAL_WORDS = (
-    "pls plz pleez thx thanx ty u ur lol lmao omg gonna wanna gotta hey hi idk btw cuz tldr tl;dr"
-).split()
-_LATEX_COMMANDS = (
-    "frac dfrac sum prod int iint oint sqrt lim infty partial nabla cdot times div pm le leq "
-    "ge geq neq approx equiv alpha beta gamma delta epsilon theta lambda mu sigma pi omega log "
-    "ln sin cos tan exp mathbb mathrm mathbf mathcal begin end left right binom vec hat forall "
-    "exists in subset subseteq cup cap"
-)
-
-# Every scan starts with a literal, which the regular-expression engine finds quickly; left
-# word boundaries are checked afterwards, on the few matches.
-_INLINE_CODE = re.compile(r"`[^`\n\x00]+`")  # and no backtick either side
-_HEADER_OR_TABLE_LINE = re.compile(r"\n[ \t]*(?:#{1,6}[ \t]|\|)")  # on text with NUL -> \n
-_LIST_LINE = re.compile(r"\n[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]")  # idem
-_BOLD = re.compile(r"\*\*[^*\n\x00]+\*\*")
-_HTTP = re.compile(r"https?://")
-_WWW = re.compile(r"www\.")  # and not after a word character, "/" or "."
-_LATEX = re.compile(r"\\(?:" + _LATEX_COMMANDS.replace(" ", "|") + r")(?![A-Za-z])")
-_DOLLAR_MATH = re.compile(r"\$[^$\s\d][^$\n\x00]*\$")
-
-# Character classes: bits of a table over the Basic Multilingual Plane, looked up for the
-# few positions that need them; a one-byte summary of it is looked up for every character.
-_SPACE, _ALPHA, _UPPER, _LOWER, _DIGIT, _WORD, _VOWEL, _E = (1 << k for k in range(8))
-_NONLATIN, _CODE, _MATH, _EMOJI, _TERM, _CLOSER, _CJK_STOP, _QUESTION = (
-    1 << k for k in range(8, 16)
-)
-_BANG, _NEWLINE, _NONASCII = (1 << k for k in range(16, 19))
-#: The classes counted from the positions of the (usually few) characters that have one.
-_SPARSE = (
-    _UPPER | _DIGIT | _NONLATIN | _CODE | _MATH | _EMOJI | _TERM | _QUESTION | _BANG | _NEWLINE
-) | _NONASCII
-#: The bits of the one-byte summary (``_SPARSE`` stands for any of those classes).
-_DENSE = ((_SPACE, 1), (_ALPHA, 2), (_VOWEL, 4), (_E, 8), (_SPARSE, 16))
-_D_SPACE, _D_ALPHA, _D_VOWEL, _D_E, _D_SPARSE = (bit for _, bit in _DENSE)
-_TERMINATORS = ".!?\u2026\u3002\uff01\uff1f\u061f\u0964\u203c\u2047"
-_BMP_EMOJI = ((0x2600, 0x27BF), (0x231A, 0x231B), (0x23E9, 0x23FA), (0x2B50, 0x2B50))
-_FLESCH_RANGE = (-100.0, 121.22)
-_TICK, _APOSTROPHE = ord("`"), ord("'")
-_MAX_CODED = 12  # letters of a word coded in a uint64, 5 bits each
-
-
-@lru_cache(maxsize=1)
-def _char_tables() -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint8]]:
-    """Class bits of every BMP code point, and their one-byte summary (built on first use)."""
-    chars = [chr(cp) for cp in range(0x10000)]
-    table = np.zeros(0x10000, dtype=np.uint32)
-
-    def flag(bit: int, test: Callable[[str], bool]) -> None:
-        table[np.fromiter(map(test, chars), dtype=bool, count=len(chars))] |= bit
-
-    flag(_SPACE, str.isspace)
-    flag(_ALPHA, str.isalpha)
-    flag(_UPPER, str.isupper)
-    flag(_LOWER, str.islower)
-    flag(_DIGIT, str.isdecimal)
-    flag(_WORD, lambda ch: ch.isalnum() or ch == "_")
-    flag(_MATH, lambda ch: unicodedata.category(ch) == "Sm" and ch not in "<>|~")
-    flag(_NONLATIN, lambda ch: ch >= "\u0370" and ch.isalpha() and "LATIN" not in _name(ch))
-    table[0] |= _SPACE  # the separator between queries
-    table[0x80:] |= _NONASCII  # U+FFFF stands for everything beyond the BMP
-    for group, bit in (
-        ("aeiouyAEIOUY", _VOWEL),
-        ("eE", _E),
-        ("{}();=<>[]", _CODE),
-        ("^", _MATH),
-        (_TERMINATORS, _TERM),
-        ("\"')]}\u201d\u2019\u00bb", _CLOSER),
-        ("\u3002\uff01\uff1f", _CJK_STOP),
-        ("?\uff1f\u061f", _QUESTION),
-        ("!", _BANG),
-        ("\n", _NEWLINE),
-    ):
-        table[[ord(ch) for ch in group]] |= bit
-    for lo, hi in _BMP_EMOJI:
-        table[lo : hi + 1] |= _EMOJI
-    dense = np.zeros(table.size, dtype=np.uint8)
-    for bits, bit in _DENSE:
-        dense[(table & bits) != 0] |= bit
-    return table, dense
-
-
-def _name(char: str) -> str:
-    return unicodedata.name(char, "")
-
-
-def _code(word: str) -> int:
-    """A lower-case a-z word of at most 12 letters as a number; see :meth:`_Runs.codes`."""
-    return sum((ord(char) - 96) << (5 * j) for j, char in enumerate(word))
-
-
-def _codes(words: Sequence[str]) -> npt.NDArray[np.uint64]:
-    return np.array(sorted({_code(word) for word in words}), dtype=np.uint64)
-
-
-def _head(word: str) -> int:
-    """The number of letters ``word`` starts with."""
-    return len(word) - len(word.lstrip(ascii_lowercase))
-
-
-def _key(head: npt.ArrayLike, initial: npt.ArrayLike) -> IntArray:
-    """Index of (length of a run of letters, its lower-cased first letter) in a lookup."""
-    return (np.minimum(head, 31) << 7) | np.minimum(initial, 127)
-
-
-def _lookup(words: Sequence[str]) -> BoolArray:
-    """Which :func:`_key` can start one of ``words``."""
-    table = np.zeros(32 << 7, dtype=bool)
-    table[[_key(_head(word), ord(word[0])) for word in words]] = True
-    return table
-
-
-_WH_CODES = _codes(_WH_WORDS)
-_IMPERATIVE_CODES = _codes(_IMPERATIVE_VERBS)
-_PLEASE_CODES = _codes(_PLEASE_WORDS)
-_POLITE_LOOKUP = _lookup(_POLITE_WORDS)
-_CASUAL_LOOKUP = _lookup(_CASUAL_WORDS)
-
 
 def _check_queries(queries: Queries) -> list[str]:
     """The queries as a list of str; ValueError naming the first one that is not a string."""
@@ -295,17 +205,17 @@ class _Corpus:
         self.ends = self.starts + self.lengths
         self.n = n
         self.astral = int(self.cp.max()) > 0xFFFF
-        dense = _char_tables()[1]
+        dense = char_tables()[1]
         self.dense = dense[np.minimum(self.cp, 0xFFFF) if self.astral else self.cp]
         if self.astral:  # CJK ideographs beyond the BMP are letters
-            self.dense[(self.cp >= 0x20000) & (self.cp <= 0x3FFFF)] |= _D_ALPHA
+            self.dense[(self.cp >= 0x20000) & (self.cp <= 0x3FFFF)] |= D_ALPHA
         self.fences, self.in_code = self._fenced_code()
 
     def _fenced_code(self) -> tuple[IntArray, BoolArray | None]:
         """Positions of the triple-backtick fences, and which characters they enclose."""
         if "```" not in self.text:
             return np.zeros(0, dtype=np.int64), None
-        tick = self.cp == _TICK
+        tick = self.cp == TICK
         opens = np.flatnonzero(tick[1:-2] & tick[2:-1] & tick[3:] & ~tick[:-3]) + 1
         doc = self.doc_of(opens)
         opening = (np.arange(opens.size) - np.searchsorted(doc, doc)) % 2 == 0
@@ -323,13 +233,13 @@ class _Corpus:
 
     def classes(self, positions: IntArray) -> npt.NDArray[np.uint32]:
         """The class bits of the characters at ``positions``."""
-        table = _char_tables()[0]
+        table = char_tables()[0]
         if not self.astral:
             return table[self.cp[positions]]
         cp = self.cp[positions]
         flags = table[np.minimum(cp, 0xFFFF)]
-        flags[(cp >= 0x1F000) & (cp <= 0x1FAFF)] |= _EMOJI
-        flags[(cp >= 0x20000) & (cp <= 0x3FFFF)] |= _ALPHA | _NONLATIN | _WORD
+        flags[(cp >= 0x1F000) & (cp <= 0x1FAFF)] |= EMOJI
+        flags[(cp >= 0x20000) & (cp <= 0x3FFFF)] |= ALPHA | NONLATIN | WORD
         return flags
 
     def doc_of(self, positions: IntArray) -> IntArray:
@@ -353,7 +263,7 @@ class _Corpus:
     def after_word(self, positions: IntArray) -> BoolArray:
         """Whether the character before each position is a word character or apostrophe."""
         before = positions - 1
-        return ((self.classes(before) & _WORD) != 0) | (self.cp[before] == _APOSTROPHE)
+        return ((self.classes(before) & WORD) != 0) | (self.cp[before] == APOSTROPHE)
 
 
 class _Runs:
@@ -392,7 +302,7 @@ class _Runs:
         return np.where(self.count > 0, last, -1)
 
     def codes(self, which: IntArray) -> npt.NDArray[np.uint64]:
-        """Runs ``which`` (letters; -1 for none) as :func:`_code` numbers, in any case.
+        """Runs ``which`` (letters; -1 for none) as :func:`word_code` numbers, in any case.
 
         0 for none, a run longer than 12 letters, one with a letter beyond a-z, or one
         followed by a digit or underscore (not a whole word).
@@ -402,8 +312,8 @@ class _Runs:
         cp, safe = self.corpus.cp, np.maximum(which, 0)
         starts, lengths = self.starts[safe], np.where(which >= 0, self.lengths[safe], 0)
         code = np.zeros(which.size, dtype=np.uint64)
-        ok = (lengths > 0) & (lengths <= _MAX_CODED)
-        ok &= (self.corpus.classes(starts + lengths) & _WORD) == 0
+        ok = (lengths > 0) & (lengths <= MAX_CODED)
+        ok &= (self.corpus.classes(starts + lengths) & WORD) == 0
         for j in range(int(lengths[ok].max(initial=0))):
             at = np.flatnonzero(ok & (lengths > j))
             letter = (cp[starts[at] + j] | 0x20).astype(np.int64) - 96
@@ -416,15 +326,15 @@ class _Runs:
         """Start positions of ``words`` as whole words in any case, outside fenced code.
 
         For runs of letters. A word is lower-case ASCII, perhaps with a space or ";" after
-        its first letters; ``lookup`` is :func:`_lookup` of ``words``.
+        its first letters; ``lookup`` is :func:`word_lookup` of ``words``.
         """
         c = self.corpus
-        keys = _key(self.lengths, c.cp[self.starts] | 0x20)
+        keys = lookup_key(self.lengths, c.cp[self.starts] | 0x20)
         some = np.flatnonzero(lookup[keys])
         starts, keys = self.starts[some], keys[some]
         hits = []
         for word in words:
-            at = starts[keys == _key(_head(word), ord(word[0]))]
+            at = starts[keys == lookup_key(letter_head(word), ord(word[0]))]
             for j, char in enumerate(word[1:], 1):  # each kept match ended on a non-NUL
                 code = c.cp[at + j]
                 at = at[(code | 0x20 if char.isalpha() else code) == ord(char)]
@@ -433,8 +343,8 @@ class _Runs:
 
 
 def _sparse_counts(c: _Corpus) -> dict[str, IntArray]:
-    """Per-query counts of the classes in :data:`_SPARSE`, from those characters alone."""
-    at = np.flatnonzero(c.has(_D_SPARSE))
+    """Per-query counts of the classes in :data:`SPARSE`, from those characters alone."""
+    at = np.flatnonzero(c.has(D_SPARSE))
     flags, after = c.classes(at), c.classes(at + 1)
     doc = c.doc_of(at)
 
@@ -442,24 +352,24 @@ def _sparse_counts(c: _Corpus) -> dict[str, IntArray]:
         return np.bincount(doc[mask], minlength=c.n).astype(np.int64)
 
     # A stop not followed by another, then by a space or closer (or any, for CJK).
-    stop = ((after & (_SPACE | _CLOSER)) != 0) | ((flags & _CJK_STOP) != 0)
-    math = (flags & _MATH) != 0
+    stop = ((after & (SPACE | CLOSER)) != 0) | ((flags & CJK_STOP) != 0)
+    math = (flags & MATH) != 0
     if c.in_code is not None:
         math &= ~c.in_code[at]
     out = {
-        "sentence_ends": count(((flags & _TERM) != 0) & ((after & _TERM) == 0) & stop),
-        "exclamations": count(((flags & _BANG) != 0) & (c.cp[at + 1] != ord("="))),
+        "sentence_ends": count(((flags & TERM) != 0) & ((after & TERM) == 0) & stop),
+        "exclamations": count(((flags & BANG) != 0) & (c.cp[at + 1] != ord("="))),
         "math": count(math),
     }
     for name, bit in (
-        ("upper", _UPPER),
-        ("digits", _DIGIT),
-        ("non_latin", _NONLATIN),
-        ("code", _CODE),
-        ("emoji", _EMOJI),
-        ("questions", _QUESTION),
-        ("newlines", _NEWLINE),
-        ("non_ascii", _NONASCII),
+        ("upper", UPPER),
+        ("digits", DIGIT),
+        ("non_latin", NONLATIN),
+        ("code", CODE),
+        ("emoji", EMOJI),
+        ("questions", QUESTION),
+        ("newlines", NEWLINE),
+        ("non_ascii", NONASCII),
     ):
         out[name] = count((flags & bit) != 0)
     return out
@@ -494,13 +404,13 @@ def style_features(queries: Queries) -> FloatArray:
     sparse = _sparse_counts(c)
 
     # Words, sentences and readability.
-    words = _Runs(c, ~c.has(_D_SPACE))
+    words = _Runs(c, ~c.has(D_SPACE))
     n_words = words.count
     last = words.last_end()  # the last non-space character
     last_flags = np.where(last >= 0, c.classes(np.maximum(last, 0)), 0)
-    ends_with_term = (last_flags & _TERM) != 0
+    ends_with_term = (last_flags & TERM) != 0
     sentences = sparse["sentence_ends"] + ((n_words > 0) & ~ends_with_term)
-    alpha = c.has(_D_ALPHA)
+    alpha = c.has(D_ALPHA)
     col["log_chars"][:] = np.log1p(c.lengths)
     col["log_words"][:] = np.log1p(n_words)
     col["mean_word_length"][:] = words.total(words.lengths) / np.maximum(n_words, 1)
@@ -512,18 +422,18 @@ def style_features(queries: Queries) -> FloatArray:
     runs = _Runs(c, alpha)
     word1 = runs.codes(np.where(runs.count > 0, runs.lo, -1))
     word2 = runs.codes(np.where(runs.count > 1, runs.lo + 1, -1))
-    please_verb = np.isin(word1, _PLEASE_CODES) & np.isin(word2, _IMPERATIVE_CODES)
+    please_verb = np.isin(word1, PLEASE_CODES) & np.isin(word2, IMPERATIVE_CODES)
     first = runs.first()  # the first letter
     first_flags = np.where(first >= 0, c.classes(np.maximum(first, 0)), 0)
-    lower_start = (first_flags & _LOWER) != 0
-    upper_start = (first_flags & _UPPER) != 0
-    final_punct = ends_with_term | (np.where(last >= 0, c.cp[last], 0) == _TICK)
-    polite = c.count_at(runs.keywords(_POLITE_WORDS, _POLITE_LOOKUP))
-    casual = c.count_at(runs.keywords(_CASUAL_WORDS, _CASUAL_LOOKUP))
+    lower_start = (first_flags & LOWER) != 0
+    upper_start = (first_flags & UPPER) != 0
+    final_punct = ends_with_term | (np.where(last >= 0, c.cp[last], 0) == TICK)
+    polite = c.count_at(runs.keywords(POLITE_WORDS, POLITE_LOOKUP))
+    casual = c.count_at(runs.keywords(CASUAL_WORDS, CASUAL_LOOKUP))
     letters = np.maximum(runs.total(runs.lengths), 1)
     col["question"][:] = sparse["questions"] > 0
-    col["wh_start"][:] = np.isin(word1, _WH_CODES)
-    col["imperative_start"][:] = np.isin(word1, _IMPERATIVE_CODES) | please_verb
+    col["wh_start"][:] = np.isin(word1, WH_CODES)
+    col["imperative_start"][:] = np.isin(word1, IMPERATIVE_CODES) | please_verb
     col["politeness"][:] = polite
     col["casual"][:] = casual
     col["lowercase_start"][:] = lower_start
@@ -537,21 +447,21 @@ def style_features(queries: Queries) -> FloatArray:
     # Code, structure and symbols.
     col["code_block"][:] = c.count_at(c.fences) > 0
     if "`" in c.text:
-        ticks = c.scan(_INLINE_CODE)
-        single = (c.cp[ticks[:, 0] - 1] != _TICK) & (c.cp[ticks[:, 1]] != _TICK)
+        ticks = c.scan(INLINE_CODE)
+        single = (c.cp[ticks[:, 0] - 1] != TICK) & (c.cp[ticks[:, 1]] != TICK)
         col["inline_code"][:] = c.count_at(ticks[single, 1] - 1)
     col["code_chars"][:] = sparse["code"] / n_chars
     lines = c.text.replace("\x00", "\n")
-    markdown = [c.scan(pattern, lines)[:, 1] - 1 for pattern in (_HEADER_OR_TABLE_LINE, _BOLD)]
+    markdown = [c.scan(pattern, lines)[:, 1] - 1 for pattern in (HEADER_OR_TABLE_LINE, BOLD)]
     col["markdown"][:] = c.count_at(np.concatenate(markdown))
-    col["list_lines"][:] = c.count_at(c.scan(_LIST_LINE, lines)[:, 1] - 1)
+    col["list_lines"][:] = c.count_at(c.scan(LIST_LINE, lines)[:, 1] - 1)
     col["newlines"][:] = np.log1p(sparse["newlines"])
     col["digits_ratio"][:] = sparse["digits"] / n_chars
-    latex = [c.scan(pattern)[:, 1] - 1 for pattern in (_LATEX, _DOLLAR_MATH)]
+    latex = [c.scan(pattern)[:, 1] - 1 for pattern in (LATEX, DOLLAR_MATH)]
     col["math"][:] = sparse["math"] + c.count_at(np.concatenate(latex))
-    www = c.scan(_WWW)[:, 0]
+    www = c.scan(WWW)[:, 0]
     www = www[~c.after_word(www) & ~np.isin(c.cp[www - 1], [ord("/"), ord(".")])]
-    col["url"][:] = c.count_at(np.r_[c.scan(_HTTP)[:, 0], www])
+    col["url"][:] = c.count_at(np.r_[c.scan(HTTP)[:, 0], www])
     col["non_ascii_ratio"][:] = sparse["non_ascii"] / n_chars
     col["non_latin_ratio"][:] = sparse["non_latin"] / letters
     col["emoji"][:] = sparse["emoji"]
@@ -560,10 +470,10 @@ def style_features(queries: Queries) -> FloatArray:
 
 def _readability(c: _Corpus, alpha: BoolArray, words: _Runs, sentences: IntArray) -> FloatArray:
     """Flesch reading ease per query (0 for a query without words)."""
-    vowel = c.has(_D_VOWEL)
+    vowel = c.has(D_VOWEL)
     voiced = vowel.copy()  # the first vowel of each group ...
     voiced[1:] &= ~vowel[:-1]
-    silent = voiced & c.has(_D_E)  # ... except a final "e" after a consonant ("make", "the")
+    silent = voiced & c.has(D_E)  # ... except a final "e" after a consonant ("make", "the")
     silent[:-1] &= ~alpha[1:]
     silent[1:] &= alpha[:-1]
     voiced &= ~silent
@@ -573,7 +483,7 @@ def _readability(c: _Corpus, alpha: BoolArray, words: _Runs, sentences: IntArray
     syllables = words.total(np.maximum(per_word, 1))  # a word has at least one
     n_words = np.maximum(words.count, 1)
     score = 206.835 - 1.015 * n_words / np.maximum(sentences, 1) - 84.6 * syllables / n_words
-    return np.where(words.count > 0, np.clip(score, *_FLESCH_RANGE), 0.0)
+    return np.where(words.count > 0, np.clip(score, *FLESCH_RANGE), 0.0)
 
 
 class StyleFeaturizer(TransformerMixin, BaseEstimator):

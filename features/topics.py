@@ -222,8 +222,8 @@ class TopicModel(TransformerMixin, BaseEstimator):
 
         self.embedder_ = make_embedder(self.embedding or default_embedding())
         if embeddings is None:
-            return np.asarray(self.embedder_.embed(docs))
-        vectors = np.asarray(embeddings, dtype=np.float64)
+            return np.asarray(self.embedder_.embed(docs), dtype=np.float32)
+        vectors = np.asarray(embeddings, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(queries):
             raise ValueError(
                 f"Argument 'embeddings' must have one row per query ({len(queries)}), "
@@ -309,8 +309,10 @@ class TopicModel(TransformerMixin, BaseEstimator):
         if embeddings is None:  # embed each distinct query once
             distinct, inverse = np.unique(np.asarray(queries, dtype=object), return_inverse=True)
             docs = distinct.tolist()
-            return self._predict(docs, np.asarray(self.embedder_.embed(docs)))[inverse]
-        vectors = np.asarray(embeddings, dtype=np.float64)
+            return self._predict(docs, np.asarray(self.embedder_.embed(docs), dtype=np.float32))[
+                inverse
+            ]
+        vectors = np.asarray(embeddings, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(queries):
             raise ValueError(
                 f"Argument 'embeddings' must have one row per query ({len(queries)}), "
@@ -318,9 +320,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
             )
         return self._predict(queries, vectors)
 
-    def _predict(
-        self, docs: list[str], vectors: npt.NDArray[np.floating[Any]]
-    ) -> npt.NDArray[np.intp]:
+    def _predict(self, docs: list[str], vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.intp]:
         topics = np.asarray(self.bertopic_.transform(docs, vectors)[0], dtype=np.intp)
         return _nearest(vectors, topics, self.centroids_)
 

@@ -127,3 +127,14 @@ def test_topic_label_and_shares() -> None:
     assert topic.label == "code, python, error, fix"
     assert topic.to_dict()["label"] == topic.label
     np.testing.assert_allclose(topic_shares([0, 0, 2], 3), [2 / 3, 0, 1 / 3])
+
+
+def test_embeddings_of_any_float_type_fit_and_predict(
+    corpus: Corpus, corpus_embeddings: np.ndarray
+) -> None:
+    own = TopicModel("minilm-int8", n_topics=3).fit(corpus[0][:40])  # embeds by itself
+    given = own.predict(corpus[0][:5], embeddings=corpus_embeddings[:5].astype(np.float64))
+    np.testing.assert_array_equal(given, own.labels_[:5])
+    wide = TopicModel("minilm-int8", n_topics=3)
+    wide.fit(corpus[0][:40], embeddings=corpus_embeddings[:40].astype(np.float64))
+    assert wide.predict(corpus[0][:5]).shape == (5,)
