@@ -12,6 +12,8 @@ Layout (all files UTF-8 JSON or Parquet)::
     topics/           the topic model of the users' queries (``TopicModel.save``), and its
                       readable summary ``topics/topics.json``; only when the log has prompts
     profiles.parquet  one row per user: the profile vector of ``features.profile``
+    predictor/        the rating predictor (``RatingPredictor.save``) and its summary
+                      ``predictor/predictor.json``; only when the log has prompts
 """
 
 from __future__ import annotations
@@ -30,10 +32,19 @@ import pandas as pd
 
 from ranking.analysis import UserAnalysis
 
-__all__ = ["FORMAT", "FitArtifacts", "analysis_frames", "load_fit", "write_fit"]
+__all__ = [
+    "FORMAT",
+    "PREDICTOR_DIR",
+    "TOPICS_DIR",
+    "FitArtifacts",
+    "analysis_frames",
+    "load_fit",
+    "write_fit",
+]
 
 FORMAT = "personal-leaderboard/fit-1"
 TOPICS_DIR = "topics"
+PREDICTOR_DIR = "predictor"
 
 
 class SavesToFolder(Protocol):
@@ -55,6 +66,13 @@ class FitArtifacts:
     topics: list[dict[str, Any]] | None = None
     profiles: pd.DataFrame | None = None
     root: Path | None = None
+
+    @property
+    def predictor_dir(self) -> Path | None:
+        """The folder of the saved rating predictor, when the fit has one."""
+        if self.root is None or not (self.root / PREDICTOR_DIR).is_dir():
+            return None
+        return self.root / PREDICTOR_DIR
 
     @property
     def topic_model_dir(self) -> Path | None:
@@ -105,6 +123,7 @@ def write_fit(
     evaluation: dict[str, Any] | None,
     topic_model: SavesToFolder | None = None,
     profiles: pd.DataFrame | None = None,
+    predictor: SavesToFolder | None = None,
 ) -> Path:
     """Write a fit directory atomically: into a temporary sibling, then renamed.
 
@@ -132,6 +151,8 @@ def write_fit(
             topic_model.save(staging / TOPICS_DIR)
         if profiles is not None:
             profiles.to_parquet(staging / "profiles.parquet")
+        if predictor is not None:
+            predictor.save(staging / PREDICTOR_DIR)
         stamp = datetime.now(UTC).isoformat(timespec="seconds")
         _write_json(staging / "manifest.json", {"format": FORMAT, "created": stamp, **manifest})
     except BaseException:

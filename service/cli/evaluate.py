@@ -15,7 +15,13 @@ from ranking.frames import pairwise_from_battles, user_codes
 from service.cli.common import UsageError, add_input_options, add_output_options, emit, load_battles
 from service.cli.tables import format_table
 
-__all__ = ["add_parser", "evaluation_document", "format_evaluation", "read_user_ids"]
+__all__ = [
+    "add_parser",
+    "evaluation_document",
+    "format_evaluation",
+    "format_new_users",
+    "read_user_ids",
+]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -56,6 +62,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--truth",
         metavar="FILE",
         help="truth.json of 'plb simulate' (or its directory): adds Spearman against the truth",
+    )
+    parser.add_argument(
+        "--new-users",
+        type=float,
+        default=0.2,
+        metavar="F",
+        help="share of users held out whole, as new users known by their queries (default "
+        "0.2; with --test-users, those users); needs prompts in the log",
+    )
+    parser.add_argument(
+        "--features",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="evaluate predicting new users from their queries when the log has prompts "
+        "(default; --no-features skips it)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     add_input_options(parser)
@@ -102,10 +123,12 @@ def run(args: argparse.Namespace) -> None:
     """Execute ``plb evaluate``."""
     if not 0.0 < args.fraction < 1.0:
         raise UsageError(f"--fraction must be between 0 and 1, not {args.fraction}")
+    if not 0.0 < args.new_users < 1.0:
+        raise UsageError(f"--new-users must be between 0 and 1, not {args.new_users}")
     battles = load_battles(args.battles, skip_invalid=args.skip_invalid)
     codes, names = user_codes(battles)
     data = pairwise_from_battles(battles)
-    eval_users = None
+    eval_users, wanted = None, None
     if args.test_users:
         wanted = read_user_ids(args.test_users)
         eval_users = np.array([name in wanted for name in names])
@@ -124,7 +147,22 @@ def run(args: argparse.Namespace) -> None:
         rng=args.seed,
     )
     document = evaluation_document(rows, args.fraction, args.min_votes, len(names))
-    emit(document, format_evaluation(document), args.format)
+    has_prompts = "prompt" in battles.columns and battles["prompt"].notna().any()
+    if args.features and has_prompts:
+        from features.cold_start import evaluate_cold_start  # heavy imports: only here
+
+        true_ratings = load_truth(args.truth).user_ratings if args.truth else None
+        document["new_users"] = evaluate_cold_start(
+            battles,
+            test_ids=wanted,
+            fraction=args.new_users,
+            true_ratings=true_ratings,
+            rng=args.seed,
+        ).to_dict()
+    table = format_evaluation(document)
+    if "new_users" in document:
+        table += "\n\n" + format_new_users(document["new_users"])
+    emit(document, table, args.format)
 
 
 def format_evaluation(document: dict[str, Any]) -> str:
@@ -146,3 +184,56 @@ def format_evaluation(document: dict[str, Any]) -> str:
         for r in document["results"]
     ]
     return title + "\n\n" + format_table(headers, rows)
+
+
+def _number(value: Any, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def format_new_users(section: dict[str, Any]) -> str:
+    """The held-out-users tables: rating prediction, then cold to warm."""
+    title = (
+        f"New users: {section['n_test_users']} held-out users predicted from their queries "
+        f"by a model of the other {section['n_train_users']}"
+    )
+    rating_rows = [r for r in section["ratings"] if r["target"] != "truth"]
+    headers = ("target", "method", "predictor", "MAE", "vs mean", "spearman fitted", "vs truth")
+    rows = [
+        (
+            r["target"],
+            r["method"],
+            r["predictor"],
+            f"{r['mae']:.2f}",
+            f"{r['improvement']:+.1%}",
+            _number(r["spearman_fitted"]),
+            _number(r["spearman_truth"]),
+        )
+        for r in rating_rows
+    ]
+    lines = [title, "", format_table(headers, rows)]
+    for r in section["ratings"]:
+        if r["target"] == "truth":
+            lines += [
+                "",
+                f"Against the truth: predicted rankings {r['spearman_truth']:.3f}, the "
+                f"aggregate {r['spearman_truth_aggregate']:.3f}; "
+                f"{r['confidence']:.0%} intervals hold {r['interval_coverage_truth']:.1%} of "
+                "true ratings",
+            ]
+    if section["votes"]:
+        users = section["votes"][0]["users"]
+        lines += ["", f"Cold to warm: later votes of {users} held-out users", ""]
+        vote_rows = [
+            (
+                "-" if r["own_votes"] is None else r["own_votes"],
+                r["predictor"],
+                f"{r['log_loss']:.4f}",
+                f"{r['accuracy']:.4f}",
+                r["n_votes"],
+            )
+            for r in section["votes"]
+        ]
+        lines.append(
+            format_table(("own votes", "predictor", "log-loss", "accuracy", "votes"), vote_rows)
+        )
+    return "\n".join(lines)

@@ -107,7 +107,10 @@ def run(args: argparse.Namespace) -> None:
         evaluation = evaluation_document(results, args.fraction, MIN_VOTES, len(names))
     else:
         log.warning("no user has enough votes for a held-out evaluation; skipped")
-    topic_model, profiles = _query_features(battles, args) if args.features else (None, None)
+    predictor, profiles = (
+        _query_features(battles, data.models, args) if args.features else (None, None)
+    )
+    topic_model = None if predictor is None else predictor.profiler_.topic_model_
     manifest = {
         "battles": [str(p) for p in args.battles],
         "n_battles": len(battles),
@@ -117,6 +120,7 @@ def run(args: argparse.Namespace) -> None:
         "seed": args.seed,
         "truth": args.truth,
         "features": profiles is not None,
+        "prior_sd_from_prediction": None if predictor is None else predictor.prior_sd,
     }
     out = write_fit(
         args.out,
@@ -125,6 +129,7 @@ def run(args: argparse.Namespace) -> None:
         evaluation=evaluation,
         topic_model=topic_model,
         profiles=profiles,
+        predictor=predictor,
     )
     document = {
         "out": str(out),
@@ -162,17 +167,22 @@ def run(args: argparse.Namespace) -> None:
     emit(document, table, args.format)
 
 
-def _query_features(battles: pd.DataFrame, args: argparse.Namespace) -> tuple[Any, Any]:
-    """The topic model and the users' profiles, or ``(None, None)`` without prompts."""
+def _query_features(
+    battles: pd.DataFrame, models: tuple[str, ...], args: argparse.Namespace
+) -> tuple[Any, Any]:
+    """The rating predictor (with its topic model) and the users' profiles.
+
+    ``(None, None)`` when the log has no prompts.
+    """
     if "prompt" not in battles.columns or battles["prompt"].isna().all():
-        log.warning("the log has no prompts: no topics or query profiles fitted")
+        log.warning("the log has no prompts: no topics, profiles or predictor fitted")
         return None, None
-    from features.profile import UserProfiler  # heavy imports: only when needed
+    from features.predictor import RatingPredictor  # heavy imports: only when needed
+    from features.profile import UserProfiler
     from features.topics import TopicModel
 
-    print("plb: fitting topics and query profiles", file=sys.stderr)
-    profiler = UserProfiler(
-        TopicModel(args.embedding, n_topics=args.n_topics, random_state=args.seed)
-    )
-    profiles = profiler.fit_transform(battles)
-    return profiler.topic_model_, profiles.to_frame()
+    print("plb: fitting topics, query profiles and the rating predictor", file=sys.stderr)
+    topics = TopicModel(args.embedding, n_topics=args.n_topics, random_state=args.seed)
+    predictor = RatingPredictor(UserProfiler(topics), random_state=args.seed)
+    predictor.fit(battles, models=models)
+    return predictor, predictor.training_profiles_.to_frame()

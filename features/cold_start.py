@@ -1,0 +1,264 @@
+"""Held-out users: how well queries predict a new user's ratings, and votes sharpen them.
+
+The users are split: the predictor (:class:`features.predictor.RatingPredictor`) is
+fitted on the training users' votes and queries only, then each test user is predicted
+from their queries alone. Three checks:
+
+1. **The study's metric.** MAE of the predicted ratings against the test users' own
+   fitted ratings, relative to predicting the training users' mean rating; for
+   Bradley-Terry (the contextual model, and a ridge regression on the profile, as the
+   study did) and for Elo (ridge). The targets are fitted two ways: plain per-user fits,
+   as the study's, and our shrunk ones.
+2. **Rankings.** Spearman of predicted against fitted rankings, and against the true
+   rankings where a simulation's truth is given (with the intervals' coverage of the
+   truth).
+3. **Cold to warm.** For test users with enough votes, their first 5, 10 and 20 votes are
+   given and their later votes held out; the aggregate, the prediction, the user's own
+   votes alone (shrunk toward the aggregate) and the blend (shrunk toward the prediction)
+   are scored by held-out log-loss and accuracy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from sklearn.linear_model import RidgeCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from features.predictor import Prediction, RatingPredictor
+from features.profile import UserProfiler
+from features.topics import TopicModel
+from ranking.agreement import spearman_per_row
+from ranking.evaluation import predict, score_predictions
+from ranking.frames import pairwise_from_battles, user_codes, vote_order
+from ranking.pairwise import ELO_PER_NAT, position_in_group
+from ranking.shrinkage import learn_alpha
+from ranking.types import CENTER, Method, PairwiseData
+from ranking.users import Shrinkage, aggregate_prior, fit_user_ratings
+
+__all__ = ["ColdStart", "OWN_VOTES", "evaluate_cold_start", "split_users"]
+
+FloatArray = npt.NDArray[np.float64]
+OWN_VOTES: tuple[int, ...] = (5, 10, 20)
+MIN_HELD_OUT = 5
+
+
+@dataclass(frozen=True)
+class ColdStart:
+    """The three checks of the module docstring, ready for JSON."""
+
+    n_train_users: int
+    n_test_users: int
+    ratings: list[dict[str, Any]] = field(default_factory=list)
+    votes: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def split_users(
+    user_ids: Sequence[str],
+    *,
+    test_ids: Collection[str] | None = None,
+    fraction: float = 0.2,
+    rng: np.random.Generator | int | None = 0,
+) -> npt.NDArray[np.bool_]:
+    """``(n_users,)`` True for a test user: the given ids, else a random ``fraction``."""
+    n = len(user_ids)
+    if test_ids is not None:
+        wanted = set(map(str, test_ids))
+        mask = np.array([u in wanted for u in user_ids], dtype=bool)
+    else:
+        if not 0.0 < fraction < 1.0:
+            raise ValueError(f"Argument 'fraction' must be between 0 and 1, not {fraction}.")
+        mask = np.zeros(n, dtype=bool)
+        mask[np.random.default_rng(rng).permutation(n)[: max(1, round(fraction * n))]] = True
+    if mask.all() or not mask.any():
+        raise ValueError(
+            f"held-out users must leave both training and test users; {mask.sum()} of {n} "
+            "are test users"
+        )
+    return mask
+
+
+def _ridge(x_train: FloatArray, y_train: FloatArray, x_test: FloatArray) -> FloatArray:
+    model = make_pipeline(StandardScaler(), RidgeCV(alphas=np.logspace(-2, 4, 13)))
+    return np.asarray(model.fit(x_train, y_train).predict(x_test), dtype=np.float64)
+
+
+def _rating_row(
+    method: Method,
+    predictor: str,
+    predicted: FloatArray,
+    fitted: FloatArray,
+    mean: FloatArray,
+    truth: FloatArray | None,
+) -> dict[str, Any]:
+    mae = float(np.mean(np.abs(predicted - fitted)))
+    mae_mean = float(np.mean(np.abs(mean - fitted)))
+    row = {
+        "method": method,
+        "predictor": predictor,
+        "mae": mae,
+        "mae_mean_predictor": mae_mean,
+        "improvement": 1.0 - mae / mae_mean if mae_mean > 0 else float("nan"),
+        "spearman_fitted": float(np.nanmean(spearman_per_row(predicted, fitted))),
+        "spearman_truth": None,
+    }
+    if truth is not None:
+        row["spearman_truth"] = float(np.nanmean(spearman_per_row(predicted, truth)))
+    return row
+
+
+def evaluate_cold_start(
+    battles: pd.DataFrame,
+    *,
+    test_ids: Collection[str] | None = None,
+    fraction: float = 0.2,
+    true_ratings: pd.DataFrame | None = None,
+    own_votes: Sequence[int] = OWN_VOTES,
+    topic_model: TopicModel | None = None,
+    rng: int = 0,
+) -> ColdStart:
+    """Run the three checks of the module docstring.
+
+    Parameters
+    ----------
+    battles : DataFrame
+        A battle log with ``user_id`` and ``prompt``.
+    test_ids : collection of str, optional
+        The held-out users; else a random ``fraction`` of users.
+    true_ratings : DataFrame, optional
+        Index ``user_id``, one column per model: true ratings (a simulation's truth).
+    own_votes : sequence of int
+        Numbers of a test user's first votes given to the blend.
+    topic_model : TopicModel, optional
+        Unfitted topic model for the predictor; the default one when omitted.
+    rng : int
+        Seed of the split and of every learnt step.
+    """
+    battles = battles.iloc[vote_order(battles)]
+    battles = battles[battles["user_id"].notna()]
+    data = pairwise_from_battles(battles)
+    users, names = user_codes(battles)
+    n_users = len(names)
+    test_user = split_users(names, test_ids=test_ids, fraction=fraction, rng=rng)
+    test_vote = test_user[users]
+    train = data.select(~test_vote)
+    predictor = RatingPredictor(UserProfiler(topic_model), random_state=rng)
+    predictor.fit(battles[~test_vote], models=data.models)
+    train_profiles = predictor.training_profiles_
+    test_profiles = predictor.profiler_.transform(battles[test_vote])
+    tested = np.flatnonzero(test_user)  # sorted, as the profiles' rows
+    trained = np.flatnonzero(~test_user)
+    truth = None
+    if true_ratings is not None:
+        truth = true_ratings.reindex(index=list(names), columns=list(data.models)).to_numpy()
+        truth = truth[tested]
+
+    prediction = predictor.predict(test_profiles)
+    rows = []
+    for method in ("bt", "elo"):
+        aggregate = aggregate_prior(train, method)
+        targets: tuple[tuple[str, Shrinkage], ...] = (("shrunk", "cv"), ("plain", "none"))
+        for target, shrinkage in targets:
+            fitted = fit_user_ratings(
+                data, users, n_users, method=method, shrinkage=shrinkage, prior=aggregate, rng=rng
+            )
+            y_train, y_test = fitted.ratings[trained], fitted.ratings[tested]
+            mean = np.broadcast_to(y_train.mean(axis=0), y_test.shape)
+            ridge = _ridge(train_profiles.values, y_train, test_profiles.values)
+            found = [("mean of training users", mean), ("ridge on profile", ridge)]
+            if method == "bt":
+                found.append(("contextual BT", prediction.ratings))
+            for name, predicted in found:
+                row = _rating_row(method, name, predicted, y_test, mean, truth)
+                rows.append({"target": target, **row})
+    if truth is not None:
+        centred = truth - truth.mean(axis=1, keepdims=True) + CENTER
+        inside = (centred >= prediction.lower) & (centred <= prediction.upper)
+        aggregate_bt = np.broadcast_to(aggregate_prior(train, "bt"), truth.shape)
+        rows.append(
+            {
+                "target": "truth",
+                "method": "bt",
+                "predictor": "contextual BT",
+                "spearman_truth": float(np.nanmean(spearman_per_row(prediction.ratings, truth))),
+                "spearman_truth_aggregate": float(
+                    np.nanmean(spearman_per_row(aggregate_bt, truth))
+                ),
+                "interval_coverage_truth": float(inside.mean()),
+                "confidence": predictor.confidence,
+            }
+        )
+    return ColdStart(
+        n_train_users=int(trained.size),
+        n_test_users=int(tested.size),
+        ratings=rows,
+        votes=_cold_to_warm(data, users, test_user, predictor, prediction, train, own_votes, rng),
+    )
+
+
+def _cold_to_warm(
+    data: PairwiseData,
+    users: npt.NDArray[np.intp],
+    test_user: npt.NDArray[np.bool_],
+    predictor: RatingPredictor,
+    prediction: Prediction,
+    train: PairwiseData,
+    own_votes: Sequence[int],
+    rng: int,
+) -> list[dict[str, Any]]:
+    """Held-out-vote scores after each test user's first ``n`` votes (module docstring)."""
+    most = max(own_votes)
+    position = position_in_group(users)
+    totals = np.bincount(users, minlength=test_user.size)
+    eligible = test_user & (totals >= most + MIN_HELD_OUT)
+    if not eligible.any():
+        return []
+    row_of = np.full(test_user.size, -1)
+    row_of[np.flatnonzero(test_user)] = np.arange(test_user.sum())
+    held = eligible[users] & (position >= most)
+    held_rows = row_of[users[held]]
+    held_data = data.select(held)
+    aggregate = aggregate_prior(train, "bt")
+    prior_alpha = _aggregate_alpha(train, users[~test_user[users]], test_user.size, rng)
+
+    def score(name: str, n: int | None, ratings: FloatArray) -> dict[str, Any]:
+        p = predict(ratings, held_data.matchups, held_rows)
+        s = score_predictions(p, held_data.outcomes)
+        return {"own_votes": n, "predictor": name, "log_loss": s.log_loss,
+                "accuracy": s.accuracy, "brier": s.brier, "n_votes": s.n_votes}  # fmt: skip
+
+    n_test = int(test_user.sum())
+    rows = [
+        score("aggregate", None, np.broadcast_to(aggregate, (n_test, data.n_models))),
+        score("predicted", None, prediction.ratings),
+    ]
+    for n in own_votes:
+        given = eligible[users] & (position < n)
+        own = data.select(given)
+        own_users = row_of[users[given]]
+        alone = fit_user_ratings(own, own_users, n_test, prior=aggregate, alpha=prior_alpha)
+        blended = predictor.blend(prediction, own, own_users)
+        rows.append(score("own votes alone (shrunk to aggregate)", n, alone.ratings))
+        rows.append(score("blend (shrunk to prediction)", n, blended.ratings))
+    for row in rows:
+        row["users"] = int(eligible.sum())
+    return rows
+
+
+def _aggregate_alpha(
+    train: PairwiseData, train_users: npt.NDArray[np.intp], n_users: int, rng: int
+) -> float:
+    """The shrinkage strength toward the aggregate, learnt on the training users' votes."""
+    mu = (aggregate_prior(train, "bt") - CENTER) / ELO_PER_NAT
+    return learn_alpha(
+        train.n_models, train.matchups, train.outcomes, train_users, n_users, mu, rng=rng
+    )

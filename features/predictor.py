@@ -1,0 +1,328 @@
+"""Predict a user's ratings from their queries, and sharpen the prediction with their votes.
+
+:class:`RatingPredictor` fits a contextual Bradley-Terry model
+(:mod:`ranking.contextual`) on every training vote, with the vote's query as context:
+the constant 1, the query's topic (one-hot) and its standardised writing style. A user's
+predicted strength of each model is the model's strength at the user's mean context, that
+is at their profile's smoothed topic shares and mean style.
+
+How far a user strays from their prediction is learnt from held-out users: the training
+users are split into folds, each fold predicted by a model fitted on the others, and the
+prior precision of a user's departure from that prediction (``blend_alpha_``) is learnt
+by held-out log-loss of their own votes (:func:`ranking.shrinkage.learn_alpha`). Its
+standard deviation, :attr:`RatingPredictor.prior_sd`, sets the width of a prediction's
+interval; :meth:`RatingPredictor.blend` fits the user's own Bradley-Terry ratings with the
+prediction as the prior mean, so a few votes move it and many votes dominate.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from scipy.stats import norm
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from features.profile import UserProfiler, UserProfiles
+from features.style import style_features
+from ranking.contextual import choose_alpha, fit_contextual_bt
+from ranking.frames import pairwise_from_battles, user_codes, vote_order
+from ranking.intervals import interval_ranks
+from ranking.pairwise import ELO_PER_NAT, to_elo_scale
+from ranking.shrinkage import learn_alpha
+from ranking.types import PairwiseData
+from ranking.users import fit_user_ratings
+
+__all__ = ["Prediction", "RatingPredictor"]
+
+_MODEL_FILE = "predictor.joblib"
+_SUMMARY_FILE = "predictor.json"
+_FORMAT = "plb-rating-predictor/1"
+
+FloatArray = npt.NDArray[np.float64]
+Source = Literal["predicted", "blended"]
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Ratings of some users on the Elo scale, with intervals.
+
+    Attributes
+    ----------
+    source : {"predicted", "blended"}
+        From queries alone, or a prediction sharpened by the users' own votes.
+    user_ids : ndarray of object
+        Row order.
+    models : tuple of str
+        Column order.
+    ratings, lower, upper : ndarray
+        ``(n_users, n_models)``.
+    """
+
+    source: Source
+    user_ids: npt.NDArray[np.object_]
+    models: tuple[str, ...]
+    ratings: FloatArray
+    lower: FloatArray
+    upper: FloatArray
+
+    def ranking(self, row: int = 0) -> list[dict[str, Any]]:
+        """One user's models, best first, in the SPEC ``recommend`` shape.
+
+        Ranks follow SPEC section 2: 1 + the number of models whose lower bound is above
+        this model's upper bound, so models whose intervals overlap share a rank.
+        """
+        order = np.argsort(-self.ratings[row], kind="stable")
+        ranks = interval_ranks(self.lower[row], self.upper[row])
+        return [
+            {
+                "model": self.models[j],
+                "rating": round(float(self.ratings[row, j]), 2),
+                "lower": round(float(self.lower[row, j]), 2),
+                "upper": round(float(self.upper[row, j]), 2),
+                "rank": int(ranks[j]),
+            }
+            for j in order
+        ]
+
+
+class RatingPredictor(BaseEstimator):
+    """From a user's queries to their model ratings; from their votes to a sharper one.
+
+    Parameters
+    ----------
+    profiler : UserProfiler, optional
+        Profiles of users' queries (fitted by :meth:`fit` unless already fitted).
+    alpha : float, optional
+        L2 penalty of the contextual model; chosen by user-grouped cross-validation when
+        omitted.
+    folds : int
+        Folds over training users, for the penalty, the intervals and the blend.
+    confidence : float
+        Coverage of the intervals.
+    random_state : int
+        Seed of the folds.
+
+    Attributes
+    ----------
+    profiler_ : UserProfiler
+    model_ : ContextualBT
+    models_ : tuple of str
+    blend_alpha_ : float
+        Prior precision (natural-log units) of a user's departure from their prediction.
+    """
+
+    def __init__(
+        self,
+        profiler: UserProfiler | None = None,
+        alpha: float | None = None,
+        folds: int = 3,
+        confidence: float = 0.95,
+        random_state: int = 0,
+    ) -> None:
+        self.profiler = profiler
+        self.alpha = alpha
+        self.folds = folds
+        self.confidence = confidence
+        self.random_state = random_state
+
+    # -- fitting ---------------------------------------------------------------------------
+
+    def fit(self, battles: pd.DataFrame, models: tuple[str, ...] | None = None) -> RatingPredictor:
+        """Fit on the votes and queries of the training users.
+
+        Parameters
+        ----------
+        battles : DataFrame
+            A battle frame (SPEC section 1) with ``user_id`` and ``prompt``; votes without
+            a user are left out.
+        models : tuple of str, optional
+            Model order of the ratings; the models present, sorted, by default.
+        """
+        if self.folds < 2:
+            raise ValueError(f"Argument 'folds' must be at least 2, not {self.folds}.")
+        battles = battles.iloc[vote_order(battles)]
+        battles = battles[battles["user_id"].notna()]
+        data = pairwise_from_battles(battles, models)
+        users, user_ids = user_codes(battles)
+        profiler = self.profiler if self.profiler is not None else UserProfiler()
+        profiles = profiler.fit_transform(battles)
+        if tuple(profiles.user_ids) != user_ids:  # both sorted: a mismatch is a bug
+            raise RuntimeError("profiles and votes disagree on the users")
+        self.profiler_ = profiler
+        self.models_ = data.models
+        self.training_profiles_ = profiles  # not saved: see __getstate__
+        contexts = self._vote_contexts(battles)
+        user_contexts = self._user_contexts(profiles)
+        n_users = len(profiles.user_ids)
+        fold_of_user = np.random.default_rng(self.random_state).permutation(n_users) % self.folds
+        fold = fold_of_user[users]
+        alpha = self.alpha or choose_alpha(
+            data.matchups, data.outcomes, contexts, data.n_models, fold
+        )
+        self.model_ = fit_contextual_bt(
+            data.matchups, data.outcomes, contexts, data.n_models, alpha=alpha
+        )
+        # Held-out users: each fold predicted by a model that never saw its votes.
+        crossed = np.zeros((n_users, data.n_models))
+        for f in range(self.folds):
+            train = fold != f
+            model = fit_contextual_bt(
+                data.matchups[train],
+                data.outcomes[train],
+                contexts[train],
+                data.n_models,
+                alpha=alpha,
+            )
+            crossed[fold_of_user == f] = model.strengths(user_contexts[fold_of_user == f])
+        self.blend_alpha_ = learn_alpha(
+            data.n_models,
+            data.matchups,
+            data.outcomes,
+            users,
+            n_users,
+            crossed,
+            rng=self.random_state,
+        )
+        return self
+
+    def _vote_contexts(self, battles: pd.DataFrame) -> FloatArray:
+        """Each vote's context: 1, its query's topic one-hot, its standardised style."""
+        p = self.profiler_
+        present = battles["prompt"].notna().to_numpy()
+        n_topics = p.topic_share_.size
+        style = np.zeros((len(battles), p.style_mean_.size))
+        style[present] = self._standardise(
+            style_features(battles["prompt"][present].astype(str).tolist())
+        )
+        topics = np.tile(p.topic_share_, (len(battles), 1))  # no prompt: the population's
+        topics[present] = np.eye(n_topics)[p.labels_]
+        return np.hstack([np.ones((len(battles), 1)), topics, style])
+
+    def _standardise(self, style: FloatArray) -> FloatArray:
+        p = self.profiler_
+        sd = np.where(p.style_sd_ > 0, p.style_sd_, 1.0)
+        return np.clip((style - p.style_mean_) / sd, -5.0, 5.0)
+
+    def _user_contexts(self, profiles: UserProfiles) -> FloatArray:
+        frame = profiles.to_frame()
+        topics = frame.filter(like="topic:").to_numpy()
+        style = frame.filter(like="style_mean:").to_numpy()
+        return np.hstack([np.ones((len(frame), 1)), topics, self._standardise(style)])
+
+    # -- predicting ------------------------------------------------------------------------
+
+    def predict(self, profiles: UserProfiles) -> Prediction:
+        """Ratings predicted from the users' query profiles alone."""
+        check_is_fitted(self, "model_")
+        ratings = to_elo_scale(self.model_.strengths(self._user_contexts(profiles)))
+        half = self._z() * self.prior_sd
+        return Prediction(
+            "predicted", profiles.user_ids, self.models_, ratings, ratings - half, ratings + half
+        )
+
+    def predict_queries(self, queries: list[str], user_id: str = "you") -> Prediction:
+        """Ratings of one user known only by ``queries``."""
+        battles = pd.DataFrame({"user_id": user_id, "prompt": queries})
+        return self.predict(self.profiler_.transform(battles))
+
+    def blend(
+        self, prediction: Prediction, data: PairwiseData, users: npt.NDArray[np.intp]
+    ) -> Prediction:
+        """Sharpen predictions with the users' own votes.
+
+        Parameters
+        ----------
+        prediction : Prediction
+            The users' predictions, whose rows ``users`` index.
+        data : PairwiseData
+            Their votes, with the same models in the same order.
+        users : array of int
+            ``(n,)`` row of ``prediction`` of each vote.
+        """
+        check_is_fitted(self, "model_")
+        if data.models != self.models_:
+            missing = sorted(set(data.models) - set(self.models_))
+            raise ValueError(
+                "votes name models the predictor does not know: " + ", ".join(missing[:5])
+                if missing
+                else "votes must list the predictor's models in its order"
+            )
+        fit = fit_user_ratings(
+            data,
+            users,
+            len(prediction.user_ids),
+            prior=prediction.ratings,
+            alpha=self.blend_alpha_,
+            confidence=self.confidence,
+        )
+        return Prediction(
+            "blended", prediction.user_ids, self.models_, fit.ratings, fit.lower, fit.upper
+        )
+
+    # -- persistence -----------------------------------------------------------------------
+
+    def save(self, path: str | Path) -> Path:
+        """Save into the folder ``path``: the model, and ``predictor.json`` to read."""
+        import joblib
+
+        check_is_fitted(self, "model_")
+        folder = Path(path)
+        folder.mkdir(parents=True, exist_ok=True)
+        joblib.dump(self, folder / _MODEL_FILE, compress=3)
+        summary = {
+            "format": _FORMAT,
+            "models": list(self.models_),
+            "alpha": self.model_.alpha,
+            "prior_sd": self.prior_sd,
+            "n_topics": int(self.profiler_.topic_share_.size),
+            "context": ["1", *self.profiler_.feature_names_[: self.model_.coef.shape[1] - 1]],
+        }
+        (folder / _SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n")
+        return folder
+
+    @classmethod
+    def load(cls, path: str | Path) -> RatingPredictor:
+        """Load a predictor written by :meth:`save`.
+
+        Raises
+        ------
+        ValueError
+            If ``path`` holds no predictor of this format.
+        """
+        import joblib
+
+        folder = Path(path)
+        try:
+            summary = json.loads((folder / _SUMMARY_FILE).read_text())
+        except (OSError, ValueError) as error:
+            raise ValueError(f"no rating predictor in {folder}: {error}") from error
+        if summary.get("format") != _FORMAT:
+            raise ValueError(
+                f"{folder / _SUMMARY_FILE}: format must be {_FORMAT!r}, "
+                f"not {summary.get('format')!r}"
+            )
+        model = joblib.load(folder / _MODEL_FILE)
+        if not isinstance(model, cls):
+            raise ValueError(f"{folder / _MODEL_FILE} holds a {type(model).__name__}")
+        return model
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("training_profiles_", None)
+        return state
+
+    def _z(self) -> float:
+        return float(norm.ppf(0.5 + self.confidence / 2.0))
+
+    @property
+    def prior_sd(self) -> float:
+        """How far, in Elo points, a user's ratings are expected to stray from prediction."""
+        check_is_fitted(self, "model_")
+        return ELO_PER_NAT / float(np.sqrt(self.blend_alpha_))

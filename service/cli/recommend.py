@@ -1,0 +1,181 @@
+"""``plb recommend``: the ranking of a user known only by queries, and perhaps a few votes."""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import sys
+import zlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ranking.frames import pairwise_from_battles
+from service.artifacts import load_fit
+from service.cli.common import UsageError, add_output_options, emit, load_battles
+from service.cli.tables import format_table
+
+__all__ = ["add_parser", "read_queries"]
+
+_JSONL_SUFFIXES = (".jsonl", ".jsonl.gz")
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``plb recommend``."""
+    parser = subparsers.add_parser(
+        "recommend",
+        help="ranking for a user known only by queries (and optionally a few votes)",
+        description="Predict a user's ranking of the models from their queries with the "
+        "rating predictor of a 'plb fit' directory; with --votes, sharpen the prediction "
+        "with that user's own votes (a few move it, many dominate).",
+    )
+    parser.add_argument("fit_dir", metavar="DIR", help="a fit directory of 'plb fit --out DIR'")
+    parser.add_argument(
+        "--queries",
+        required=True,
+        metavar="FILE",
+        help="the user's queries, UTF-8 (gzip when the name ends in .gz): JSON Lines with a "
+        "string 'prompt' in each object when the name ends in .jsonl or .jsonl.gz, or when "
+        "every non-blank line is a JSON object; otherwise plain text, one query a line. "
+        "Blank lines are skipped",
+    )
+    parser.add_argument(
+        "--votes",
+        metavar="FILE",
+        help="a battle log of the user's own votes (.jsonl, .json, .csv or .parquet, each "
+        "optionally .gz), all taken as one user's; their prompts are added to the queries",
+    )
+    add_output_options(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> None:
+    """Execute ``plb recommend``."""
+    queries = read_queries(args.queries)
+    fit = load_fit(args.fit_dir)
+    if fit.predictor_dir is None:
+        raise UsageError(
+            f"the fit in {args.fit_dir} has no rating predictor (it was made without prompts "
+            "or with --no-features); rerun 'plb fit' on a log with prompts"
+        )
+    votes = load_battles([args.votes], skip_invalid=False) if args.votes else None
+
+    from features.predictor import RatingPredictor  # heavy imports: only for this command
+
+    predictor = RatingPredictor.load(fit.predictor_dir)
+    if votes is not None:
+        _check_models(votes, predictor.models_, args.votes)
+        queries += _vote_prompts(votes)
+    print(f"plb: predicting from {len(queries):,} queries", file=sys.stderr)
+    prediction = predictor.predict_queries(queries)
+    n_votes = 0
+    if votes is not None:
+        data = pairwise_from_battles(votes, models=predictor.models_)
+        n_votes = len(data.outcomes)
+        users = np.zeros(n_votes, dtype=np.intp)  # every vote is the one user's
+        prediction = predictor.blend(prediction, data, users)
+    document: dict[str, Any] = {
+        "source": prediction.source,
+        "models": prediction.ranking(0),
+        "n_queries": len(queries),
+        "n_votes": n_votes,
+        "prior_sd": round(predictor.prior_sd, 1),
+    }
+    emit(document, format_recommendation(document, predictor.confidence), args.format)
+
+
+def read_queries(path: str) -> list[str]:
+    """The queries of ``--queries FILE``, blank lines skipped; see ``plb recommend --help``.
+
+    Raises
+    ------
+    UsageError
+        For a missing or unreadable file, one that is not UTF-8, a JSON Lines record
+        without a string ``prompt``, or a file without any query.
+    """
+    file = Path(path)
+    try:
+        data = file.read_bytes()
+        text = (gzip.decompress(data) if file.name.endswith(".gz") else data).decode("utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"--queries: no such file: {path}") from None
+    except UnicodeDecodeError as error:
+        raise UsageError(
+            f"--queries: {path} is not UTF-8 text (byte {error.start}: {error.reason})"
+        ) from None
+    except (OSError, EOFError, zlib.error) as error:
+        raise UsageError(f"--queries: cannot read {path}: {error}") from None
+    lines = [(number, line) for number, line in enumerate(text.split("\n"), 1) if line.strip()]
+    if file.name.endswith(_JSONL_SUFFIXES) or (lines and all(_is_object(s) for _, s in lines)):
+        queries = [_prompt(line, number, path) for number, line in lines]
+    else:
+        queries = [line.strip() for _, line in lines]
+    queries = [q for q in queries if q.strip()]
+    if not queries:
+        raise UsageError(f"--queries: {path} holds no queries")
+    return queries
+
+
+def _is_object(line: str) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:
+        return False
+
+
+def _prompt(line: str, number: int, path: str) -> str:
+    try:
+        record = json.loads(line)
+    except ValueError as error:
+        raise UsageError(f"--queries: {path} line {number} is not JSON ({error})") from None
+    prompt = record.get("prompt") if isinstance(record, dict) else None
+    if not isinstance(prompt, str):
+        shown = record.get("prompt") if isinstance(record, dict) else record
+        raise UsageError(f"--queries: {path} line {number} needs a string 'prompt', not {shown!r}")
+    return prompt
+
+
+def _check_models(votes: pd.DataFrame, models: tuple[str, ...], path: str) -> None:
+    """Reject votes naming a model the predictor does not know, naming the first."""
+    known = set(models)
+    pairs = votes[["model_a", "model_b"]].astype(str).to_numpy()
+    unknown = [name for name in pairs.ravel() if name not in known]  # vote by vote, a then b
+    if unknown:
+        raise UsageError(
+            f"--votes: {path} names model {unknown[0]!r}, which the fit does not know "
+            f"(it knows {', '.join(models)})"
+        )
+
+
+def _vote_prompts(votes: pd.DataFrame) -> list[str]:
+    if "prompt" not in votes.columns:
+        return []
+    prompts = votes["prompt"].dropna().astype(str)
+    return [p for p in prompts if p.strip()]
+
+
+def format_recommendation(document: dict[str, Any], confidence: float = 0.95) -> str:
+    """The recommended ranking as a table, best first."""
+    n_queries, n_votes = document["n_queries"], document["n_votes"]
+    if document["source"] == "blended":
+        head = f"Your ranking (blended: {n_queries:,} queries, {n_votes:,} votes)"
+    else:
+        head = f"Your ranking (predicted from {n_queries:,} queries)"
+    rows = [
+        (m["rank"], m["model"], float(m["rating"]), f"{m['lower']:.1f} .. {m['upper']:.1f}")
+        for m in document["models"]
+    ]
+    foot = (
+        f"{confidence:.0%} intervals; a user's ratings stray about {document['prior_sd']:.1f} "
+        "points (one sd) from a prediction by queries alone"
+    )
+    return (
+        head
+        + "\n\n"
+        + format_table(("rank", "model", "rating", f"{confidence:.0%} interval"), rows)
+        + "\n\n"
+        + foot
+    )

@@ -1,0 +1,50 @@
+"""Held-out users: the split, and the three checks end to end on a small simulation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from data.simulate import simulate
+from features.cold_start import evaluate_cold_start, split_users
+from features.topics import TopicModel
+
+
+def test_split_users_by_ids_or_fraction() -> None:
+    ids = [f"u{i}" for i in range(10)]
+    np.testing.assert_array_equal(
+        split_users(ids, test_ids={"u1", "u3"}), np.isin(ids, ["u1", "u3"])
+    )
+    assert split_users(ids, fraction=0.3, rng=1).sum() == 3
+    with pytest.raises(ValueError, match="both training and test users"):
+        split_users(ids, test_ids={"nobody"})
+    with pytest.raises(ValueError, match="'fraction' must be between 0 and 1"):
+        split_users(ids, fraction=1.5)
+
+
+def test_cold_start_reports_every_check() -> None:
+    sim = simulate(60, 40, 6, rng=5)
+    result = evaluate_cold_start(
+        sim.battles,
+        fraction=0.25,
+        true_ratings=sim.user_ratings,
+        topic_model=TopicModel("minilm-int8", n_topics=4),
+    )
+    assert result.n_test_users == 15 and result.n_train_users == 45
+    rows = {(r["target"], r["method"], r["predictor"]): r for r in result.ratings}
+    for target in ("shrunk", "plain"):
+        mean = rows[(target, "bt", "mean of training users")]
+        assert mean["improvement"] == pytest.approx(0.0)
+        assert (target, "bt", "contextual BT") in rows and (
+            target,
+            "elo",
+            "ridge on profile",
+        ) in rows
+    truth = rows[("truth", "bt", "contextual BT")]
+    assert 0.0 <= truth["interval_coverage_truth"] <= 1.0
+    assert -1.0 <= truth["spearman_truth"] <= 1.0
+    names = {(r["own_votes"], r["predictor"]) for r in result.votes}
+    assert (None, "aggregate") in names and (None, "predicted") in names
+    assert {(n, "blend (shrunk to prediction)") for n in (5, 10, 20)} <= names
+    assert all(np.isfinite(r["log_loss"]) and r["n_votes"] > 0 for r in result.votes)
+    assert result.to_dict()["n_test_users"] == 15

@@ -1,0 +1,90 @@
+"""The rating predictor: from queries to ratings, blended with votes, saved and loaded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from features.predictor import RatingPredictor
+from features.profile import UserProfiler
+from features.topics import TopicModel
+from ranking.frames import pairwise_from_battles
+from ranking.types import CENTER
+
+
+@pytest.fixture(scope="module")
+def fitted(labelled_battles: pd.DataFrame) -> RatingPredictor:
+    profiler = UserProfiler(TopicModel("minilm-int8", n_topics=4))
+    return RatingPredictor(profiler, folds=2).fit(labelled_battles)
+
+
+def test_fit_learns_a_contextual_model_and_a_blend_strength(
+    fitted: RatingPredictor, labelled_battles: pd.DataFrame
+) -> None:
+    n_models = labelled_battles["model_a"].nunique()
+    assert fitted.models_ == tuple(sorted(labelled_battles["model_a"].unique()))
+    assert fitted.model_.coef.shape == (n_models, 1 + 4 + 28)
+    assert fitted.blend_alpha_ > 0 and np.isfinite(fitted.prior_sd)
+    assert len(fitted.training_profiles_.user_ids) == labelled_battles["user_id"].nunique()
+
+
+def test_predictions_from_queries_have_intervals_and_spec_ranks(fitted: RatingPredictor) -> None:
+    prediction = fitted.predict_queries(["Write a Python function to merge two lists."])
+    assert prediction.source == "predicted" and prediction.ratings.shape == (1, 6)
+    assert prediction.ratings.mean() == pytest.approx(CENTER)
+    assert (prediction.lower < prediction.ratings).all()
+    assert (prediction.ratings < prediction.upper).all()
+    ranking = prediction.ranking()
+    assert [r["rating"] for r in ranking] == sorted((r["rating"] for r in ranking), reverse=True)
+    assert ranking[0]["rank"] == 1
+
+
+def test_different_queries_give_different_rankings(fitted: RatingPredictor) -> None:
+    code = fitted.predict_queries(["Fix this Python error: KeyError in my dict"] * 5)
+    poem = fitted.predict_queries(["Write a poem about autumn leaves"] * 5)
+    assert not np.allclose(code.ratings, poem.ratings)
+
+
+def test_blend_without_votes_is_the_prediction_and_many_votes_dominate(
+    fitted: RatingPredictor,
+) -> None:
+    prediction = fitted.predict_queries(["Plan a trip to Rome"])
+    models = fitted.models_
+    worst = int(np.argmin(prediction.ratings[0]))
+    others = [m for j, m in enumerate(models) if j != worst]
+    votes = pd.DataFrame(
+        {
+            "model_a": models[worst],
+            "model_b": [others[i % len(others)] for i in range(300)],
+            "winner": "model_a",
+        }
+    )
+    data = pairwise_from_battles(votes, models)
+    none = data.select(np.zeros(len(votes), dtype=bool))
+    same = fitted.blend(prediction, none, np.zeros(0, dtype=np.intp))
+    np.testing.assert_allclose(same.ratings, prediction.ratings, atol=1e-6)
+    blended = fitted.blend(prediction, data, np.zeros(len(votes), dtype=np.intp))
+    assert blended.source == "blended"
+    assert int(np.argmax(blended.ratings[0])) == worst
+
+
+def test_blend_rejects_other_models(fitted: RatingPredictor) -> None:
+    votes = pd.DataFrame({"model_a": ["x"], "model_b": ["y"], "winner": ["model_a"]})
+    prediction = fitted.predict_queries(["hello"])
+    with pytest.raises(ValueError, match="does not know: x, y"):
+        fitted.blend(prediction, pairwise_from_battles(votes), np.zeros(1, dtype=np.intp))
+
+
+def test_save_and_load(fitted: RatingPredictor, tmp_path: Path) -> None:
+    folder = fitted.save(tmp_path / "predictor")
+    loaded = RatingPredictor.load(folder)
+    queries = ["Summarize this article about climate policy"]
+    np.testing.assert_allclose(
+        loaded.predict_queries(queries).ratings, fitted.predict_queries(queries).ratings
+    )
+    assert not hasattr(loaded, "training_profiles_")
+    with pytest.raises(ValueError, match="no rating predictor in"):
+        RatingPredictor.load(tmp_path)

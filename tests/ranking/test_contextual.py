@@ -1,0 +1,79 @@
+"""Contextual Bradley-Terry: design rows, known answers, invariances, penalty choice."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ranking.bt import fit_bt
+from ranking.contextual import (
+    ALPHA_GRID,
+    choose_alpha,
+    contextual_design,
+    fit_contextual_bt,
+    held_out_log_loss,
+)
+from tests.conftest import simulate_votes
+
+
+def test_design_row_is_the_kronecker_product_of_pair_and_context() -> None:
+    x = contextual_design(np.array([[2, 0]]), np.array([[1.0, 0.5, -2.0]]), n_models=3).toarray()
+    expected = np.zeros((1, 9))
+    expected[0, 6:9] = [1.0, 0.5, -2.0]
+    expected[0, 0:3] = [-1.0, -0.5, 2.0]
+    np.testing.assert_allclose(x, expected)
+
+
+def test_a_constant_context_is_plain_bradley_terry_with_the_same_prior() -> None:
+    data, _ = simulate_votes(n_models=6, n_votes=3000, seed=1, tie_share=0.2)
+    ones = np.ones((len(data.outcomes), 1))
+    contextual = fit_contextual_bt(data.matchups, data.outcomes, ones, 6, alpha=0.5)
+    plain = fit_bt(6, data.matchups, data.outcomes, data.weights, alpha=0.5)
+    np.testing.assert_allclose(contextual.coef[:, 0], plain - plain.mean(), atol=2e-3)
+
+
+def test_known_context_effects_are_recovered() -> None:
+    rng = np.random.default_rng(4)
+    n, k = 20_000, 5
+    truth = rng.normal(size=(k, 3))
+    truth -= truth.mean(axis=0)
+    contexts = np.column_stack([np.ones(n), rng.normal(size=n), rng.integers(0, 2, n)])
+    a = rng.integers(0, k, n)
+    b = (a + rng.integers(1, k, n)) % k
+    matchups = np.stack([a, b], axis=1)
+    s = contexts @ truth.T
+    p = 1 / (1 + np.exp(-(s[np.arange(n), a] - s[np.arange(n), b])))
+    outcomes = (rng.random(n) < p).astype(float)
+    model = fit_contextual_bt(matchups, outcomes, contexts, k, alpha=0.1)
+    np.testing.assert_allclose(model.coef, truth, atol=0.15)
+    assert model.strengths(contexts[:4]).shape == (4, k)
+
+
+def test_swapping_sides_with_the_outcome_changes_nothing() -> None:
+    data, _ = simulate_votes(n_models=4, n_votes=800, seed=2)
+    contexts = np.column_stack([np.ones(800), np.random.default_rng(0).normal(size=800)])
+    one = fit_contextual_bt(data.matchups, data.outcomes, contexts, 4, alpha=1.0)
+    other = fit_contextual_bt(data.matchups[:, ::-1], 1 - data.outcomes, contexts, 4, alpha=1.0)
+    np.testing.assert_allclose(one.coef, other.coef, atol=1e-4)
+
+
+def test_choose_alpha_picks_from_the_grid_and_beats_the_extremes() -> None:
+    data, _ = simulate_votes(n_models=5, n_votes=2000, seed=3)
+    contexts = np.ones((2000, 1))
+    folds = np.arange(2000) % 3
+    alpha = choose_alpha(data.matchups, data.outcomes, contexts, 5, folds)
+    assert alpha in ALPHA_GRID
+    model = fit_contextual_bt(data.matchups, data.outcomes, contexts, 5, alpha=alpha)
+    assert held_out_log_loss(model, data.matchups, data.outcomes, contexts) < np.log(2)
+
+
+def test_one_class_and_bad_arguments() -> None:
+    matchups = np.array([[0, 1], [1, 2]])
+    flat = fit_contextual_bt(matchups, np.array([1.0, 1.0]), np.ones((2, 1)), 3)
+    assert flat.coef.shape == (3, 1)
+    with pytest.raises(ValueError, match="'alpha' must be a positive number, not 0"):
+        fit_contextual_bt(matchups, np.array([1.0, 0.0]), np.ones((2, 1)), 3, alpha=0)
+    with pytest.raises(ValueError, match="one row per vote"):
+        fit_contextual_bt(matchups, np.array([1.0, 0.0]), np.ones((3, 1)), 3)
+    with pytest.raises(ValueError, match="must have 1 columns, not 2"):
+        flat.strengths(np.ones((1, 2)))
