@@ -41,6 +41,14 @@ one (or to the end of the query). Keywords match whole words in any case.
                           (outside code).
 ``url``                   count of ``http://``, ``https://`` and ``www.``, in lower case
                           (outside code).
+``brevity_request``       asks for a short answer: "keep it short", "briefly", "concise",
+                          "in one sentence", "tl;dr", ... (outside code).
+``detail_request``        asks for a long one: "in detail", "thorough", "in-depth",
+                          "step by step", "elaborate", ... (outside code).
+``structure_request``     asks for structure: "bullet points", "in a table", "numbered
+                          list", "use markdown", ... (outside code).
+``plain_request``         asks for plain text: "no markdown", "plain text", "no bullet
+                          points", ... (outside code).
 ``non_ascii_ratio``       share of characters beyond ASCII.
 ``non_latin_ratio``       share of letters outside the Latin script: at or above U+0370 and
                           without "LATIN" in their Unicode name (CJK, Cyrillic, Arabic, ...).
@@ -111,6 +119,7 @@ from features.style_tables import (
     POLITE_LOOKUP,
     POLITE_WORDS,
     QUESTION,
+    REQUESTS,
     SPACE,
     TERM,
     TICK,
@@ -159,6 +168,10 @@ STYLE_FEATURES: tuple[str, ...] = (
     "digits_ratio",
     "math",
     "url",
+    "brevity_request",
+    "detail_request",
+    "structure_request",
+    "plain_request",
     "non_ascii_ratio",
     "non_latin_ratio",
     "emoji",
@@ -462,6 +475,8 @@ def style_features(queries: Queries) -> FloatArray:
     www = c.scan(WWW)[:, 0]
     www = www[~c.after_word(www) & ~np.isin(c.cp[www - 1], [ord("/"), ord(".")])]
     col["url"][:] = c.count_at(np.r_[c.scan(HTTP)[:, 0], www])
+    for name, (phrases, lookup) in REQUESTS.items():
+        col[name][:] = c.count_at(runs.keywords(phrases, lookup))
     col["non_ascii_ratio"][:] = sparse["non_ascii"] / n_chars
     col["non_latin_ratio"][:] = sparse["non_latin"] / letters
     col["emoji"][:] = sparse["emoji"]

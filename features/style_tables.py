@@ -150,3 +150,31 @@ IMPERATIVE_CODES = _codes(_IMPERATIVE_VERBS)
 PLEASE_CODES = _codes(_PLEASE_WORDS)
 POLITE_LOOKUP = word_lookup(POLITE_WORDS)
 CASUAL_LOOKUP = word_lookup(CASUAL_WORDS)
+
+# Requests about the answer's form: how long, and how structured. Matched like the polite
+# words: whole words or phrases, any case; "no markdown" asks for plain text.
+BREVITY_WORDS = [
+    "keep it short", "keep it brief", "keep it simple", "be brief", "be concise", "briefly",
+    "concise", "concisely", "in one sentence", "in a few words", "in a few sentences",
+    "short answer", "tldr", "tl;dr", "just the answer", "no explanation",
+]  # fmt: skip
+DETAIL_WORDS = [
+    "in detail", "in great detail", "in more detail", "in full detail", "detailed", "thorough",
+    "thoroughly", "in depth", "in-depth", "comprehensive", "step by step", "step-by-step",
+    "elaborate", "the more detail",
+]  # fmt: skip
+STRUCTURE_WORDS = [
+    "bullet points", "bullet point", "bullet list", "bulleted list", "bullets", "in a table",
+    "as a table", "into a table", "tabular", "numbered list", "use markdown", "in markdown",
+    "with headings", "with headers", "as a list",
+]  # fmt: skip
+PLAIN_WORDS = [
+    "no markdown", "plain text", "without markdown", "without formatting", "no bullet points",
+    "no bullets", "no lists", "no formatting", "no headers", "no headings",
+]  # fmt: skip
+REQUESTS = {
+    "brevity_request": (BREVITY_WORDS, word_lookup(BREVITY_WORDS)),
+    "detail_request": (DETAIL_WORDS, word_lookup(DETAIL_WORDS)),
+    "structure_request": (STRUCTURE_WORDS, word_lookup(STRUCTURE_WORDS)),
+    "plain_request": (PLAIN_WORDS, word_lookup(PLAIN_WORDS)),
+}

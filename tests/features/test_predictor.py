@@ -10,6 +10,7 @@ import pytest
 
 from features.predictor import RatingPredictor
 from features.profile import UserProfiler
+from features.style import STYLE_FEATURES
 from features.topics import TopicModel
 from ranking.frames import pairwise_from_battles
 from ranking.types import CENTER
@@ -26,7 +27,7 @@ def test_fit_learns_a_contextual_model_and_a_blend_strength(
 ) -> None:
     n_models = labelled_battles["model_a"].nunique()
     assert fitted.models_ == tuple(sorted(labelled_battles["model_a"].unique()))
-    assert fitted.model_.coef.shape == (n_models, 1 + 4 + 28)
+    assert fitted.model_.coef.shape == (n_models, 1 + 4 + len(STYLE_FEATURES))
     assert fitted.blend_alpha_ > 0 and np.isfinite(fitted.prior_sd)
     assert len(fitted.training_profiles_.user_ids) == labelled_battles["user_id"].nunique()
 

@@ -217,3 +217,22 @@ def test_featurizer_in_a_pipeline_and_as_pandas() -> None:
     frame = StyleFeaturizer().set_output(transform="pandas").fit_transform(pd.Series(queries))
     assert isinstance(frame, pd.DataFrame)
     assert list(frame.columns) == list(STYLE_FEATURES)
+
+
+def test_requests_about_the_answers_form() -> None:
+    from features.style import STYLE_FEATURES, style_features
+
+    names = ("brevity_request", "detail_request", "structure_request", "plain_request")
+    columns = [STYLE_FEATURES.index(n) for n in names]
+    rows = style_features(
+        [
+            "Keep it short. Use bullet points please",
+            "Explain step by step in detail, no markdown",
+            "In-depth: tl;dr? Put it IN A TABLE",
+            "The detailedness of a bulletin",  # no whole-word request
+            "```\nbe concise\n```",  # inside fenced code
+        ]
+    )[:, columns]
+    np.testing.assert_array_equal(
+        rows, [[1, 0, 1, 0], [0, 2, 0, 1], [1, 1, 1, 0], [0, 0, 0, 0], [0, 0, 0, 0]]
+    )

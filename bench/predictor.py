@@ -1,0 +1,89 @@
+"""Benchmark F (issue 5): ``plb fit`` on the 400-user simulator, and ``plb recommend`` warm.
+
+The fit runs as the command a user types, in a fresh process (interpreter start and
+imports included). The recommendation is timed in one warm process: the fitted predictor
+loaded once, then 20 queries turned into a ranking (embedding, topics, style, profile,
+contextual prediction), and the same with 10 of the user's votes blended in.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench.common import Row, make_row
+from data.simulate import simulate, write_simulation
+from features.predictor import RatingPredictor
+from ranking.frames import pairwise_from_battles
+from service.artifacts import load_fit
+
+__all__ = ["run"]
+
+FIT_GOAL_S = 180.0
+RECOMMEND_GOAL_S = 0.2
+
+
+def _plb(*args: str) -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "service.cli", *args], check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def run(quick: bool = False) -> list[Row]:
+    """Run benchmark F; ``quick`` uses 40 users and evaluates no goal."""
+    n_users, per_user = (40, 30) if quick else (400, 60)
+    with tempfile.TemporaryDirectory(prefix="plb-bench-") as tmp:
+        sim = simulate(n_users, per_user, 15, rng=0)
+        paths = write_simulation(sim, Path(tmp) / "sim")
+        fit_dir = Path(tmp) / "fit"
+        fit_s = _plb("fit", str(paths["battles"]), "--out", str(fit_dir))
+        folder = load_fit(fit_dir).predictor_dir
+        assert folder is not None
+        predictor = RatingPredictor.load(folder)
+        prompts = sim.battles["prompt"].drop_duplicates().tolist()
+        batches = [prompts[i * 20 : (i + 1) * 20] for i in range(11)]
+        predictor.predict_queries(batches[0])  # warm: weights loaded, caches filled
+        times = []
+        for batch in batches[1:]:
+            start = time.perf_counter()
+            predictor.predict_queries(batch)
+            times.append(time.perf_counter() - start)
+        votes = sim.battles.iloc[:10]
+        data = pairwise_from_battles(votes, predictor.models_)
+        users = np.zeros(len(votes), dtype=np.intp)
+        blend_times = []
+        for batch in batches[1:]:
+            start = time.perf_counter()
+            predictor.blend(predictor.predict_queries(batch), data, users)
+            blend_times.append(time.perf_counter() - start)
+    label = f"simulator: {n_users} users, {len(sim.battles):,} votes, 15 models"
+    return [
+        make_row(
+            "plb fit (aggregate, per-user, topics, style, predictor), fresh process",
+            label,
+            ours=fit_s,
+            goal=f"< {FIT_GOAL_S:.0f} s",
+            met=None if quick else fit_s < FIT_GOAL_S,
+        ),
+        make_row(
+            "recommend: 20 queries to a ranking, warm process",
+            "10 batches of 20 simulated prompts",
+            ours=float(np.median(times)),
+            goal=f"≤ {RECOMMEND_GOAL_S * 1000:.0f} ms",
+            met=None if quick else float(np.median(times)) <= RECOMMEND_GOAL_S,
+            notes=f"median; slowest {max(times) * 1000:.0f} ms",
+        ),
+        make_row(
+            "recommend: 20 queries and 10 votes, blended, warm process",
+            "10 batches of 20 simulated prompts",
+            ours=float(np.median(blend_times)),
+            goal=f"≤ {RECOMMEND_GOAL_S * 1000:.0f} ms",
+            met=None if quick else float(np.median(blend_times)) <= RECOMMEND_GOAL_S,
+            notes=f"median; slowest {max(blend_times) * 1000:.0f} ms",
+        ),
+    ]
