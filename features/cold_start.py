@@ -6,9 +6,10 @@ from their queries alone. Three checks:
 
 1. **The study's metric.** MAE of the predicted ratings against the test users' own
    fitted ratings, relative to predicting the training users' mean rating; for
-   Bradley-Terry (the contextual model, and a ridge regression on the profile, as the
-   study did) and for Elo (ridge). The targets are fitted two ways: plain per-user fits,
-   as the study's, and our shrunk ones.
+   Bradley-Terry (the contextual model; a ridge regression on the profile, as the study
+   did; and a ridge regression on the profile and the contextual model's prediction,
+   cross-fitted for the training users) and for Elo (ridge). The targets are fitted two
+   ways: plain per-user fits, as the study's, and our shrunk ones.
 2. **Rankings.** Spearman of predicted against fitted rankings, and against the true
    rankings where a simulation's truth is given (with the intervals' coverage of the
    truth).
@@ -174,7 +175,16 @@ def evaluate_cold_start(
             y_train, y_test = fitted.ratings[trained], fitted.ratings[tested]
             mean = np.broadcast_to(y_train.mean(axis=0), y_test.shape)
             ridge = _ridge(train_profiles.values, y_train, test_profiles.values)
-            found = [("mean of training users", mean), ("ridge on profile", ridge)]
+            stacked = _ridge(
+                np.hstack([train_profiles.values, predictor.training_predictions_]),
+                y_train,
+                np.hstack([test_profiles.values, prediction.ratings]),
+            )
+            found = [
+                ("mean of training users", mean),
+                ("ridge on profile", ridge),
+                ("ridge on profile + contextual BT", stacked),
+            ]
             if method == "bt":
                 found.append(("contextual BT", prediction.ratings))
             for name, predicted in found:

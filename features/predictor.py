@@ -114,6 +114,9 @@ class RatingPredictor(BaseEstimator):
     profiler_ : UserProfiler
     model_ : ContextualBT
     models_ : tuple of str
+    training_predictions_ : ndarray
+        ``(n_users, n_models)`` Elo-scale predictions of the training users, each by a
+        model fitted without that user's fold (not saved).
     blend_alpha_ : float
         Prior precision (natural-log units) of a user's departure from their prediction.
     """
@@ -181,6 +184,7 @@ class RatingPredictor(BaseEstimator):
                 alpha=alpha,
             )
             crossed[fold_of_user == f] = model.strengths(user_contexts[fold_of_user == f])
+        self.training_predictions_ = to_elo_scale(crossed)  # not saved: see __getstate__
         self.blend_alpha_ = learn_alpha(
             data.n_models,
             data.matchups,
@@ -316,6 +320,7 @@ class RatingPredictor(BaseEstimator):
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state.pop("training_profiles_", None)
+        state.pop("training_predictions_", None)
         return state
 
     def _z(self) -> float:
