@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +35,16 @@ def _plb(*args: str) -> float:
     return time.perf_counter() - start
 
 
+def _each(batches: list[list[str]], task: Callable[[list[str]], object]) -> list[float]:
+    """Wall time of ``task`` on each batch."""
+    times = []
+    for batch in batches:
+        start = time.perf_counter()
+        task(batch)
+        times.append(time.perf_counter() - start)
+    return times
+
+
 def run(quick: bool = False) -> list[Row]:
     """Run benchmark F; ``quick`` uses 40 users and evaluates no goal."""
     n_users, per_user = (40, 30) if quick else (400, 60)
@@ -48,19 +59,13 @@ def run(quick: bool = False) -> list[Row]:
         prompts = sim.battles["prompt"].drop_duplicates().tolist()
         batches = [prompts[i * 20 : (i + 1) * 20] for i in range(11)]
         predictor.predict_queries(batches[0])  # warm: weights loaded, caches filled
-        times = []
-        for batch in batches[1:]:
-            start = time.perf_counter()
-            predictor.predict_queries(batch)
-            times.append(time.perf_counter() - start)
         votes = sim.battles.iloc[:10]
         data = pairwise_from_battles(votes, predictor.models_)
         users = np.zeros(len(votes), dtype=np.intp)
-        blend_times = []
-        for batch in batches[1:]:
-            start = time.perf_counter()
-            predictor.blend(predictor.predict_queries(batch), data, users)
-            blend_times.append(time.perf_counter() - start)
+        times = _each(batches[1:], predictor.predict_queries)
+        blend_times = _each(
+            batches[1:], lambda b: predictor.blend(predictor.predict_queries(b), data, users)
+        )
     label = f"simulator: {n_users} users, {len(sim.battles):,} votes, 15 models"
     return [
         make_row(

@@ -201,7 +201,7 @@ def run(quick: bool = False) -> list[Row]:
     try:
         rows += _grid_rows(plan, quick)
     except Exception as exc:  # keep the other part's rows
-        rows.append(make_row("backend grid", "", ours="error", notes=error_text(exc)))
+        rows.append(make_row("backend grid", "simulator", ours="error", notes=error_text(exc)))
     return rows + _topic_count_rows(plan)
 
 

@@ -17,7 +17,6 @@ prediction as the prior mean, so a few votes move it and many votes dominate.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -29,6 +28,7 @@ from scipy.stats import norm
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from features.persistence import load_folder, save_folder
 from features.profile import UserProfiler, UserProfiles
 from features.style import style_features
 from ranking.contextual import choose_alpha, fit_contextual_bt
@@ -274,12 +274,7 @@ class RatingPredictor(BaseEstimator):
 
     def save(self, path: str | Path) -> Path:
         """Save into the folder ``path``: the model, and ``predictor.json`` to read."""
-        import joblib
-
         check_is_fitted(self, "model_")
-        folder = Path(path)
-        folder.mkdir(parents=True, exist_ok=True)
-        joblib.dump(self, folder / _MODEL_FILE, compress=3)
         summary = {
             "format": _FORMAT,
             "models": list(self.models_),
@@ -288,8 +283,9 @@ class RatingPredictor(BaseEstimator):
             "n_topics": int(self.profiler_.topic_share_.size),
             "context": ["1", *self.profiler_.feature_names_[: self.model_.coef.shape[1] - 1]],
         }
-        (folder / _SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n")
-        return folder
+        return save_folder(
+            self, path, model_file=_MODEL_FILE, summary_file=_SUMMARY_FILE, summary=summary
+        )
 
     @classmethod
     def load(cls, path: str | Path) -> RatingPredictor:
@@ -300,22 +296,14 @@ class RatingPredictor(BaseEstimator):
         ValueError
             If ``path`` holds no predictor of this format.
         """
-        import joblib
-
-        folder = Path(path)
-        try:
-            summary = json.loads((folder / _SUMMARY_FILE).read_text())
-        except (OSError, ValueError) as error:
-            raise ValueError(f"no rating predictor in {folder}: {error}") from error
-        if summary.get("format") != _FORMAT:
-            raise ValueError(
-                f"{folder / _SUMMARY_FILE}: format must be {_FORMAT!r}, "
-                f"not {summary.get('format')!r}"
-            )
-        model = joblib.load(folder / _MODEL_FILE)
-        if not isinstance(model, cls):
-            raise ValueError(f"{folder / _MODEL_FILE} holds a {type(model).__name__}")
-        return model
+        return load_folder(
+            cls,
+            path,
+            model_file=_MODEL_FILE,
+            summary_file=_SUMMARY_FILE,
+            format=_FORMAT,
+            what="rating predictor",
+        )
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()

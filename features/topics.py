@@ -12,7 +12,6 @@ README's "Topics" section for the table behind them.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -25,6 +24,8 @@ import numpy.typing as npt
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
+
+from features.persistence import load_folder, save_folder
 
 __all__ = [
     "CLUSTERERS",
@@ -168,10 +169,12 @@ class TopicModel(TransformerMixin, BaseEstimator):
         docs = distinct.tolist()
         vectors = self._distinct_embeddings(docs, queries, inverse, embeddings)
         model = self._bertopic(len(docs))
-        topics = np.asarray(model.fit_transform(docs, vectors)[0], dtype=np.intp)
-        self.centroids_ = _centroids(vectors, topics)
-        if (topics < 0).any():
-            topics = _nearest(vectors, topics, self.centroids_)
+        found = np.asarray(model.fit_transform(docs, vectors)[0], dtype=np.intp)
+        if (found < 0).all():  # HDBSCAN found no cluster: one topic holds every query
+            topics = np.zeros_like(found)
+        else:
+            topics = _nearest(vectors, found, _centroids(vectors, found))
+        if (found < 0).any():
             quiet = logging.getLogger("BERTopic")
             level, quiet.level = quiet.level, logging.ERROR  # "custom topics" warning
             try:
@@ -183,6 +186,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
                 )
             finally:
                 quiet.level = level
+        self.centroids_ = _centroids(vectors, topics)
         self.bertopic_ = model
         self.n_topics_ = int(topics.max()) + 1
         self.labels_ = topics[inverse]
@@ -348,20 +352,16 @@ class TopicModel(TransformerMixin, BaseEstimator):
         whole); network weights are loaded again from their package or cache by
         :meth:`load`.
         """
-        import joblib
-
         check_is_fitted(self, "bertopic_")
-        folder = Path(path)
-        folder.mkdir(parents=True, exist_ok=True)
-        joblib.dump(self, folder / _MODEL_FILE, compress=3)
         summary = {
             "format": _FORMAT,
             "params": self.get_params(),
             "embedding": self.embedder_.name,
             "topics": [topic.to_dict() for topic in self.topics_],
         }
-        (folder / _TOPICS_FILE).write_text(json.dumps(summary, indent=2) + "\n")
-        return folder
+        return save_folder(
+            self, path, model_file=_MODEL_FILE, summary_file=_TOPICS_FILE, summary=summary
+        )
 
     @classmethod
     def load(cls, path: str | Path) -> TopicModel:
@@ -372,22 +372,14 @@ class TopicModel(TransformerMixin, BaseEstimator):
         ValueError
             If ``path`` holds no topic model of this format.
         """
-        import joblib
-
-        folder = Path(path)
-        try:
-            summary = json.loads((folder / _TOPICS_FILE).read_text())
-        except (OSError, ValueError) as error:
-            raise ValueError(f"no topic model in {folder}: {error}") from error
-        if summary.get("format") != _FORMAT:
-            raise ValueError(
-                f"{folder / _TOPICS_FILE}: format must be {_FORMAT!r}, "
-                f"not {summary.get('format')!r}"
-            )
-        model = joblib.load(folder / _MODEL_FILE)
-        if not isinstance(model, cls):
-            raise ValueError(f"{folder / _MODEL_FILE} holds a {type(model).__name__}")
-        return model
+        return load_folder(
+            cls,
+            path,
+            model_file=_MODEL_FILE,
+            summary_file=_TOPICS_FILE,
+            format=_FORMAT,
+            what="topic model",
+        )
 
 
 def _centroids(

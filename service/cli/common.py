@@ -12,7 +12,16 @@ import pandas as pd
 
 from ranking.ingest import read_battles
 
-__all__ = ["UsageError", "add_input_options", "add_output_options", "emit", "load_battles"]
+__all__ = [
+    "EMBEDDINGS",
+    "UsageError",
+    "add_input_options",
+    "add_output_options",
+    "add_topic_options",
+    "check_topic_options",
+    "emit",
+    "load_battles",
+]
 
 
 class UsageError(Exception):
@@ -32,6 +41,33 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="skip malformed rows (reporting how many and why) instead of rejecting the file",
     )
+
+
+#: The topic model's embedding backends (``features.embeddings.BACKENDS``, which is heavy
+#: to import just for ``--help``).
+EMBEDDINGS = ("minilm", "minilm-int8", "static", "tfidf")
+
+
+def add_topic_options(parser: argparse.ArgumentParser) -> None:
+    """The topic-model options of commands that fit one: ``--embedding``, ``--n-topics``."""
+    parser.add_argument(
+        "--embedding",
+        choices=EMBEDDINGS,
+        help="embedding backend (default: minilm-int8; tfidf where PyTorch is missing)",
+    )
+    parser.add_argument(
+        "--n-topics",
+        type=int,
+        default=10,
+        metavar="K",
+        help="number of topics (k-means), or the most kept (hdbscan); default 10",
+    )
+
+
+def check_topic_options(args: argparse.Namespace) -> None:
+    """Reject a bad ``--n-topics`` before any work starts."""
+    if args.n_topics < 1:
+        raise UsageError(f"--n-topics must be at least 1, not {args.n_topics}")
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:

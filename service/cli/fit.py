@@ -17,9 +17,10 @@ from ranking.leaderboard import fit_leaderboard
 from ranking.types import Method
 from service.artifacts import write_fit
 from service.cli.common import (
-    UsageError,
     add_input_options,
     add_output_options,
+    add_topic_options,
+    check_topic_options,
     emit,
     load_battles,
 )
@@ -60,14 +61,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="fit the topic model and the users' query profiles when the log has prompts "
         "(default; --no-features skips them)",
     )
-    parser.add_argument(
-        "--embedding",
-        choices=("minilm", "minilm-int8", "static", "tfidf"),
-        help="embedding backend of the topic model (default: minilm-int8)",
-    )
-    parser.add_argument(
-        "--n-topics", type=int, default=10, metavar="K", help="number of topics (default 10)"
-    )
+    add_topic_options(parser)
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     add_input_options(parser)
     add_output_options(parser)
@@ -76,8 +70,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> None:
     """Execute ``plb fit``."""
-    if args.n_topics < 1:
-        raise UsageError(f"--n-topics must be at least 1, not {args.n_topics}")
+    check_topic_options(args)
     battles = load_battles(args.battles, skip_invalid=args.skip_invalid)
     codes, names = user_codes(battles)
     data = pairwise_from_battles(battles)

@@ -8,7 +8,15 @@ from typing import Any
 
 import pandas as pd
 
-from service.cli.common import UsageError, add_input_options, add_output_options, emit, load_battles
+from service.cli.common import (
+    UsageError,
+    add_input_options,
+    add_output_options,
+    add_topic_options,
+    check_topic_options,
+    emit,
+    load_battles,
+)
 from service.cli.tables import format_table
 
 __all__ = ["add_parser"]
@@ -21,23 +29,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="topics of the users' queries, with sizes and top words",
         description="Fit the topic model (BERTopic over offline sentence embeddings) to the "
         "prompts of the battle log and print each topic's size and top words. The "
-        "defaults are the measured choice of bench/topics.py (README, 'Topics').",
+        "defaults are the measured choice of bench/topics.py (README, 'Query features').",
     )
-    parser.add_argument(
-        "--embedding",
-        choices=("minilm", "minilm-int8", "static", "tfidf"),
-        help="embedding backend (default: minilm-int8; tfidf where PyTorch is missing)",
-    )
+    add_topic_options(parser)
     parser.add_argument("--reducer", choices=("pca", "umap"), default="pca", help="default: pca")
     parser.add_argument(
         "--clusterer", choices=("kmeans", "hdbscan"), default="kmeans", help="default: kmeans"
-    )
-    parser.add_argument(
-        "--n-topics",
-        type=int,
-        default=10,
-        metavar="K",
-        help="number of topics (k-means), or the most kept (hdbscan); default 10",
     )
     parser.add_argument(
         "--compare",
@@ -54,8 +51,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> None:
     """Execute ``plb topics``."""
-    if args.n_topics < 1:
-        raise UsageError(f"--n-topics must be at least 1, not {args.n_topics}")
+    check_topic_options(args)
     battles = load_battles(args.battles, skip_invalid=args.skip_invalid)
     if args.compare and args.compare not in battles.columns:
         raise UsageError(f"--compare: the log has no column {args.compare!r}")

@@ -138,3 +138,11 @@ def test_embeddings_of_any_float_type_fit_and_predict(
     wide = TopicModel("minilm-int8", n_topics=3)
     wide.fit(corpus[0][:40], embeddings=corpus_embeddings[:40].astype(np.float64))
     assert wide.predict(corpus[0][:5]).shape == (5,)
+
+
+def test_hdbscan_without_any_cluster_puts_every_query_in_one_topic(corpus: Corpus) -> None:
+    vectors = np.random.default_rng(0).normal(size=(30, 8)).astype(np.float32)  # no structure
+    model = TopicModel("minilm-int8", clusterer="hdbscan", min_topic_size=25, n_components=4)
+    model.fit(corpus[0][:30], embeddings=vectors)
+    assert model.n_topics_ == 1 and (model.labels_ == 0).all()
+    assert (model.predict(corpus[0][:3], embeddings=vectors[:3]) == 0).all()
