@@ -51,7 +51,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 BACKENDS = ("minilm", "minilm-int8", "static", "tfidf")
-DEFAULT_MAX_TOKENS = 48
+DEFAULT_MAX_TOKENS = 32
 """Word pieces read of each query by the MiniLM backends: a query's topic is in its first
 sentences, and a pasted stack trace or code file would otherwise dominate the cost."""
 

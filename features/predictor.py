@@ -1,10 +1,11 @@
 """Predict a user's ratings from their queries, and sharpen the prediction with their votes.
 
 :class:`RatingPredictor` fits a contextual Bradley-Terry model
-(:mod:`ranking.contextual`) on every training vote, with the vote's query as context:
-the constant 1, the query's topic (one-hot) and its standardised writing style. A user's
-predicted strength of each model is the model's strength at the user's mean context, that
-is at their profile's smoothed topic shares and mean style.
+(:mod:`ranking.contextual`) on every training vote, with a context of: the constant 1, the
+topic of the vote's query (one-hot), and the voter's writing style (the standardised mean
+style of their queries). A user's predicted strength of each model is the model's
+strength at the user's mean context, that is at their profile's smoothed topic shares and
+mean style.
 
 How far a user strays from their prediction is learnt from held-out users: the training
 users are split into folds, each fold predicted by a model fitted on the others, and the
@@ -102,6 +103,8 @@ class RatingPredictor(BaseEstimator):
     alpha : float, optional
         L2 penalty of the contextual model; chosen by user-grouped cross-validation when
         omitted.
+    style_context : {"user", "query"}
+        Style part of a vote's context: the voter's mean style (default) or the query's.
     folds : int
         Folds over training users, for the penalty, the intervals and the blend.
     confidence : float
@@ -125,12 +128,14 @@ class RatingPredictor(BaseEstimator):
         self,
         profiler: UserProfiler | None = None,
         alpha: float | None = None,
+        style_context: Literal["user", "query"] = "user",
         folds: int = 3,
         confidence: float = 0.95,
         random_state: int = 0,
     ) -> None:
         self.profiler = profiler
         self.alpha = alpha
+        self.style_context = style_context
         self.folds = folds
         self.confidence = confidence
         self.random_state = random_state
@@ -150,6 +155,10 @@ class RatingPredictor(BaseEstimator):
         """
         if self.folds < 2:
             raise ValueError(f"Argument 'folds' must be at least 2, not {self.folds}.")
+        if self.style_context not in ("user", "query"):
+            raise ValueError(
+                f"Argument 'style_context' must be 'user' or 'query', not {self.style_context!r}."
+            )
         battles = battles.iloc[vote_order(battles)]
         battles = battles[battles["user_id"].notna()]
         data = pairwise_from_battles(battles, models)
@@ -161,8 +170,11 @@ class RatingPredictor(BaseEstimator):
         self.profiler_ = profiler
         self.models_ = data.models
         self.training_profiles_ = profiles  # not saved: see __getstate__
-        contexts = self._vote_contexts(battles)
+        style = profiles.to_frame().filter(like="style_mean:").to_numpy()
+        self.style_center_ = style.mean(axis=0)
+        self.style_scale_ = np.where(style.std(axis=0) > 0, style.std(axis=0), 1.0)
         user_contexts = self._user_contexts(profiles)
+        contexts = self._vote_contexts(battles, users, user_contexts)
         n_users = len(profiles.user_ids)
         fold_of_user = np.random.default_rng(self.random_state).permutation(n_users) % self.folds
         fold = fold_of_user[users]
@@ -196,23 +208,32 @@ class RatingPredictor(BaseEstimator):
         )
         return self
 
-    def _vote_contexts(self, battles: pd.DataFrame) -> FloatArray:
-        """Each vote's context: 1, its query's topic one-hot, its standardised style."""
+    def _vote_contexts(
+        self, battles: pd.DataFrame, users: npt.NDArray[np.intp], user_contexts: FloatArray
+    ) -> FloatArray:
+        """Each vote's context: 1, its query's topic (one-hot), and a style part.
+
+        The style part is the voter's standardised mean style (``style_context="user"``),
+        or the query's own (``"query"``). A preference for a style belongs to the person,
+        and one query is a noisy measure of how they write: fitted on per-query style,
+        the style effects come out attenuated.
+        """
         p = self.profiler_
         present = battles["prompt"].notna().to_numpy()
-        n_topics = p.topic_share_.size
-        style = np.zeros((len(battles), p.style_mean_.size))
-        style[present] = self._standardise(
-            style_features(battles["prompt"][present].astype(str).tolist())
-        )
         topics = np.tile(p.topic_share_, (len(battles), 1))  # no prompt: the population's
-        topics[present] = np.eye(n_topics)[p.labels_]
+        topics[present] = np.eye(p.topic_share_.size)[p.labels_]
+        if self.style_context == "user":
+            style = user_contexts[users, 1 + topics.shape[1] :]
+        else:
+            style = np.zeros((len(battles), self.style_center_.size))
+            style[present] = self._standardise(
+                style_features(battles["prompt"][present].astype(str).tolist())
+            )
         return np.hstack([np.ones((len(battles), 1)), topics, style])
 
     def _standardise(self, style: FloatArray) -> FloatArray:
-        p = self.profiler_
-        sd = np.where(p.style_sd_ > 0, p.style_sd_, 1.0)
-        return np.clip((style - p.style_mean_) / sd, -5.0, 5.0)
+        """Style on the scale of the training users' mean styles, clipped to 5 sd."""
+        return np.clip((style - self.style_center_) / self.style_scale_, -5.0, 5.0)
 
     def _user_contexts(self, profiles: UserProfiles) -> FloatArray:
         frame = profiles.to_frame()

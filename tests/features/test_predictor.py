@@ -89,3 +89,12 @@ def test_save_and_load(fitted: RatingPredictor, tmp_path: Path) -> None:
     assert not hasattr(loaded, "training_profiles_")
     with pytest.raises(ValueError, match="no rating predictor in"):
         RatingPredictor.load(tmp_path)
+
+
+def test_style_context_per_query_is_an_option(labelled_battles: pd.DataFrame) -> None:
+    profiler = UserProfiler(TopicModel("tfidf", n_topics=3))
+    query = RatingPredictor(profiler, style_context="query", folds=2, alpha=1.0)
+    query.fit(labelled_battles)
+    assert query.model_.coef.shape[1] == 1 + 3 + len(STYLE_FEATURES)
+    with pytest.raises(ValueError, match="'style_context' must be 'user' or 'query', not 'x'"):
+        RatingPredictor(profiler, style_context="x").fit(labelled_battles)  # type: ignore[arg-type]
