@@ -10,7 +10,13 @@ COPY ranking ranking
 COPY features features
 COPY service service
 COPY data data
-RUN pip install --disable-pip-version-check . && useradd --create-home plb
+# PyTorch first, then the package. Plain PyPI torch is a CUDA build of several GB: for
+# the CPU build pass --build-arg TORCH="torch==2.13.0 --index-url <PyTorch's CPU index>".
+ARG TORCH="torch==2.13.0"
+RUN pip install --disable-pip-version-check $TORCH \
+    && pip install --disable-pip-version-check . \
+    && useradd --create-home plb
 USER plb
+ENV HF_HUB_OFFLINE=1 PLB_CACHE_DIR=/home/plb/.cache/personal-leaderboard
 ENTRYPOINT ["plb"]
 CMD ["--help"]

@@ -19,13 +19,15 @@ install: install-torch
 install-test: install-torch
 	$(PIP) install --quiet --disable-pip-version-check -e '.[test]'
 
-## demo: install; the real Arena leaderboard (or the sample's); a simulated arena, fitted and reported
+## demo: install; the real Arena leaderboard (or the sample's); a simulated arena, fitted and
+## reported; a ranking recommended from five sample queries
 demo: install
 	@if [ -f $(ARENA) ]; then data=$(ARENA); else data=$(SAMPLE); fi; \
 	echo "plb leaderboard $$data" >&2; plb leaderboard $$data
 	plb simulate --out out/sim
 	plb fit out/sim/battles.jsonl.gz --truth out/sim/truth.json --out out/fit
 	plb report out/fit --out out/report.html
+	plb recommend out/fit --queries data/sample/queries.txt
 
 ## lint: ruff and mypy
 lint:
