@@ -28,6 +28,7 @@ SECTIONS = {
     "users": "Aggregate against personal rankings",
     "votes": "Votes against agreement",
     "evaluation": "Held-out evaluation",
+    "topics": "Topics of the users' queries",
     "leaderboard": "Aggregate leaderboard",
 }
 
@@ -328,6 +329,22 @@ def _best_text(results: Sequence[dict[str, Any]]) -> str:
     return "".join(sentences)
 
 
+def _topics_section(topics: Sequence[dict[str, Any]]) -> str:
+    rows = [
+        [str(t["topic"]), f"{t['size']:,}", _num(t["share"], 1, percent=True),
+         escape(", ".join(t["words"][:8]))]
+        for t in sorted(topics, key=lambda t: -t["size"])
+    ]  # fmt: skip
+    table = _table(("topic", "queries", "share", "top words"), rows, id="topics-table")
+    text = (
+        "<p>The topic model of the users' queries (BERTopic over offline sentence "
+        "embeddings; see the README, 'Query features'). Each user's profile holds their "
+        "share of queries in each topic, which the rating predictor uses with their "
+        "writing style.</p>"
+    )
+    return _section("topics", SECTIONS["topics"], text + table)
+
+
 def _leaderboard_section(board: dict[str, Any]) -> str:
     rows = []
     for m in board.get("models", []):
@@ -413,6 +430,9 @@ def build_report(fit: FitArtifacts, *, title: str = "Personal leaderboards: repo
     parts.append(evaluation)
     if has_evaluation:
         sections.append("evaluation")
+    if fit.topics:
+        parts.append(_topics_section(fit.topics))
+        sections.append("topics")
     board = fit.leaderboards.get("bt") or next(iter(fit.leaderboards.values()), None)
     if board is not None:
         parts.append(_leaderboard_section(board))

@@ -171,3 +171,12 @@ def _rows(html: str, table_id: str, markup: bool = False) -> list[list[str]]:
     rows = re.findall(r"<tr>(.*?)</tr>", body)
     cells = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in rows]
     return cells if markup else [[re.sub(r"<[^>]+>", "", c) for c in row] for row in cells]
+
+
+def test_topics_section_lists_every_topic(report: tuple[Path, dict], fit_dir: Path) -> None:
+    html = (report[0] / "r.html").read_text(encoding="utf-8")
+    topics = load_fit(fit_dir).topics
+    assert topics is not None and 'id="topics"' in html
+    table = html.split('id="topics-table"')[1].split("</table>")[0]
+    assert table.count("<tr>") == len(topics) + 1  # header row and one per topic
+    assert ", ".join(topics[0]["words"][:3]) in table
