@@ -45,6 +45,18 @@ def _each(batches: list[list[str]], task: Callable[[list[str]], object]) -> list
     return times
 
 
+def _latency_row(what: str, times: list[float], quick: bool) -> Row:
+    median = float(np.median(times))
+    return make_row(
+        what,
+        "10 batches of 20 simulated prompts",
+        ours=median,
+        goal=f"≤ {RECOMMEND_GOAL_S * 1000:.0f} ms",
+        met=None if quick else median <= RECOMMEND_GOAL_S,
+        notes=f"median; slowest {max(times) * 1000:.0f} ms",
+    )
+
+
 def run(quick: bool = False) -> list[Row]:
     """Run benchmark F; ``quick`` uses 40 users and evaluates no goal."""
     n_users, per_user = (40, 30) if quick else (400, 60)
@@ -75,20 +87,8 @@ def run(quick: bool = False) -> list[Row]:
             goal=f"< {FIT_GOAL_S:.0f} s",
             met=None if quick else fit_s < FIT_GOAL_S,
         ),
-        make_row(
-            "recommend: 20 queries to a ranking, warm process",
-            "10 batches of 20 simulated prompts",
-            ours=float(np.median(times)),
-            goal=f"≤ {RECOMMEND_GOAL_S * 1000:.0f} ms",
-            met=None if quick else float(np.median(times)) <= RECOMMEND_GOAL_S,
-            notes=f"median; slowest {max(times) * 1000:.0f} ms",
-        ),
-        make_row(
-            "recommend: 20 queries and 10 votes, blended, warm process",
-            "10 batches of 20 simulated prompts",
-            ours=float(np.median(blend_times)),
-            goal=f"≤ {RECOMMEND_GOAL_S * 1000:.0f} ms",
-            met=None if quick else float(np.median(blend_times)) <= RECOMMEND_GOAL_S,
-            notes=f"median; slowest {max(blend_times) * 1000:.0f} ms",
+        _latency_row("recommend: 20 queries to a ranking, warm process", times, quick),
+        _latency_row(
+            "recommend: 20 queries and 10 votes, blended, warm process", blend_times, quick
         ),
     ]
