@@ -27,6 +27,7 @@ import numpy.typing as npt
 import pandas as pd
 from scipy.stats import norm
 from sklearn.base import BaseEstimator
+from sklearn.decomposition import PCA
 from sklearn.utils.validation import check_is_fitted
 
 from features.persistence import load_folder, save_folder
@@ -105,6 +106,10 @@ class RatingPredictor(BaseEstimator):
         omitted.
     style_context : {"user", "query"}
         Style part of a vote's context: the voter's mean style (default) or the query's.
+    style_components : int
+        The style enters as this many principal components of the training users' mean
+        styles: a few directions, each with one coefficient per model, instead of one
+        coefficient per model and style feature.
     folds : int
         Folds over training users, for the penalty, the intervals and the blend.
     confidence : float
@@ -129,6 +134,7 @@ class RatingPredictor(BaseEstimator):
         profiler: UserProfiler | None = None,
         alpha: float | None = None,
         style_context: Literal["user", "query"] = "user",
+        style_components: int = 8,
         folds: int = 3,
         confidence: float = 0.95,
         random_state: int = 0,
@@ -136,6 +142,7 @@ class RatingPredictor(BaseEstimator):
         self.profiler = profiler
         self.alpha = alpha
         self.style_context = style_context
+        self.style_components = style_components
         self.folds = folds
         self.confidence = confidence
         self.random_state = random_state
@@ -155,6 +162,13 @@ class RatingPredictor(BaseEstimator):
         """
         if self.folds < 2:
             raise ValueError(f"Argument 'folds' must be at least 2, not {self.folds}.")
+        if isinstance(self.style_components, bool) or not (
+            isinstance(self.style_components, int) and self.style_components >= 1
+        ):
+            raise ValueError(
+                "Argument 'style_components' must be a positive integer, "
+                f"not {self.style_components!r}."
+            )
         if self.style_context not in ("user", "query"):
             raise ValueError(
                 f"Argument 'style_context' must be 'user' or 'query', not {self.style_context!r}."
@@ -173,6 +187,7 @@ class RatingPredictor(BaseEstimator):
         style = profiles.to_frame().filter(like="style_mean:").to_numpy()
         self.style_center_ = style.mean(axis=0)
         self.style_scale_ = np.where(style.std(axis=0) > 0, style.std(axis=0), 1.0)
+        self._fit_style_components(style)
         user_contexts = self._user_contexts(profiles)
         contexts = self._vote_contexts(battles, users, user_contexts)
         n_users = len(profiles.user_ids)
@@ -225,21 +240,33 @@ class RatingPredictor(BaseEstimator):
         if self.style_context == "user":
             style = user_contexts[users, 1 + topics.shape[1] :]
         else:
-            style = np.zeros((len(battles), self.style_center_.size))
-            style[present] = self._standardise(
+            style = np.zeros((len(battles), self.style_components_.n_components_))
+            style[present] = self._style_part(
                 style_features(battles["prompt"][present].astype(str).tolist())
             )
         return np.hstack([np.ones((len(battles), 1)), topics, style])
 
-    def _standardise(self, style: FloatArray) -> FloatArray:
-        """Style on the scale of the training users' mean styles, clipped to 5 sd."""
-        return np.clip((style - self.style_center_) / self.style_scale_, -5.0, 5.0)
+    def _fit_style_components(self, style: FloatArray) -> None:
+        """Principal components of the training users' standardised mean styles."""
+        standard = np.clip((style - self.style_center_) / self.style_scale_, -5.0, 5.0)
+        n = max(1, min(self.style_components, *standard.shape))
+        self.style_components_ = PCA(n, random_state=self.random_state).fit(standard)
+        spread = self.style_components_.transform(standard).std(axis=0)
+        self.component_scale_ = np.where(spread > 0, spread, 1.0)
+
+    def _style_part(self, style: FloatArray) -> FloatArray:
+        """Style as unit-variance principal components of the users' standardised styles.
+
+        Styles are standardised on the training users' mean styles (clipped to 5 sd).
+        """
+        standard = np.clip((style - self.style_center_) / self.style_scale_, -5.0, 5.0)
+        return np.asarray(self.style_components_.transform(standard)) / self.component_scale_
 
     def _user_contexts(self, profiles: UserProfiles) -> FloatArray:
         frame = profiles.to_frame()
         topics = frame.filter(like="topic:").to_numpy()
         style = frame.filter(like="style_mean:").to_numpy()
-        return np.hstack([np.ones((len(frame), 1)), topics, self._standardise(style)])
+        return np.hstack([np.ones((len(frame), 1)), topics, self._style_part(style)])
 
     # -- predicting ------------------------------------------------------------------------
 
@@ -302,7 +329,11 @@ class RatingPredictor(BaseEstimator):
             "alpha": self.model_.alpha,
             "prior_sd": self.prior_sd,
             "n_topics": int(self.profiler_.topic_share_.size),
-            "context": ["1", *self.profiler_.feature_names_[: self.model_.coef.shape[1] - 1]],
+            "context": [
+                "1",
+                *(f"topic:{k}" for k in range(self.profiler_.topic_share_.size)),
+                *(f"style_pc:{k}" for k in range(self.style_components_.n_components_)),
+            ],
         }
         return save_folder(
             self, path, model_file=_MODEL_FILE, summary_file=_SUMMARY_FILE, summary=summary

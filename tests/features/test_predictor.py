@@ -10,7 +10,6 @@ import pytest
 
 from features.predictor import RatingPredictor
 from features.profile import UserProfiler
-from features.style import STYLE_FEATURES
 from features.topics import TopicModel
 from ranking.frames import pairwise_from_battles
 from ranking.types import CENTER
@@ -27,7 +26,7 @@ def test_fit_learns_a_contextual_model_and_a_blend_strength(
 ) -> None:
     n_models = labelled_battles["model_a"].nunique()
     assert fitted.models_ == tuple(sorted(labelled_battles["model_a"].unique()))
-    assert fitted.model_.coef.shape == (n_models, 1 + 4 + len(STYLE_FEATURES))
+    assert fitted.model_.coef.shape == (n_models, 1 + 4 + 8)  # 8 style components
     assert fitted.blend_alpha_ > 0 and np.isfinite(fitted.prior_sd)
     assert len(fitted.training_profiles_.user_ids) == labelled_battles["user_id"].nunique()
 
@@ -95,6 +94,8 @@ def test_style_context_per_query_is_an_option(labelled_battles: pd.DataFrame) ->
     profiler = UserProfiler(TopicModel("tfidf", n_topics=3))
     query = RatingPredictor(profiler, style_context="query", folds=2, alpha=1.0)
     query.fit(labelled_battles)
-    assert query.model_.coef.shape[1] == 1 + 3 + len(STYLE_FEATURES)
+    assert query.model_.coef.shape[1] == 1 + 3 + 8
+    with pytest.raises(ValueError, match="'style_components' must be a positive integer"):
+        RatingPredictor(profiler, style_components=0).fit(labelled_battles)
     with pytest.raises(ValueError, match="'style_context' must be 'user' or 'query', not 'x'"):
         RatingPredictor(profiler, style_context="x").fit(labelled_battles)  # type: ignore[arg-type]
