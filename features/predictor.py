@@ -33,7 +33,7 @@ from sklearn.utils.validation import check_is_fitted
 from features.persistence import load_folder, save_folder
 from features.profile import UserProfiler, UserProfiles
 from features.style import style_features
-from ranking.contextual import choose_alpha, fit_contextual_bt
+from ranking.contextual import ALPHA_GRID, alpha_losses, fit_contextual_bt
 from ranking.frames import pairwise_from_battles, user_codes, vote_order
 from ranking.intervals import interval_ranks
 from ranking.pairwise import ELO_PER_NAT, to_elo_scale
@@ -41,8 +41,10 @@ from ranking.shrinkage import learn_alpha
 from ranking.types import PairwiseData
 from ranking.users import fit_user_ratings
 
-__all__ = ["Prediction", "RatingPredictor"]
+__all__ = ["STYLE_COMPONENTS", "Prediction", "RatingPredictor"]
 
+#: Numbers of style components :class:`RatingPredictor` chooses from.
+STYLE_COMPONENTS: tuple[int, ...] = (4, 8, 16)
 _MODEL_FILE = "predictor.joblib"
 _SUMMARY_FILE = "predictor.json"
 _FORMAT = "plb-rating-predictor/1"
@@ -106,10 +108,11 @@ class RatingPredictor(BaseEstimator):
         omitted.
     style_context : {"user", "query"}
         Style part of a vote's context: the voter's mean style (default) or the query's.
-    style_components : int
+    style_components : int, optional
         The style enters as this many principal components of the training users' mean
         styles: a few directions, each with one coefficient per model, instead of one
-        coefficient per model and style feature.
+        coefficient per model and style feature. Chosen from :data:`STYLE_COMPONENTS`
+        with the penalty, by held-out users' votes, when omitted.
     folds : int
         Folds over training users, for the penalty, the intervals and the blend.
     confidence : float
@@ -134,7 +137,7 @@ class RatingPredictor(BaseEstimator):
         profiler: UserProfiler | None = None,
         alpha: float | None = None,
         style_context: Literal["user", "query"] = "user",
-        style_components: int = 8,
+        style_components: int | None = None,
         folds: int = 3,
         confidence: float = 0.95,
         random_state: int = 0,
@@ -162,9 +165,8 @@ class RatingPredictor(BaseEstimator):
         """
         if self.folds < 2:
             raise ValueError(f"Argument 'folds' must be at least 2, not {self.folds}.")
-        if isinstance(self.style_components, bool) or not (
-            isinstance(self.style_components, int) and self.style_components >= 1
-        ):
+        k = self.style_components
+        if k is not None and (isinstance(k, bool) or not (isinstance(k, int) and k >= 1)):
             raise ValueError(
                 "Argument 'style_components' must be a positive integer, "
                 f"not {self.style_components!r}."
@@ -187,15 +189,27 @@ class RatingPredictor(BaseEstimator):
         style = profiles.to_frame().filter(like="style_mean:").to_numpy()
         self.style_center_ = style.mean(axis=0)
         self.style_scale_ = np.where(style.std(axis=0) > 0, style.std(axis=0), 1.0)
-        self._fit_style_components(style)
-        user_contexts = self._user_contexts(profiles)
-        contexts = self._vote_contexts(battles, users, user_contexts)
         n_users = len(profiles.user_ids)
         fold_of_user = np.random.default_rng(self.random_state).permutation(n_users) % self.folds
         fold = fold_of_user[users]
-        alpha = self.alpha or choose_alpha(
-            data.matchups, data.outcomes, contexts, data.n_models, fold
-        )
+        candidates = (self.style_components,) if self.style_components else STYLE_COMPONENTS
+        grid = (self.alpha,) if self.alpha else ALPHA_GRID
+        best: tuple[float, int, float] | None = None
+        for k in candidates:  # the style's size and the penalty, by held-out users' votes
+            if len(candidates) * len(grid) == 1:
+                best = (0.0, k, grid[0])
+                break
+            self._fit_style_components(style, k)
+            contexts = self._vote_contexts(battles, users, self._user_contexts(profiles))
+            losses = alpha_losses(data.matchups, data.outcomes, contexts, data.n_models, fold, grid)
+            i = int(np.argmin(losses))
+            if best is None or losses[i] < best[0]:
+                best = (float(losses[i]), k, float(grid[i]))
+        assert best is not None  # candidates and grid are never empty
+        _, components, alpha = best
+        self._fit_style_components(style, components)
+        user_contexts = self._user_contexts(profiles)
+        contexts = self._vote_contexts(battles, users, user_contexts)
         self.model_ = fit_contextual_bt(
             data.matchups, data.outcomes, contexts, data.n_models, alpha=alpha
         )
@@ -246,10 +260,10 @@ class RatingPredictor(BaseEstimator):
             )
         return np.hstack([np.ones((len(battles), 1)), topics, style])
 
-    def _fit_style_components(self, style: FloatArray) -> None:
+    def _fit_style_components(self, style: FloatArray, components: int) -> None:
         """Principal components of the training users' standardised mean styles."""
         standard = np.clip((style - self.style_center_) / self.style_scale_, -5.0, 5.0)
-        n = max(1, min(self.style_components, *standard.shape))
+        n = max(1, min(components, *standard.shape))
         self.style_components_ = PCA(n, random_state=self.random_state).fit(standard)
         spread = self.style_components_.transform(standard).std(axis=0)
         self.component_scale_ = np.where(spread > 0, spread, 1.0)

@@ -32,7 +32,15 @@ from sklearn.linear_model import LogisticRegression
 
 from ranking.types import Matchups, Outcomes
 
-__all__ = ["ALPHA_GRID", "ContextualBT", "contextual_design", "fit_contextual_bt"]
+__all__ = [
+    "ALPHA_GRID",
+    "ContextualBT",
+    "alpha_losses",
+    "choose_alpha",
+    "contextual_design",
+    "fit_contextual_bt",
+    "held_out_log_loss",
+]
 
 FloatArray = npt.NDArray[np.float64]
 ALPHA_GRID: tuple[float, ...] = tuple(10.0 ** np.arange(-1.0, 2.51, 0.5))
@@ -161,6 +169,32 @@ def held_out_log_loss(
     return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
 
 
+def alpha_losses(
+    matchups: Matchups,
+    outcomes: Outcomes,
+    contexts: npt.ArrayLike,
+    n_models: int,
+    folds: npt.ArrayLike,
+    grid: Sequence[float] = ALPHA_GRID,
+) -> FloatArray:
+    """Held-out log-loss per vote of each penalty of ``grid``, over the given folds.
+
+    ``folds`` labels each vote with its fold; grouping votes by user makes this the loss
+    of predicting *new users*.
+    """
+    fold = np.asarray(folds)
+    c = np.asarray(contexts, dtype=np.float64)
+    m = np.asarray(matchups, dtype=np.intp)
+    y = np.asarray(outcomes, dtype=np.float64)
+    losses = np.zeros(len(grid))
+    for i, alpha in enumerate(grid):
+        for f in np.unique(fold):
+            train, test = fold != f, fold == f
+            model = fit_contextual_bt(m[train], y[train], c[train], n_models, alpha=alpha)
+            losses[i] += held_out_log_loss(model, m[test], y[test], c[test]) * test.sum()
+    return losses / len(y)
+
+
 def choose_alpha(
     matchups: Matchups,
     outcomes: Outcomes,
@@ -169,21 +203,6 @@ def choose_alpha(
     folds: npt.ArrayLike,
     grid: Sequence[float] = ALPHA_GRID,
 ) -> float:
-    """The penalty of ``grid`` with the lowest held-out log-loss over the given folds.
-
-    ``folds`` labels each vote with its fold; grouping votes by user makes this the
-    penalty that predicts *new users* best.
-    """
-    fold = np.asarray(folds)
-    c = np.asarray(contexts, dtype=np.float64)
-    m = np.asarray(matchups, dtype=np.intp)
-    y = np.asarray(outcomes, dtype=np.float64)
-    losses = []
-    for alpha in grid:
-        total = 0.0
-        for f in np.unique(fold):
-            train, test = fold != f, fold == f
-            model = fit_contextual_bt(m[train], y[train], c[train], n_models, alpha=alpha)
-            total += held_out_log_loss(model, m[test], y[test], c[test]) * test.sum()
-        losses.append(total / len(y))
+    """The penalty of ``grid`` with the lowest held-out log-loss (:func:`alpha_losses`)."""
+    losses = alpha_losses(matchups, outcomes, contexts, n_models, folds, grid)
     return float(grid[int(np.argmin(losses))])

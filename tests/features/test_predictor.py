@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from features.predictor import RatingPredictor
+from features.predictor import STYLE_COMPONENTS, RatingPredictor
 from features.profile import UserProfiler
 from features.topics import TopicModel
 from ranking.frames import pairwise_from_battles
@@ -26,7 +26,9 @@ def test_fit_learns_a_contextual_model_and_a_blend_strength(
 ) -> None:
     n_models = labelled_battles["model_a"].nunique()
     assert fitted.models_ == tuple(sorted(labelled_battles["model_a"].unique()))
-    assert fitted.model_.coef.shape == (n_models, 1 + 4 + 8)  # 8 style components
+    components = fitted.style_components_.n_components_
+    assert components in STYLE_COMPONENTS  # chosen with the penalty, by held-out users
+    assert fitted.model_.coef.shape == (n_models, 1 + 4 + components)
     assert fitted.blend_alpha_ > 0 and np.isfinite(fitted.prior_sd)
     assert len(fitted.training_profiles_.user_ids) == labelled_battles["user_id"].nunique()
 
@@ -94,7 +96,7 @@ def test_style_context_per_query_is_an_option(labelled_battles: pd.DataFrame) ->
     profiler = UserProfiler(TopicModel("tfidf", n_topics=3))
     query = RatingPredictor(profiler, style_context="query", folds=2, alpha=1.0)
     query.fit(labelled_battles)
-    assert query.model_.coef.shape[1] == 1 + 3 + 8
+    assert query.model_.coef.shape[1] == 1 + 3 + query.style_components_.n_components_
     with pytest.raises(ValueError, match="'style_components' must be a positive integer"):
         RatingPredictor(profiler, style_components=0).fit(labelled_battles)
     with pytest.raises(ValueError, match="'style_context' must be 'user' or 'query', not 'x'"):
