@@ -165,8 +165,9 @@ def evaluate_cold_start(
 
     prediction = predictor.predict(test_profiles)
     rows = []
-    for method in ("bt", "elo"):
-        aggregate = aggregate_prior(train, method)
+    methods: tuple[Method, ...] = ("bt", "elo")
+    aggregates = {method: aggregate_prior(train, method) for method in methods}
+    for method, aggregate in aggregates.items():
         targets: tuple[tuple[str, Shrinkage], ...] = (("shrunk", "cv"), ("plain", "none"))
         for target, shrinkage in targets:
             fitted = fit_user_ratings(
@@ -193,7 +194,7 @@ def evaluate_cold_start(
     if truth is not None:
         centred = truth - truth.mean(axis=1, keepdims=True) + CENTER
         inside = (centred >= prediction.lower) & (centred <= prediction.upper)
-        aggregate_bt = np.broadcast_to(aggregate_prior(train, "bt"), truth.shape)
+        aggregate_bt = np.broadcast_to(aggregates["bt"], truth.shape)
         rows.append(
             {
                 "target": "truth",
@@ -211,7 +212,9 @@ def evaluate_cold_start(
         n_train_users=int(trained.size),
         n_test_users=int(tested.size),
         ratings=rows,
-        votes=_cold_to_warm(data, users, test_user, predictor, prediction, train, own_votes, rng),
+        votes=_cold_to_warm(
+            data, users, test_user, predictor, prediction, train, aggregates["bt"], own_votes, rng
+        ),
     )
 
 
@@ -222,6 +225,7 @@ def _cold_to_warm(
     predictor: RatingPredictor,
     prediction: Prediction,
     train: PairwiseData,
+    aggregate: FloatArray,
     own_votes: Sequence[int],
     rng: int,
 ) -> list[dict[str, Any]]:
@@ -237,8 +241,7 @@ def _cold_to_warm(
     held = eligible[users] & (position >= most)
     held_rows = row_of[users[held]]
     held_data = data.select(held)
-    aggregate = aggregate_prior(train, "bt")
-    prior_alpha = _aggregate_alpha(train, users[~test_user[users]], test_user.size, rng)
+    prior_alpha = _aggregate_alpha(train, aggregate, users[~test_user[users]], test_user.size, rng)
 
     def score(name: str, n: int | None, ratings: FloatArray) -> dict[str, Any]:
         p = predict(ratings, held_data.matchups, held_rows)
@@ -265,10 +268,14 @@ def _cold_to_warm(
 
 
 def _aggregate_alpha(
-    train: PairwiseData, train_users: npt.NDArray[np.intp], n_users: int, rng: int
+    train: PairwiseData,
+    aggregate: FloatArray,
+    train_users: npt.NDArray[np.intp],
+    n_users: int,
+    rng: int,
 ) -> float:
-    """The shrinkage strength toward the aggregate, learnt on the training users' votes."""
-    mu = (aggregate_prior(train, "bt") - CENTER) / ELO_PER_NAT
+    """The shrinkage strength toward the BT ``aggregate``, learnt on the training votes."""
+    mu = (aggregate - CENTER) / ELO_PER_NAT
     return learn_alpha(
         train.n_models, train.matchups, train.outcomes, train_users, n_users, mu, rng=rng
     )
