@@ -100,8 +100,8 @@ class UserProfiler(BaseEstimator):
         The fitted topic model.
     topic_share_ : ndarray
         Share of each topic over all training queries.
-    style_mean_, style_sd_ : ndarray
-        Mean and standard deviation of each style feature over all training queries.
+    style_mean_ : ndarray
+        Mean of each style feature over all training queries.
     labels_ : ndarray of int
         Topic of each training row with a prompt, in row order.
     feature_names_ : tuple of str
@@ -147,7 +147,6 @@ class UserProfiler(BaseEstimator):
         self.topic_model_ = model
         self.topic_share_ = np.bincount(topics, minlength=model.n_topics_) / topics.size
         self.style_mean_ = style.mean(axis=0)
-        self.style_sd_ = style.std(axis=0)
         self.labels_ = topics
         self.feature_names_ = (
             *(f"topic:{k}" for k in range(model.n_topics_)),

@@ -13,7 +13,6 @@ README's "Topics" section for the table behind them.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from importlib.util import find_spec
 from pathlib import Path
@@ -406,11 +405,3 @@ def _nearest(
     topics = topics.copy()
     topics[outliers] = np.argmax(vectors[outliers] @ centroids.T, axis=1)
     return topics
-
-
-def topic_shares(
-    topics: Sequence[int] | npt.NDArray[np.intp], n_topics: int
-) -> npt.NDArray[np.float64]:
-    """Share of queries in each topic (zeros when there are none)."""
-    counts = np.bincount(np.asarray(topics, dtype=np.intp), minlength=n_topics).astype(float)
-    return counts / max(1.0, counts.sum())

@@ -9,7 +9,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.metrics import adjusted_rand_score
 
-from features.topics import Topic, TopicModel, topic_shares
+from features.topics import Topic, TopicModel
 
 Corpus = tuple[list[str], np.ndarray]
 
@@ -122,11 +122,10 @@ def test_bad_queries_are_named(corpus_embeddings: np.ndarray) -> None:
         TopicModel().fit(["a", "b"], embeddings=corpus_embeddings[:3])
 
 
-def test_topic_label_and_shares() -> None:
+def test_topic_label() -> None:
     topic = Topic(topic=2, size=5, share=0.5, words=("code", "python", "error", "fix", "bug"))
     assert topic.label == "code, python, error, fix"
     assert topic.to_dict()["label"] == topic.label
-    np.testing.assert_allclose(topic_shares([0, 0, 2], 3), [2 / 3, 0, 1 / 3])
 
 
 def test_embeddings_of_any_float_type_fit_and_predict(
