@@ -27,7 +27,7 @@ def online_elo(
     outcomes: Outcomes,
     *,
     k: float = K_FACTOR,
-    initial: float = INITIAL,
+    initial: float | npt.ArrayLike = INITIAL,
 ) -> Ratings:
     """Run online Elo over votes in the order given.
 
@@ -41,15 +41,16 @@ def online_elo(
         ``(n,)`` outcome for the first model: 1, 0.5 (tie) or 0.
     k : float
         The K-factor.
-    initial : float
-        Every model's starting rating.
+    initial : float or array_like
+        Every model's starting rating, or ``(n_models,)`` starting ratings (to continue
+        from an earlier run).
 
     Returns
     -------
     Ratings
         ``(n_models,)`` ratings on the Elo scale after the last vote.
     """
-    rating = [float(initial)] * n_models
+    rating = np.broadcast_to(np.asarray(initial, dtype=np.float64), (n_models,)).tolist()
     # A plain loop over Python floats: the update is sequential by nature, and scalar
     # numpy indexing would be several times slower.
     for a, b, s in zip(

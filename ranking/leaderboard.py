@@ -13,10 +13,10 @@ from ranking.intervals import (
     percentile_intervals,
     sandwich_intervals,
 )
-from ranking.pairwise import collapse, model_counts, to_elo_scale
+from ranking.pairwise import ModelCounts, collapse, model_counts, to_elo_scale
 from ranking.types import Interval, Leaderboard, Method, ModelRating, PairwiseData, Ratings
 
-__all__ = ["DEFAULT_INTERVAL", "fit_leaderboard"]
+__all__ = ["DEFAULT_INTERVAL", "build_leaderboard", "fit_leaderboard"]
 
 #: The interval each method gets when none is asked for.
 DEFAULT_INTERVAL: dict[Method, Interval] = {"bt": "sandwich", "elo": "bootstrap"}
@@ -136,13 +136,59 @@ def fit_leaderboard(
         shift = value - point[data.models.index(name)]
         point, lower, upper = point + shift, lower + shift, upper + shift
 
+    return build_leaderboard(
+        method,
+        data.models,
+        point,
+        lower,
+        upper,
+        model_counts(votes),
+        n_battles=int(round(data.n_votes)),
+        interval=interval,
+        confidence=confidence,
+    )
+
+
+def build_leaderboard(
+    method: Method,
+    models: tuple[str, ...],
+    point: Ratings,
+    lower: Ratings,
+    upper: Ratings,
+    counts: ModelCounts,
+    *,
+    n_battles: int,
+    interval: Interval,
+    confidence: float = 0.95,
+) -> Leaderboard:
+    """Assemble a leaderboard from ratings on the Elo scale: sorted, with interval ranks.
+
+    Parameters
+    ----------
+    method : {"bt", "elo"}
+    models : tuple of str
+        The order of the arrays.
+    point, lower, upper : ndarray
+        ``(k,)`` ratings and interval bounds; the bounds are widened to hold the point.
+    counts : ModelCounts
+        Battles, wins, losses and ties per model.
+    n_battles : int
+        Votes behind the ratings.
+    interval : {"sandwich", "bootstrap", "laplace", "none"}
+    confidence : float
+
+    Returns
+    -------
+    Leaderboard
+        Best model first; rank = 1 + the number of models whose lower bound is above
+        this model's upper bound (SPEC section 2).
+    """
     # The point estimate always lies inside its interval, even for a skewed bootstrap.
     lower, upper = np.minimum(lower, point), np.maximum(upper, point)
     ranks = interval_ranks(lower, upper)
-    counts = model_counts(votes)
     rows = [
         ModelRating(
-            model=data.models[j],
+            model=models[j],
             rating=float(point[j]),
             lower=float(lower[j]),
             upper=float(upper[j]),
@@ -156,7 +202,7 @@ def fit_leaderboard(
     ]
     return Leaderboard(
         method=method,
-        n_battles=int(round(data.n_votes)),
+        n_battles=n_battles,
         models=tuple(rows),
         interval=interval,
         confidence=confidence,

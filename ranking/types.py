@@ -47,7 +47,9 @@ Weights = npt.NDArray[np.float64]
 Ratings = npt.NDArray[np.float64]
 
 Method = Literal["bt", "elo"]
-Interval = Literal["sandwich", "bootstrap", "none"]
+#: How a leaderboard's intervals were made: the aggregate's sandwich or bootstrap, the
+#: Laplace posterior of a shrunk per-user fit, or none.
+Interval = Literal["sandwich", "bootstrap", "laplace", "none"]
 
 #: Elo scale: rating = CENTER + SCALE * log_BASE(strength).
 SCALE = 400.0
@@ -144,7 +146,7 @@ class Leaderboard:
         Number of votes behind it.
     models : tuple of ModelRating
         Sorted by rating, best first.
-    interval : {"sandwich", "bootstrap", "none"}
+    interval : {"sandwich", "bootstrap", "laplace", "none"}
         How ``lower`` and ``upper`` were computed (with ``"none"`` they equal the rating).
     confidence : float
         Coverage of the intervals.

@@ -363,7 +363,7 @@ def drop_duplicate_ids(
 
 
 def battles_from_records(
-    records: Sequence[Any], *, seen_ids: set[str] | None = None
+    records: Sequence[Any], *, seen_ids: set[str] | None = None, known_ids: Set[str] = frozenset()
 ) -> tuple[pd.DataFrame, list[RowError], int]:
     """Validate and normalise battles given as dicts, e.g. a REST request body.
 
@@ -374,6 +374,8 @@ def battles_from_records(
     seen_ids : set of str, optional
         Ids already stored; records repeating one (or an earlier record) are dropped as
         duplicates, and the ids of the accepted records are added to it.
+    known_ids : set of str, optional
+        More ids already stored, treated like ``seen_ids`` but never added to.
 
     Returns
     -------
@@ -397,5 +399,6 @@ def battles_from_records(
     keep = np.ones(len(frame), dtype=bool)
     keep[[e.index for e in row_errors]] = False
     battles = to_battle_frame(frame.loc[keep])
-    battles, n_duplicates = drop_duplicate_ids(battles, seen_ids if seen_ids is not None else set())
+    seen = seen_ids if seen_ids is not None else set()
+    battles, n_duplicates = drop_duplicate_ids(battles, seen, known_ids)
     return battles, errors, n_duplicates

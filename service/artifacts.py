@@ -9,6 +9,8 @@ Layout (all files UTF-8 JSON or Parquet)::
                       battles
     agreement.parquet one row per (method, shrinkage, user): n_battles, spearman, kendall
     evaluation.json   the document of ``plb evaluate``
+    battles.parquet   the battles fitted (SPEC section 1 columns, labels as text), so that
+                      the service can refit with the votes that arrive later
     topics/           the topic model of the users' queries (``TopicModel.save``), and its
                       readable summary ``topics/topics.json``; only when the log has prompts
     profiles.parquet  one row per user: the profile vector of ``features.profile``
@@ -33,6 +35,7 @@ import pandas as pd
 from ranking.analysis import UserAnalysis
 
 __all__ = [
+    "BATTLES_FILE",
     "FORMAT",
     "PREDICTOR_DIR",
     "TOPICS_DIR",
@@ -43,6 +46,7 @@ __all__ = [
 ]
 
 FORMAT = "personal-leaderboard/fit-1"
+BATTLES_FILE = "battles.parquet"
 TOPICS_DIR = "topics"
 PREDICTOR_DIR = "predictor"
 
@@ -73,6 +77,12 @@ class FitArtifacts:
         if self.root is None or not (self.root / PREDICTOR_DIR).is_dir():
             return None
         return self.root / PREDICTOR_DIR
+
+    def read_battles(self) -> pd.DataFrame | None:
+        """The battles the fit was made from, when the directory keeps them."""
+        if self.root is None or not (self.root / BATTLES_FILE).exists():
+            return None
+        return pd.read_parquet(self.root / BATTLES_FILE)
 
     @property
     def topic_model_dir(self) -> Path | None:
@@ -124,12 +134,14 @@ def write_fit(
     topic_model: SavesToFolder | None = None,
     profiles: pd.DataFrame | None = None,
     predictor: SavesToFolder | None = None,
+    battles: pd.DataFrame | None = None,
 ) -> Path:
     """Write a fit directory atomically: into a temporary sibling, then renamed.
 
     An existing directory at ``out_dir`` is replaced only once everything is written,
     so a failure never leaves a half-written fit behind. ``profiles`` is a frame indexed
-    by ``user_id``, one column per profile feature.
+    by ``user_id``, one column per profile feature; ``battles`` is the battle frame
+    fitted, kept so that the service can refit with later votes.
     """
     out = Path(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -153,6 +165,8 @@ def write_fit(
             profiles.to_parquet(staging / "profiles.parquet")
         if predictor is not None:
             predictor.save(staging / PREDICTOR_DIR)
+        if battles is not None:
+            _battles_for_parquet(battles).to_parquet(staging / BATTLES_FILE, index=False)
         stamp = datetime.now(UTC).isoformat(timespec="seconds")
         _write_json(staging / "manifest.json", {"format": FORMAT, "created": stamp, **manifest})
     except BaseException:
@@ -166,6 +180,18 @@ def write_fit(
     else:
         staging.rename(out)
     return out
+
+
+def _battles_for_parquet(battles: pd.DataFrame) -> pd.DataFrame:
+    """The battle frame with every label of mixed or object type as nullable text.
+
+    Parquet needs one type a column; a label read from JSON can mix numbers and text.
+    """
+    frame = battles.copy()
+    for column in frame.columns:
+        if frame[column].dtype == object:
+            frame[column] = frame[column].astype("string")
+    return frame
 
 
 def load_fit(fit_dir: str | os.PathLike[str]) -> FitArtifacts:

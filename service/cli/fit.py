@@ -123,6 +123,7 @@ def run(args: argparse.Namespace) -> None:
         topic_model=topic_model,
         profiles=profiles,
         predictor=predictor,
+        battles=battles,
     )
     document = {
         "out": str(out),

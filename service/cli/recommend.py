@@ -10,13 +10,10 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
-from ranking.frames import pairwise_from_battles
 from service.artifacts import load_fit
 from service.cli.common import UsageError, add_output_options, emit, load_battles
 from service.cli.tables import format_table
+from service.recommendation import recommendation, unknown_models, vote_prompts
 
 __all__ = ["add_parser", "read_queries"]
 
@@ -67,23 +64,15 @@ def run(args: argparse.Namespace) -> None:
 
     predictor = RatingPredictor.load(fit.predictor_dir)
     if votes is not None:
-        _check_models(votes, predictor.models_, args.votes)
-        queries += _vote_prompts(votes)
-    print(f"plb: predicting from {len(queries):,} queries", file=sys.stderr)
-    prediction = predictor.predict_queries(queries)
-    n_votes = 0
-    if votes is not None:
-        data = pairwise_from_battles(votes, models=predictor.models_)
-        n_votes = len(data.outcomes)
-        users = np.zeros(n_votes, dtype=np.intp)  # every vote is the one user's
-        prediction = predictor.blend(prediction, data, users)
-    document: dict[str, Any] = {
-        "source": prediction.source,
-        "models": prediction.ranking(0),
-        "n_queries": len(queries),
-        "n_votes": n_votes,
-        "prior_sd": round(predictor.prior_sd, 1),
-    }
+        unknown = unknown_models(votes, predictor.models_)
+        if unknown:
+            raise UsageError(
+                f"--votes: {args.votes} names model {unknown[0]!r}, which the fit does not "
+                f"know (it knows {', '.join(predictor.models_)})"
+            )
+    n_prompts = len(queries) + (0 if votes is None else len(vote_prompts(votes)))
+    print(f"plb: predicting from {n_prompts:,} queries", file=sys.stderr)
+    document = recommendation(predictor, queries, votes)
     emit(document, format_recommendation(document, predictor.confidence), args.format)
 
 
@@ -136,25 +125,6 @@ def _prompt(line: str, number: int, path: str) -> str:
         shown = record.get("prompt") if isinstance(record, dict) else record
         raise UsageError(f"--queries: {path} line {number} needs a string 'prompt', not {shown!r}")
     return prompt
-
-
-def _check_models(votes: pd.DataFrame, models: tuple[str, ...], path: str) -> None:
-    """Reject votes naming a model the predictor does not know, naming the first."""
-    known = set(models)
-    pairs = votes[["model_a", "model_b"]].astype(str).to_numpy()
-    unknown = [name for name in pairs.ravel() if name not in known]  # vote by vote, a then b
-    if unknown:
-        raise UsageError(
-            f"--votes: {path} names model {unknown[0]!r}, which the fit does not know "
-            f"(it knows {', '.join(models)})"
-        )
-
-
-def _vote_prompts(votes: pd.DataFrame) -> list[str]:
-    if "prompt" not in votes.columns:
-        return []
-    prompts = votes["prompt"].dropna().astype(str)
-    return [p for p in prompts if p.strip()]
 
 
 def format_recommendation(document: dict[str, Any], confidence: float = 0.95) -> str:

@@ -1,0 +1,115 @@
+"""The FastAPI application: ``create_app(settings)`` wires the engine, routes and middleware.
+
+Nothing happens at import time: the store is opened and the fit loaded when the app
+starts (its lifespan), and closed when it stops.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Request, status
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse
+from fastapi.staticfiles import StaticFiles
+
+from service.api.observability import Metrics, ObservabilityMiddleware
+from service.api.routes import (
+    admin,
+    battles,
+    catalog,
+    health,
+    leaderboard,
+    recommend,
+    users,
+    web,
+)
+from service.artifacts import load_fit
+from service.engine import Engine, InputError, NotAvailable
+from service.settings import Settings, get_settings
+from service.store import StoreUnavailable, open_store
+from service.web import WEB_DIR
+
+__all__ = ["create_app", "open_engine"]
+
+log = logging.getLogger(__name__)
+
+
+def open_engine(settings: Settings) -> Engine:
+    """Open the store and the fit directory that ``settings`` name.
+
+    Raises
+    ------
+    ValueError
+        When no fit directory is set, or it cannot be read.
+    StoreUnavailable
+        When the store cannot be opened.
+    """
+    if settings.fit_dir is None:
+        raise ValueError("no fit directory to serve: set PLB_FIT_DIR (or run 'plb serve DIR')")
+    fit = load_fit(settings.fit_dir)
+    redis_url = None if settings.redis_url is None else str(settings.redis_url)
+    store = open_store(redis_url=redis_url, path=settings.store_path)
+    try:
+        return Engine(store, fit, settings)
+    except BaseException:
+        store.close()
+        raise
+
+
+def _error(status_code: int, detail: str) -> JSONResponse:
+    return JSONResponse({"detail": detail}, status_code=status_code)
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """The service for ``settings`` (from ``PLB_*`` environment variables by default)."""
+    settings = settings or get_settings()
+    metrics = Metrics()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        engine = open_engine(settings)
+        app.state.engine = engine
+        metrics.version.set(engine.served().version)
+        engine.start_background()
+        try:
+            yield
+        finally:
+            engine.close()
+
+    app = FastAPI(
+        title="personal-leaderboard",
+        summary="Which LLM is best for you: aggregate and personal leaderboards.",
+        version="0.1.0",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.metrics = metrics
+
+    @app.exception_handler(StoreUnavailable)
+    async def store_unavailable(request: Request, error: StoreUnavailable) -> JSONResponse:
+        log.warning("store unavailable: %s", error)
+        return _error(status.HTTP_503_SERVICE_UNAVAILABLE, f"the store is unavailable: {error}")
+
+    @app.exception_handler(InputError)
+    async def bad_input(request: Request, error: InputError) -> JSONResponse:
+        return _error(status.HTTP_422_UNPROCESSABLE_ENTITY, str(error))
+
+    @app.exception_handler(NotAvailable)
+    async def not_available(request: Request, error: NotAvailable) -> JSONResponse:
+        return _error(status.HTTP_404_NOT_FOUND, str(error))
+
+    for module in (leaderboard, users, recommend, battles, catalog, admin, health, web):
+        app.include_router(module.router)
+    app.mount("/static", StaticFiles(directory=WEB_DIR), name="static")
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type"],
+        )
+    app.add_middleware(ObservabilityMiddleware, metrics=metrics)
+    return app

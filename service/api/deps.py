@@ -1,0 +1,122 @@
+"""Dependencies of the routes: the engine, the settings, and who is asking."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Query, Request, status
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from service.api.observability import Metrics
+from service.engine import Engine
+from service.settings import Settings
+from service.tokens import keys_match
+
+__all__ = [
+    "AdminDep",
+    "BearerDep",
+    "EngineDep",
+    "IngestDep",
+    "MetricsDep",
+    "SettingsDep",
+    "can_read_user",
+]
+
+_bearer = HTTPBearer(auto_error=False, description="an ingest key, the admin key or a token")
+
+
+def get_engine(request: Request) -> Engine:
+    """The engine the app started with."""
+    engine: Engine = request.app.state.engine
+    return engine
+
+
+def get_settings(request: Request) -> Settings:
+    """The settings the app was made with."""
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+def get_metrics(request: Request) -> Metrics:
+    """The app's metrics."""
+    metrics: Metrics = request.app.state.metrics
+    return metrics
+
+
+def get_bearer(
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> str | None:
+    """The bearer credential of the request, if any."""
+    return None if credentials is None else credentials.credentials
+
+
+EngineDep = Annotated[Engine, Depends(get_engine)]
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+MetricsDep = Annotated[Metrics, Depends(get_metrics)]
+BearerDep = Annotated[str | None, Depends(get_bearer)]
+
+_CHALLENGE = {"WWW-Authenticate": "Bearer"}
+
+
+def _secret(value: object) -> str | None:
+    return None if value is None else value.get_secret_value()  # type: ignore[attr-defined]
+
+
+def require_ingest_key(settings: SettingsDep, bearer: BearerDep) -> None:
+    """Let through requests carrying the ingest key (or the admin key)."""
+    if settings.ingest_key is None:
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN, "ingestion is off: the service has no PLB_INGEST_KEY"
+        )
+    if bearer is None:
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED, "an ingest key is required (Authorization: Bearer KEY)",
+            headers=_CHALLENGE,
+        )
+    if not (
+        keys_match(_secret(settings.ingest_key), bearer)
+        or keys_match(_secret(settings.admin_key), bearer)
+    ):
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "the ingest key is wrong")
+
+
+def require_admin_key(settings: SettingsDep, bearer: BearerDep) -> None:
+    """Let through requests carrying the admin key."""
+    if settings.admin_key is None:
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN, "admin routes are off: the service has no PLB_ADMIN_KEY"
+        )
+    if bearer is None:
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED, "the admin key is required (Authorization: Bearer KEY)",
+            headers=_CHALLENGE,
+        )
+    if not keys_match(_secret(settings.admin_key), bearer):
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "the admin key is wrong")
+
+
+IngestDep = Depends(require_ingest_key)
+AdminDep = Depends(require_admin_key)
+
+TokenQuery = Annotated[
+    str | None,
+    Query(description="the user's read token (or send it as Authorization: Bearer TOKEN)"),
+]
+
+
+def can_read_user(
+    engine: Engine, settings: Settings, user_id: str, token: str | None, bearer: str | None
+) -> None:
+    """Allow the user's own token (query or bearer) or the admin key; raise 401/403 else."""
+    presented = token or bearer
+    if presented is None:
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            "this user's read token is required (?token=TOKEN or Authorization: Bearer TOKEN)",
+            headers=_CHALLENGE,
+        )
+    if engine.token_matches(user_id, presented) or keys_match(
+        _secret(settings.admin_key), presented
+    ):
+        return
+    raise HTTPException(status.HTTP_403_FORBIDDEN, "the token does not belong to this user")

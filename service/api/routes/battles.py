@@ -1,0 +1,34 @@
+"""``POST /v1/battles``: ingest votes (ingest key)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, status
+
+from service.api.deps import EngineDep, IngestDep, MetricsDep, SettingsDep
+from service.api.schemas import BattlesIn, IngestPublic
+
+router = APIRouter(prefix="/v1", tags=["battles"])
+
+
+@router.post("/battles", response_model=IngestPublic, dependencies=[IngestDep])
+def ingest_battles(
+    body: BattlesIn, engine: EngineDep, settings: SettingsDep, metrics: MetricsDep
+) -> dict[str, Any]:
+    """Store new votes: the live Elo moves at once and each voter's leaderboard is refitted.
+
+    Each record is checked on its own: bad ones are listed in ``rejected`` (nothing of
+    them is stored), repeated ``battle_id`` values are counted in ``duplicates``.
+    """
+    if len(body.battles) > settings.max_battles:
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_ENTITY,
+            f"battles: {len(body.battles)} records, more than the {settings.max_battles} "
+            "allowed in one request",
+        )
+    result = engine.ingest(body.battles)
+    metrics.votes.inc(result["accepted"])
+    metrics.duplicates.inc(result["duplicates"])
+    metrics.rejected.inc(len(result["rejected"]))
+    return result

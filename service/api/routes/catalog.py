@@ -1,0 +1,35 @@
+"""``GET /v1/models``, ``GET /v1/topics`` and ``GET /v1/analysis/correlations``."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from fastapi import APIRouter
+
+from service.api.deps import EngineDep
+from service.api.schemas import CorrelationsPublic, ModelsPublic, TopicsPublic
+
+router = APIRouter(prefix="/v1", tags=["catalog"])
+
+
+@router.get("/models", response_model=ModelsPublic)
+def read_models(engine: EngineDep) -> dict[str, Any]:
+    """The models of the served version, with their battle counts."""
+    return engine.models()
+
+
+@router.get("/topics", response_model=TopicsPublic)
+def read_topics(engine: EngineDep) -> dict[str, Any]:
+    """The topics of the users' queries, with their top words and sizes."""
+    return engine.topics()
+
+
+@router.get("/analysis/correlations", response_model=CorrelationsPublic)
+def read_correlations(
+    engine: EngineDep,
+    method: Literal["bt", "elo"] = "bt",
+    shrinkage: Literal["cv", "none"] = "cv",
+) -> dict[str, Any]:
+    """How per-user rankings agree with the aggregate: the users summary of SPEC section 3
+    and the histogram of per-user Spearman (``shrinkage=none`` is the study's plain fit)."""
+    return engine.correlations(method, shrinkage)

@@ -1,0 +1,29 @@
+"""``GET /healthz`` and ``GET /metrics``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from service.api.deps import EngineDep, MetricsDep
+from service.api.schemas import HealthPublic
+
+router = APIRouter(tags=["health"])
+
+
+@router.get("/healthz", response_model=HealthPublic)
+def health(engine: EngineDep, metrics: MetricsDep) -> dict[str, Any]:
+    """Liveness: the store answers, and which model version is served."""
+    engine.store.ping()
+    version = engine.served().version
+    metrics.version.set(version)
+    return {"status": "ok", "version": version}
+
+
+@router.get("/metrics", response_class=Response)
+def prometheus_metrics(engine: EngineDep, metrics: MetricsDep) -> Response:
+    """Prometheus metrics: requests and latency by route, model version, votes ingested."""
+    metrics.version.set(engine.served().version)
+    return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,30 @@
+"""``GET /v1/leaderboard``: the aggregate leaderboard."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, HTTPException, Query, status
+
+from ranking.frames import parse_where
+from service.api.deps import EngineDep
+from service.api.schemas import LeaderboardPublic
+
+router = APIRouter(prefix="/v1", tags=["leaderboard"])
+
+
+@router.get("/leaderboard", response_model=LeaderboardPublic)
+def read_leaderboard(
+    engine: EngineDep,
+    method: Literal["bt", "elo"] = "bt",
+    where: Annotated[
+        list[str] | None,
+        Query(description="segment: COL=VALUE on a label column, repeatable"),
+    ] = None,
+) -> dict[str, Any]:
+    """The aggregate leaderboard: Bradley-Terry of the served version, or live Elo."""
+    try:
+        conditions = [parse_where(w) for w in where or []]
+    except ValueError as error:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, f"where: {error}") from None
+    return engine.leaderboard(method, conditions)

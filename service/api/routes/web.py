@@ -1,0 +1,78 @@
+"""``GET /`` (the web page), ``/widget/...`` (the embeddable widget and badge), ``/static``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, HTTPException, Query, Response
+from fastapi.responses import FileResponse
+
+from service.api.deps import BearerDep, EngineDep, SettingsDep, TokenQuery, can_read_user
+from service.api.routes.users import UserId
+from service.engine import NotAvailable
+from service.web import WEB_DIR, render_badge
+
+router = APIRouter(tags=["web"])
+
+#: The page and the widget load only their own scripts and styles, and talk only to us.
+_PAGE_POLICY = "default-src 'self'; img-src 'self' data:; frame-ancestors 'self'"
+#: The widget is meant to be framed by any site.
+_WIDGET_POLICY = "default-src 'self'; img-src 'self' data:; frame-ancestors *"
+
+
+def _page(name: str, policy: str) -> FileResponse:
+    return FileResponse(
+        WEB_DIR / name,
+        media_type="text/html; charset=utf-8",
+        headers={"Content-Security-Policy": policy, "Cache-Control": "no-cache"},
+    )
+
+
+@router.get("/", include_in_schema=False)
+def index() -> FileResponse:
+    """The web page: the aggregate leaderboard beside yours."""
+    return _page("index.html", _PAGE_POLICY)
+
+
+@router.get("/widget/leaderboard", include_in_schema=False)
+def widget_leaderboard() -> FileResponse:
+    """The iframe-able widget of the aggregate top models."""
+    return _page("widget.html", _WIDGET_POLICY)
+
+
+@router.get("/widget/user/{user_id}", include_in_schema=False)
+def widget_user(user_id: UserId) -> FileResponse:
+    """The iframe-able widget of one user's top models (the page reads ``?token=``)."""
+    return _page("widget.html", _WIDGET_POLICY)
+
+
+@router.get(
+    "/widget/badge.svg",
+    response_class=Response,
+    responses={200: {"content": {"image/svg+xml": {}}, "description": "an SVG badge"}},
+)
+def badge(
+    engine: EngineDep,
+    settings: SettingsDep,
+    bearer: BearerDep,
+    user_id: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
+    token: TokenQuery = None,
+    method: Literal["bt", "elo"] = "bt",
+) -> Response:
+    """An SVG badge: "best model for you: X" with a user and token, else the aggregate's."""
+    if user_id is None:
+        board = engine.leaderboard(method)
+        label = "best model"
+    else:
+        can_read_user(engine, settings, user_id, token, bearer)
+        try:
+            board = engine.user_leaderboard(user_id, method)
+        except NotAvailable as error:
+            raise HTTPException(404, str(error)) from None
+        label = "best model for you"
+    best = board["models"][0]["model"] if board["models"] else "none yet"
+    return Response(
+        render_badge(label, best),
+        media_type="image/svg+xml",
+        headers={"Cache-Control": "no-cache", "Content-Security-Policy": "default-src 'none'"},
+    )

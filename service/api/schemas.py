@@ -1,0 +1,205 @@
+"""Request and response bodies, split by direction: ``...In`` arrive, ``...Public`` leave."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "BattlesIn",
+    "CorrelationsPublic",
+    "HealthPublic",
+    "IngestPublic",
+    "LeaderboardPublic",
+    "ModelRatingPublic",
+    "ModelsPublic",
+    "RecommendIn",
+    "RankedModelPublic",
+    "RecommendPublic",
+    "RefitPublic",
+    "TokenPublic",
+    "TopicsPublic",
+    "UserLeaderboardPublic",
+]
+
+_BATTLE_EXAMPLE = {
+    "battle_id": "b-0001",
+    "user_id": "u-42",
+    "model_a": "helios-2-ultra",
+    "model_b": "pico-3b",
+    "winner": "model_a",
+    "prompt": "Write a haiku about sorting algorithms",
+    "tstamp": 1767225600,
+}
+
+
+class RecommendIn(BaseModel):
+    """A user known by a few queries, and perhaps a few of their own votes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    queries: list[str] = Field(
+        min_length=1,
+        description="the user's queries, one string each",
+        examples=[["How do I reverse a linked list in Rust?", "Explain p-values simply"]],
+    )
+    votes: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="the user's own votes: battle records (SPEC section 1)",
+        examples=[[_BATTLE_EXAMPLE]],
+    )
+
+
+class BattlesIn(BaseModel):
+    """Battle records to ingest (SPEC section 1); each is checked on its own."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    battles: list[Any] = Field(
+        description="battle records: model_a, model_b, winner required; user_id, prompt, "
+        "battle_id, tstamp and labels optional",
+        examples=[[_BATTLE_EXAMPLE]],
+    )
+
+
+class RankedModelPublic(BaseModel):
+    """One model's rating, interval and rank (SPEC section 2 ranks)."""
+
+    model: str
+    rating: float
+    lower: float
+    upper: float
+    rank: int
+
+
+class ModelRatingPublic(RankedModelPublic):
+    """A leaderboard row: the rating, and the battles behind it."""
+
+    battles: int
+    wins: int
+    losses: int
+    ties: int
+
+
+class LeaderboardPublic(BaseModel):
+    """The leaderboard JSON of SPEC section 3, best model first."""
+
+    method: Literal["bt", "elo"]
+    n_battles: int
+    interval: str | None = None
+    confidence: float | None = None
+    version: int = Field(description="the model version served")
+    models: list[ModelRatingPublic]
+
+
+class UserLeaderboardPublic(LeaderboardPublic):
+    """One user's leaderboard and its agreement with the aggregate."""
+
+    user_id: str
+    source: Literal["fitted", "blended"] = Field(
+        description="fitted: the user's votes shrunk toward the aggregate; blended: toward "
+        "the prediction from the user's queries"
+    )
+    spearman: float | None = Field(description="Spearman against the aggregate ranking")
+
+
+class RecommendPublic(BaseModel):
+    """The recommend JSON of SPEC section 3."""
+
+    source: Literal["predicted", "blended"]
+    models: list[RankedModelPublic]
+    n_queries: int
+    n_votes: int
+    prior_sd: float
+    spearman: float | None = Field(default=None, description="agreement with the aggregate")
+    version: int
+
+
+class RejectedPublic(BaseModel):
+    """A record that was not ingested, and why."""
+
+    index: int
+    error: str
+
+
+class IngestPublic(BaseModel):
+    """What ``POST /v1/battles`` did."""
+
+    accepted: int
+    duplicates: int
+    rejected: list[RejectedPublic]
+    tokens: dict[str, str] = Field(
+        description="read tokens of the users whose first vote this was (keep them: they "
+        "are not shown again)"
+    )
+    version: int
+
+
+class HistogramPublic(BaseModel):
+    """Counts of users per Spearman bin."""
+
+    edges: list[float]
+    counts: list[int]
+
+
+class CorrelationsPublic(BaseModel):
+    """How per-user rankings agree with the aggregate."""
+
+    method: Literal["bt", "elo"]
+    shrinkage: Literal["cv", "evidence", "none"]
+    min_battles: int
+    summary: dict[str, float | int | None]
+    histogram: HistogramPublic
+    version: int
+
+
+class ModelCountPublic(BaseModel):
+    """A model and how many battles it was in."""
+
+    model: str
+    battles: int
+
+
+class ModelsPublic(BaseModel):
+    """The models of the served version, most battles first."""
+
+    models: list[ModelCountPublic]
+    version: int
+
+
+class TopicPublic(BaseModel):
+    """A topic of the users' queries."""
+
+    model_config = ConfigDict(extra="allow")
+
+    topic: int
+    size: int
+    words: list[str]
+
+
+class TopicsPublic(BaseModel):
+    """The topics of the users' queries."""
+
+    topics: list[TopicPublic]
+    version: int
+
+
+class HealthPublic(BaseModel):
+    """Liveness, and the version served."""
+
+    status: Literal["ok"]
+    version: int
+
+
+class RefitPublic(BaseModel):
+    """The version a refit published."""
+
+    version: int
+
+
+class TokenPublic(BaseModel):
+    """A user's read token."""
+
+    user_id: str
+    token: str

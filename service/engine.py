@@ -1,0 +1,504 @@
+"""The live service model: reads of one consistent version, ingestion, background refits.
+
+The :class:`Engine` is everything the routes call; it knows the store and the fit
+directory, and calls ``ranking`` and ``features`` for the numbers:
+
+* **Reads** see one :class:`Served` version (a published snapshot, its aggregate
+  ratings and its predictor), swapped whole when a new version is published, by this
+  process or (polled every ``version_poll_s``) by another replica sharing the store.
+* **A vote** (:meth:`Engine.ingest`) is stored together with its online Elo update in
+  one atomic store step, and the voter's personal leaderboard is refitted before the
+  call returns, so the voter's next read shows it.
+* **A refit** (:meth:`Engine.refit`, periodic in a background thread) fits the aggregate
+  Bradley-Terry, per-user agreement and shrinkage (and, if asked, the predictor) on all
+  battles, then publishes them as the next version; reads go on meanwhile.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ranking.elo import online_elo
+from ranking.frames import filter_battles, pairwise_from_battles
+from ranking.leaderboard import build_leaderboard, fit_leaderboard
+from ranking.pairwise import ModelCounts
+from ranking.types import Method
+from ranking.validation import battles_from_records, empty_battle_frame, to_battle_frame
+from service.artifacts import FitArtifacts
+from service.personal import personal_leaderboard
+from service.recommendation import recommendation, unknown_models
+from service.settings import Settings
+from service.snapshot import refit_snapshot, snapshot_from_fit
+from service.store import Store
+from service.tokens import user_token, verify_user_token
+
+__all__ = ["Engine", "InputError", "NotAvailable", "Served"]
+
+log = logging.getLogger(__name__)
+
+METHODS: tuple[Method, ...] = ("bt", "elo")
+
+
+class InputError(ValueError):
+    """A request the engine cannot take (the API answers 422 with this message)."""
+
+
+class NotAvailable(LookupError):
+    """What was asked for does not exist in this fit (the API answers 404 or 409)."""
+
+
+@dataclass(frozen=True)
+class Served:
+    """One published model version, as the readers use it.
+
+    Attributes
+    ----------
+    version : int
+        The store's snapshot version.
+    snapshot : dict
+        The published document (:mod:`service.snapshot`).
+    models : tuple of str
+        The models of this version, sorted.
+    aggregate : dict
+        Method to ``(k,)`` aggregate ratings in the order of ``models``.
+    predictor : RatingPredictor or None
+        The rating predictor of this version.
+    """
+
+    version: int
+    snapshot: dict[str, Any]
+    models: tuple[str, ...]
+    aggregate: dict[str, np.ndarray]
+    predictor: Any | None
+
+    def ratings(self, method: str) -> dict[str, float]:
+        """Model to aggregate rating of ``method``."""
+        return dict(zip(self.models, self.aggregate[method].tolist(), strict=True))
+
+
+def _aggregate_arrays(snapshot: dict[str, Any], models: tuple[str, ...]) -> dict[str, np.ndarray]:
+    arrays = {}
+    for method in METHODS:
+        ratings = {m["model"]: m["rating"] for m in snapshot["leaderboards"][method]["models"]}
+        arrays[method] = np.array([ratings.get(m, np.nan) for m in models], dtype=np.float64)
+    return arrays
+
+
+def _battle_documents(battles: pd.DataFrame) -> list[dict[str, Any]]:
+    """Canonical battles as JSON-able dicts, each with a ``battle_id`` (made when absent)."""
+    frame = battles.astype(object).where(battles.notna(), None)
+    documents = frame.to_dict("records")
+    for document in documents:
+        if document["battle_id"] is None:
+            document["battle_id"] = uuid.uuid4().hex
+    return documents
+
+
+def _frame(documents: list[dict[str, Any]]) -> pd.DataFrame:
+    return to_battle_frame(pd.DataFrame(documents)) if documents else empty_battle_frame()
+
+
+def elo_update(state: dict[str, float], battles: list[dict[str, Any]]) -> dict[str, float]:
+    """Online Elo (FastChat's constants) continued from ``state`` over ``battles`` in order.
+
+    A model not in ``state`` starts at 1000, as in a fresh run.
+    """
+    if not battles:
+        return state
+    frame = _frame(battles)
+    models = tuple(sorted(set(state) | set(frame["model_a"].astype(str)) | set(frame["model_b"])))
+    data = pairwise_from_battles(frame.assign(tstamp=np.nan), models=models)  # arrival order
+    start = np.array([state.get(m, 1000.0) for m in models])
+    ratings = online_elo(len(models), data.matchups, data.outcomes, initial=start)
+    return dict(zip(models, ratings.tolist(), strict=True))
+
+
+class Engine:
+    """The service's model, reads and writes, over a store and a fit directory.
+
+    Parameters
+    ----------
+    store : Store
+        Where battles, the Elo state, user documents and versions live.
+    fit : FitArtifacts
+        The fit directory served (``plb fit``).
+    settings : Settings
+    """
+
+    def __init__(self, store: Store, fit: FitArtifacts, settings: Settings) -> None:
+        self.store = store
+        self.fit = fit
+        self.settings = settings
+        fit_battles = fit.read_battles()
+        self._fit_battles = fit_battles if fit_battles is not None else empty_battle_frame()
+        ids = self._fit_battles["battle_id"].dropna()
+        self._fit_ids = frozenset(ids.astype(str))
+        groups = self._fit_battles.groupby("user_id", observed=True, sort=False).indices
+        self._fit_rows = {str(user): rows for user, rows in groups.items()}
+        secret = settings.token_secret
+        self._secret = secret.get_secret_value().encode() if secret else store.secret()
+        self._predictors: dict[str, Any] = {}
+        self._lock = threading.Lock()  # guards swapping self._served
+        self._refit_lock = threading.Lock()  # one refit at a time in this process
+        self._checked = 0.0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._publish_fit_if_new()
+        self._served = self._load(*store.snapshot())
+        if self._served.predictor is not None:  # load the embedding model now, not on a request
+            self._served.predictor.predict_queries(["warm-up"])
+
+    # -- versions --------------------------------------------------------------------------
+
+    def _publish_fit_if_new(self) -> None:
+        """Publish the fit as a version unless the store already serves this fit."""
+        version, snapshot = self.store.snapshot()
+        if snapshot is None or snapshot.get("fit_created") != self.fit.manifest.get("created"):
+            version = self.store.publish(snapshot_from_fit(self.fit))
+            log.info("published the fit directory as version %d", version)
+        elo = self.fit.leaderboards["elo"]["models"]
+        self.store.init_elo({m["model"]: m["rating"] for m in elo})
+
+    def _predictor(self, path: str | None) -> Any | None:
+        if path is None:
+            return None
+        if path not in self._predictors:
+            from features.predictor import RatingPredictor  # heavy: only when served
+
+            self._predictors[path] = RatingPredictor.load(path)
+        return self._predictors[path]
+
+    def _load(self, version: int, snapshot: dict[str, Any] | None) -> Served:
+        if snapshot is None:
+            raise RuntimeError("the store holds no published model version")
+        models = tuple(snapshot["models"])
+        predictor = self._predictor(snapshot.get("predictor_dir"))
+        return Served(version, snapshot, models, _aggregate_arrays(snapshot, models), predictor)
+
+    def served(self) -> Served:
+        """The current version; checks the store for a newer one every ``version_poll_s``."""
+        now = time.monotonic()
+        if now - self._checked >= self.settings.version_poll_s:
+            self._checked = now
+            if self.store.version() != self._served.version:
+                served = self._load(*self.store.snapshot())
+                with self._lock:
+                    if served.version > self._served.version:
+                        self._served = served
+        return self._served
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def leaderboard(
+        self, method: Method = "bt", where: list[tuple[str, str]] | None = None
+    ) -> dict[str, Any]:
+        """The aggregate leaderboard document (SPEC section 3), plus ``version``.
+
+        Bradley-Terry is the published version's; Elo is live, moved by every vote since,
+        with the interval widths of the version. ``where`` fits a segment leaderboard on
+        all battles whose label columns match.
+        """
+        served = self.served()
+        if where:
+            battles = filter_battles(self.all_battles(), where)
+            if battles.empty:
+                raise InputError(f"no battle matches {' and '.join(f'{c}={v}' for c, v in where)}")
+            document = fit_leaderboard(pairwise_from_battles(battles), method=method).to_dict()
+        elif method == "elo":
+            document = self._live_elo(served)
+        else:
+            document = dict(served.snapshot["leaderboards"][method])
+        return {**document, "version": served.version}
+
+    def _live_elo(self, served: Served) -> dict[str, Any]:
+        published = served.snapshot["leaderboards"]["elo"]
+        rows = {m["model"]: m for m in published["models"]}
+        live = self.store.elo()
+        models = tuple(sorted(set(rows) | set(live)))
+        point = np.array([live.get(m, rows.get(m, {}).get("rating", 1000.0)) for m in models])
+        below = np.array(
+            [rows[m]["rating"] - rows[m]["lower"] if m in rows else 0.0 for m in models]
+        )
+        above = np.array(
+            [rows[m]["upper"] - rows[m]["rating"] if m in rows else 0.0 for m in models]
+        )
+
+        def column(name: str) -> np.ndarray:
+            return np.array([rows[m][name] if m in rows else 0 for m in models], dtype=np.int64)
+
+        counts = ModelCounts(column("battles"), column("wins"), column("losses"), column("ties"))
+        new_votes = self.store.n_battles() - int(served.snapshot.get("store_battles", 0))
+        board = build_leaderboard(
+            "elo",
+            models,
+            point,
+            point - below,
+            point + above,
+            counts,
+            n_battles=int(published["n_battles"]) + max(new_votes, 0),
+            interval=published.get("interval", "bootstrap"),
+            confidence=published.get("confidence", 0.95),
+        )
+        return board.to_dict()
+
+    def all_battles(self) -> pd.DataFrame:
+        """Every battle: the fit's, then those ingested since."""
+        stored = _frame(self.store.battles())
+        if stored.empty:
+            return self._fit_battles
+        return to_battle_frame(pd.concat([self._fit_battles, stored], ignore_index=True))
+
+    def user_battles(self, user_id: str) -> pd.DataFrame:
+        """One user's battles: the fit's, then those ingested since."""
+        rows = self._fit_rows.get(user_id)
+        parts = [] if rows is None else [self._fit_battles.iloc[rows]]
+        stored = self.store.battles(user_id)
+        if stored:
+            parts.append(_frame(stored))
+        if not parts:
+            return empty_battle_frame()
+        return parts[0] if len(parts) == 1 else to_battle_frame(pd.concat(parts, ignore_index=True))
+
+    def user_leaderboard(self, user_id: str, method: Method = "bt") -> dict[str, Any]:
+        """One user's leaderboard, refitted when its version is older than the current one.
+
+        Raises
+        ------
+        NotAvailable
+            When the user has no battle.
+        """
+        served = self.served()
+        document = self.store.get_user(user_id, method)
+        if document is not None and document.get("version") == served.version:
+            return document
+        battles = self.user_battles(user_id)
+        if battles.empty:
+            raise NotAvailable(f"no battle of user {user_id!r} is known")
+        return self._refit_users(served, {user_id: battles}, (method,))[user_id][method]
+
+    def _refit_users(
+        self,
+        served: Served,
+        battles: dict[str, pd.DataFrame],
+        methods: tuple[Method, ...] = METHODS,
+    ) -> dict[str, dict[str, dict[str, Any]]]:
+        """Refit and store the personal leaderboards of some users; returns them."""
+        priors = self._predicted_priors(served, battles) if "bt" in methods else {}
+        documents: dict[str, dict[str, dict[str, Any]]] = {}
+        for user_id, frame in battles.items():
+            documents[user_id] = {}
+            for method in methods:
+                document = personal_leaderboard(
+                    user_id,
+                    frame,
+                    served.models,
+                    served.aggregate[method],
+                    method=method,
+                    prior=priors.get(user_id) if method == "bt" else None,
+                    alpha=served.snapshot.get("user_alpha"),
+                )
+                document["version"] = served.version
+                self.store.put_user(user_id, method, document)
+                documents[user_id][method] = document
+        return documents
+
+    def _predicted_priors(
+        self, served: Served, battles: dict[str, pd.DataFrame]
+    ) -> dict[str, np.ndarray]:
+        """Each user's ratings predicted from their prompts, in the order of ``models``."""
+        predictor = served.predictor
+        if predictor is None:
+            return {}
+        frames = [f[["user_id", "prompt"]].dropna() for f in battles.values()]
+        prompts = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+        if prompts.empty:
+            return {}
+        prediction = predictor.predict(predictor.profiler_.transform(prompts))
+        order = [
+            list(predictor.models_).index(m) if m in predictor.models_ else -1
+            for m in served.models
+        ]
+        if min(order) < 0:
+            return {}  # the predictor predates a model: no prior until it is refitted
+        return {
+            str(user): prediction.ratings[row, order]
+            for row, user in enumerate(prediction.user_ids)
+        }
+
+    def recommend(self, queries: list[str], votes: list[Any] | None = None) -> dict[str, Any]:
+        """The recommend document for a user known by ``queries`` (and maybe ``votes``).
+
+        Raises
+        ------
+        NotAvailable
+            When the fit has no rating predictor.
+        InputError
+            When a vote is malformed or names a model the predictor does not know.
+        """
+        served = self.served()
+        if served.predictor is None:
+            raise NotAvailable(
+                "this service's fit has no rating predictor (it was fitted without prompts)"
+            )
+        frame = None
+        if votes:
+            frame, errors, _ = battles_from_records(votes)
+            if errors:
+                raise InputError(f"votes[{errors[0].index}]: {errors[0].message}")
+            unknown = unknown_models(frame, served.predictor.models_)
+            if unknown:
+                raise InputError(f"votes name model {unknown[0]!r}, which this fit does not know")
+        document = recommendation(served.predictor, queries, frame, aggregate=served.ratings("bt"))
+        return {**document, "version": served.version}
+
+    def correlations(self, method: Method = "bt", shrinkage: str = "cv") -> dict[str, Any]:
+        """The distribution of per-user Spearman against the aggregate."""
+        served = self.served()
+        key = f"{method}/{shrinkage}"
+        document = served.snapshot.get("correlations", {}).get(key)
+        if document is None:
+            raise NotAvailable(f"no per-user agreement for {key} (the log has no user ids)")
+        return {**document, "version": served.version}
+
+    def models(self) -> dict[str, Any]:
+        """The models of the current version with their battle counts."""
+        served = self.served()
+        rows = served.snapshot["leaderboards"]["bt"]["models"]
+        models = [{"model": m["model"], "battles": m["battles"]} for m in rows]
+        return {"models": sorted(models, key=lambda m: -m["battles"]), "version": served.version}
+
+    def topics(self) -> dict[str, Any]:
+        """The topics of the users' queries.
+
+        Raises
+        ------
+        NotAvailable
+            When the fit has no topic model.
+        """
+        served = self.served()
+        topics = served.snapshot.get("topics")
+        if topics is None:
+            raise NotAvailable("this service's fit has no topic model (no prompts in the log)")
+        return {"topics": topics, "version": served.version}
+
+    # -- tokens ----------------------------------------------------------------------------
+
+    def token(self, user_id: str) -> str:
+        """The read token of ``user_id``."""
+        return user_token(self._secret, user_id)
+
+    def token_matches(self, user_id: str, token: str | None) -> bool:
+        """Whether ``token`` is the read token of ``user_id`` (constant time)."""
+        return token is not None and verify_user_token(self._secret, user_id, token)
+
+    # -- writes ----------------------------------------------------------------------------
+
+    def ingest(self, records: list[Any]) -> dict[str, Any]:
+        """Validate, store and apply a batch of battles (``POST /v1/battles``).
+
+        Valid records are stored, with the Elo update, in one atomic store step; invalid
+        ones are reported by index and nothing of them is stored. The personal
+        leaderboards of the users who voted are refitted before this returns.
+
+        Returns
+        -------
+        dict
+            ``accepted``, ``duplicates``, ``rejected`` (index and error of each bad record),
+            ``tokens`` (read tokens of users whose first vote this was) and ``version``.
+        """
+        frame, errors, duplicates = battles_from_records(records, known_ids=self._fit_ids)
+        documents = _battle_documents(frame)
+        result = self.store.ingest(documents, elo_update)
+        accepted = [documents[i] for i in result.accepted]
+        served = self.served()
+        users: dict[str, list[dict[str, Any]]] = {}
+        for document in accepted:
+            if document.get("user_id") is not None:
+                users.setdefault(document["user_id"], []).append(document)
+        if users:
+            self._refit_users(served, {u: self.user_battles(u) for u in users})
+        new_users = [u for u in result.new_users if u not in self._fit_rows]
+        return {
+            "accepted": len(accepted),
+            "duplicates": duplicates + result.duplicates,
+            "rejected": [e.to_dict() for e in errors],
+            "tokens": {u: self.token(u) for u in new_users},
+            "version": served.version,
+        }
+
+    def refit(self) -> int:
+        """Refit on all battles and publish the result; returns the new version.
+
+        Only one refit runs at a time in a process; reads go on meanwhile.
+        """
+        with self._refit_lock:
+            served = self.served()
+            n_stored = self.store.n_battles()
+            battles = self.all_battles()
+            started = time.monotonic()
+            snapshot = refit_snapshot(battles, served.snapshot)
+            snapshot["store_battles"] = n_stored
+            if self.settings.refit_predictor and "prompt" in battles.columns:
+                snapshot["predictor_dir"] = self._refit_predictor(battles, served)
+            version = self.store.publish(snapshot)
+            loaded = self._load(version, snapshot)
+            with self._lock:
+                if loaded.version > self._served.version:
+                    self._served = loaded
+            log.info(
+                "refit on %d battles published version %d in %.1f s",
+                len(battles),
+                version,
+                time.monotonic() - started,
+            )
+            return version
+
+    def _refit_predictor(self, battles: pd.DataFrame, served: Served) -> str | None:
+        from features.predictor import RatingPredictor
+        from features.profile import UserProfiler
+        from features.topics import TopicModel
+
+        if served.predictor is None:
+            return None
+        old = served.predictor.profiler_.topic_model_
+        topics = TopicModel(old.embedding, n_topics=old.n_topics, random_state=0)
+        predictor = RatingPredictor(UserProfiler(topics), random_state=0)
+        predictor.fit(battles, models=tuple(sorted(served.models)))
+        root = self.settings.state_dir or (self.fit.root or Path(".")).parent
+        path = Path(root) / f"predictor-{uuid.uuid4().hex[:12]}"
+        predictor.save(path)
+        return str(path)
+
+    # -- background ------------------------------------------------------------------------
+
+    def start_background(self) -> None:
+        """Refit every ``refit_interval_s`` when votes arrived since the last refit."""
+        if self.settings.refit_interval_s <= 0 or self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._refit_loop, name="plb-refit", daemon=True)
+        self._thread.start()
+
+    def _refit_loop(self) -> None:
+        while not self._stop.wait(self.settings.refit_interval_s):
+            try:
+                stored = int(self.served().snapshot.get("store_battles", 0))
+                if self.store.n_battles() != stored:
+                    self.refit()
+            except Exception:  # a failed refit keeps the current version; try again later
+                log.exception("background refit failed")
+
+    def close(self) -> None:
+        """Stop the background refits and close the store."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self.store.close()

@@ -1,0 +1,107 @@
+"""One user's leaderboard, refitted from that user's votes (a small problem).
+
+The service calls :func:`personal_leaderboard` right after a vote is ingested, so the
+user's page changes on the next read, and again lazily after each new model version.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from ranking.agreement import spearman_per_row
+from ranking.frames import pairwise_from_battles
+from ranking.leaderboard import build_leaderboard
+from ranking.pairwise import model_counts
+from ranking.types import Method
+from ranking.users import fit_user_ratings
+
+__all__ = ["Source", "personal_leaderboard"]
+
+#: ``fitted``: the user's votes shrunk toward the aggregate; ``blended``: toward the
+#: prediction from the user's queries.
+Source = Literal["fitted", "blended"]
+
+
+def _known_votes(battles: pd.DataFrame, models: tuple[str, ...]) -> pd.DataFrame:
+    """The votes between two models of the current version (others wait for a refit)."""
+    known = battles["model_a"].isin(models) & battles["model_b"].isin(models)
+    return battles.loc[known]
+
+
+def personal_leaderboard(
+    user_id: str,
+    battles: pd.DataFrame,
+    models: tuple[str, ...],
+    aggregate: npt.ArrayLike,
+    *,
+    method: Method = "bt",
+    prior: npt.ArrayLike | None = None,
+    alpha: float | None = None,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
+    """The leaderboard document of one user (SPEC section 4).
+
+    Parameters
+    ----------
+    user_id : str
+        The user, echoed in the document.
+    battles : pandas.DataFrame
+        That user's votes, a canonical battle frame.
+    models : tuple of str
+        The models of the current model version, in the order of ``aggregate``.
+    aggregate : array_like
+        ``(k,)`` aggregate ratings of ``method``: the reference of the agreement, and
+        the prior when no ``prior`` is given.
+    method : {"bt", "elo"}
+        Shrunk Bradley-Terry, or online Elo started from the prior.
+    prior : array_like, optional
+        ``(k,)`` prior ratings predicted from the user's queries (``source: blended``).
+    alpha : float, optional
+        Prior precision of the user's deviation (Bradley-Terry), learnt from all users;
+        learnt from this user alone when missing.
+    confidence : float
+        Coverage of the intervals.
+
+    Returns
+    -------
+    dict
+        The leaderboard JSON of SPEC section 3 for this user, plus ``user_id``,
+        ``source``, ``spearman`` (against the aggregate, over the models the user voted
+        on; None where undefined) and ``n_battles``.
+    """
+    reference = np.asarray(aggregate, dtype=np.float64)
+    source: Source = "fitted" if prior is None else "blended"
+    votes = _known_votes(battles, models)
+    data = pairwise_from_battles(votes, models=models)
+    fit = fit_user_ratings(
+        data,
+        np.zeros(len(data.outcomes), dtype=np.intp),
+        1,
+        method=method,
+        shrinkage="cv",
+        prior=reference if prior is None else prior,
+        alpha=alpha if method == "bt" else None,
+        confidence=confidence,
+    )
+    board = build_leaderboard(
+        method,
+        models,
+        fit.ratings[0],
+        fit.lower[0],
+        fit.upper[0],
+        model_counts(data),
+        n_battles=len(data.outcomes),
+        interval="laplace" if method == "bt" else "none",
+        confidence=confidence,
+    )
+    rho = float(spearman_per_row(fit.ratings, reference, fit.seen)[0])
+    return {
+        **board.to_dict(),
+        "user_id": user_id,
+        "source": source,
+        "spearman": round(rho, 4) if np.isfinite(rho) else None,
+    }

@@ -1,0 +1,94 @@
+"""The ``recommend`` document (SPEC section 3), shared by ``plb recommend`` and the API."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from ranking.agreement import spearman_per_row
+from ranking.frames import pairwise_from_battles
+
+__all__ = ["Predicts", "recommendation", "unknown_models", "vote_prompts"]
+
+
+class Predicts(Protocol):
+    """What a recommendation needs of the rating predictor (``features.predictor``)."""
+
+    models_: tuple[str, ...]
+    confidence: float
+
+    @property
+    def prior_sd(self) -> float: ...
+
+    def predict_queries(self, queries: list[str], user_id: str = "you") -> Any: ...
+
+    def blend(self, prediction: Any, data: Any, users: npt.NDArray[np.intp]) -> Any: ...
+
+
+def unknown_models(votes: pd.DataFrame, models: tuple[str, ...]) -> list[str]:
+    """The models the votes name that ``models`` lacks, vote by vote, ``model_a`` first."""
+    known = set(models)
+    pairs = votes[["model_a", "model_b"]].astype(str).to_numpy()
+    return list(dict.fromkeys(name for name in pairs.ravel() if name not in known))
+
+
+def vote_prompts(votes: pd.DataFrame) -> list[str]:
+    """The non-blank prompts of a user's votes: more queries to predict from."""
+    if "prompt" not in votes.columns:
+        return []
+    prompts = votes["prompt"].dropna().astype(str)
+    return [p for p in prompts if p.strip()]
+
+
+def recommendation(
+    predictor: Predicts,
+    queries: list[str],
+    votes: pd.DataFrame | None = None,
+    *,
+    aggregate: dict[str, float] | None = None,
+) -> dict[str, Any]:
+    """A user's ranking from their queries, sharpened by their votes when given.
+
+    Parameters
+    ----------
+    predictor : RatingPredictor
+        A fitted rating predictor.
+    queries : list of str
+        The user's queries (at least one).
+    votes : pandas.DataFrame, optional
+        The user's own votes, a canonical battle frame naming only the predictor's
+        models (check with :func:`unknown_models`); their prompts join the queries.
+    aggregate : dict, optional
+        Model to aggregate rating: adds ``spearman``, the ranking's agreement with it.
+
+    Returns
+    -------
+    dict
+        ``source``, ``models`` (best first, SPEC ranks), ``n_queries``, ``n_votes``,
+        ``prior_sd``, and ``spearman`` when ``aggregate`` is given.
+    """
+    if votes is not None:
+        queries = queries + vote_prompts(votes)
+    prediction = predictor.predict_queries(queries)
+    n_votes = 0
+    if votes is not None and len(votes):
+        data = pairwise_from_battles(votes, models=predictor.models_)
+        n_votes = len(data.outcomes)
+        users = np.zeros(n_votes, dtype=np.intp)  # every vote is the one user's
+        prediction = predictor.blend(prediction, data, users)
+    document: dict[str, Any] = {
+        "source": prediction.source,
+        "models": prediction.ranking(0),
+        "n_queries": len(queries),
+        "n_votes": n_votes,
+        "prior_sd": round(predictor.prior_sd, 1),
+    }
+    if aggregate is not None:
+        reference = np.array([aggregate.get(m, np.nan) for m in predictor.models_])
+        known = np.isfinite(reference)[None, :]
+        rho = float(spearman_per_row(prediction.ratings[:1], reference, known)[0])
+        document["spearman"] = round(rho, 4) if np.isfinite(rho) else None
+    return document

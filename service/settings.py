@@ -1,0 +1,81 @@
+"""The service's settings, from ``PLB_*`` environment variables (pydantic-settings).
+
+Nothing is read at import time: :func:`get_settings` builds the settings on first use and
+caches them, and tests pass their own :class:`Settings` to ``create_app``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field, RedisDsn, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["Settings", "get_settings"]
+
+
+class Settings(BaseSettings):
+    """Everything the service can be told, each from ``PLB_<NAME>``.
+
+    Attributes
+    ----------
+    fit_dir : Path, optional
+        The fit directory of ``plb fit`` to serve (``PLB_FIT_DIR``).
+    redis_url : RedisDsn, optional
+        Keep battles, rankings and the model version in this Redis; several replicas can
+        then share it. Without it, the embedded store at ``store_path`` is used.
+    store_path : Path
+        The embedded store's file (SQLite).
+    state_dir : Path, optional
+        Where background refits write their models (the predictor); the fit directory's
+        parent by default. Replicas must share it.
+    ingest_key, admin_key : SecretStr, optional
+        Keys for ``POST /v1/battles`` and for admin routes (and any user's leaderboard).
+        Without an ingest key, ingestion is off.
+    token_secret : SecretStr, optional
+        Secret of the per-user read tokens (HMAC of the user id); by default a random
+        secret kept in the store, shared by every replica that shares the store.
+    cors_origins : list of str
+        Origins allowed to call the API from a browser (``["*"]`` for any).
+    refit_interval_s : float
+        Seconds between background refits of the aggregate when new votes arrived;
+        0 turns periodic refits off (``POST /v1/admin/refit`` still works).
+    refit_predictor : bool
+        Whether background refits also refit the rating predictor (slow: minutes).
+    version_poll_s : float
+        How often a replica checks the store for a model version published by another.
+    max_queries : int
+        The most queries ``POST /v1/recommend`` takes at once.
+    max_battles : int
+        The most battles one ``POST /v1/battles`` takes.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="PLB_", extra="ignore")
+
+    fit_dir: Path | None = None
+    redis_url: RedisDsn | None = None
+    store_path: Path = Path("plb-store.sqlite")
+    state_dir: Path | None = None
+    ingest_key: SecretStr | None = None
+    admin_key: SecretStr | None = None
+    token_secret: SecretStr | None = None
+    cors_origins: list[str] = Field(default_factory=list)
+    refit_interval_s: float = Field(default=300.0, ge=0.0)
+    refit_predictor: bool = False
+    version_poll_s: float = Field(default=1.0, ge=0.0)
+    max_queries: int = Field(default=200, ge=1)
+    max_battles: int = Field(default=10_000, ge=1)
+
+    @field_validator("ingest_key", "admin_key", "token_secret")
+    @classmethod
+    def _long_enough(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value()) < 16:
+            raise ValueError("must be at least 16 characters long")
+        return value
+
+
+@lru_cache
+def get_settings() -> Settings:
+    """The settings of this process, read from the environment once."""
+    return Settings()
