@@ -86,7 +86,7 @@ class Served:
 
 
 def _aggregate_arrays(snapshot: dict[str, Any], models: tuple[str, ...]) -> dict[str, np.ndarray]:
-    arrays = {}
+    arrays: dict[str, np.ndarray] = {}
     for method in METHODS:
         ratings = {m["model"]: m["rating"] for m in snapshot["leaderboards"][method]["models"]}
         arrays[method] = np.array([ratings.get(m, np.nan) for m in models], dtype=np.float64)
@@ -96,7 +96,7 @@ def _aggregate_arrays(snapshot: dict[str, Any], models: tuple[str, ...]) -> dict
 def _battle_documents(battles: pd.DataFrame) -> list[dict[str, Any]]:
     """Canonical battles as JSON-able dicts, each with a ``battle_id`` (made when absent)."""
     frame = battles.astype(object).where(battles.notna(), None)
-    documents = frame.to_dict("records")
+    documents: list[dict[str, Any]] = frame.to_dict("records")  # type: ignore[assignment]
     for document in documents:
         if document["battle_id"] is None:
             document["battle_id"] = uuid.uuid4().hex

@@ -30,6 +30,7 @@ from ranking.frames import pairwise_from_battles, user_codes
 from ranking.leaderboard import fit_leaderboard
 from ranking.pairwise import ELO_PER_NAT
 from ranking.types import Method
+from ranking.users import Shrinkage
 from service.artifacts import FitArtifacts
 
 __all__ = [
@@ -91,7 +92,7 @@ def snapshot_from_fit(fit: FitArtifacts) -> dict[str, Any]:
     min_battles = int(fit.manifest.get("min_battles", 10))
     correlations = {}
     for (method, shrinkage), rows in fit.agreement.groupby(["method", "shrinkage"], sort=True):
-        summary = fit.summaries.get(method, {}).get(shrinkage, {})
+        summary = fit.summaries.get(str(method), {}).get(str(shrinkage), {})
         correlations[f"{method}/{shrinkage}"] = correlations_document(
             rows["spearman"].to_numpy(dtype=np.float64),
             rows["n_battles"].to_numpy(),
@@ -154,13 +155,14 @@ def refit_snapshot(
     if "user_id" in battles.columns and battles["user_id"].notna().any():
         codes, names = user_codes(battles)
         for method in methods:
-            for shrinkage in ("cv", "none"):
+            shrinkages: tuple[Shrinkage, ...] = ("cv", "none")
+            for shrinkage in shrinkages:
                 analysis = analyse_users(
                     data,
                     codes,
                     names,
                     method=method,
-                    shrinkage=shrinkage,  # type: ignore[arg-type]
+                    shrinkage=shrinkage,
                     min_battles=min_battles,
                     aggregate=aggregates[method],
                     rng=rng,

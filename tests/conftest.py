@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from ranking.types import PairwiseData
+from tests.redis_server import RedisServer, require_redis_server
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 ARENA_140K = SHARED / "data" / "arena-140k" / "battles.csv.gz"
@@ -63,3 +65,34 @@ def simulate_users(
     models = tuple(f"m{j}" for j in range(n_models))
     data = PairwiseData(models, np.stack([a, b], axis=1), y, np.ones(users.size))
     return data, users, truth, population
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """A real ``redis-server`` on a free loopback port, AOF on, for the whole session.
+
+    Skips where ``redis-server`` is not on ``PATH``, except under ``CI=true``, where that
+    fails: CI must never silently skip the Redis tests.
+    """
+    executable = require_redis_server()
+    server = RedisServer(tmp_path_factory.mktemp("redis"), executable)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer) -> str:
+    """The session server's URL, running (restarted if a test left it stopped) and empty."""
+    import redis
+
+    redis_server.resume()  # a test may have left it paused, or stopped
+    redis_server.start()
+    client = redis.Redis.from_url(redis_server.url, socket_timeout=5)
+    try:
+        client.flushall()
+    finally:
+        client.close()
+    return redis_server.url

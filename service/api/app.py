@@ -50,8 +50,10 @@ def open_engine(settings: Settings) -> Engine:
     if settings.fit_dir is None:
         raise ValueError("no fit directory to serve: set PLB_FIT_DIR (or run 'plb serve DIR')")
     fit = load_fit(settings.fit_dir)
-    redis_url = None if settings.redis_url is None else str(settings.redis_url)
-    store = open_store(redis_url=redis_url, path=settings.store_path)
+    if settings.redis_url is None:
+        store = open_store(path=settings.store_path)
+    else:
+        store = open_store(redis_url=str(settings.redis_url))
     try:
         return Engine(store, fit, settings)
     except BaseException:
@@ -63,21 +65,24 @@ def _error(status_code: int, detail: str) -> JSONResponse:
     return JSONResponse({"detail": detail}, status_code=status_code)
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
-    """The service for ``settings`` (from ``PLB_*`` environment variables by default)."""
+def create_app(settings: Settings | None = None, *, engine: Engine | None = None) -> FastAPI:
+    """The service for ``settings`` (from ``PLB_*`` environment variables by default).
+
+    The engine is opened when the app starts, unless an open ``engine`` is given (the
+    app then closes it when it stops).
+    """
     settings = settings or get_settings()
     metrics = Metrics()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        engine = open_engine(settings)
-        app.state.engine = engine
-        metrics.version.set(engine.served().version)
-        engine.start_background()
+        app.state.engine = opened = engine or open_engine(settings)
+        metrics.version.set(opened.served().version)
+        opened.start_background()
         try:
             yield
         finally:
-            engine.close()
+            opened.close()
 
     app = FastAPI(
         title="personal-leaderboard",

@@ -70,7 +70,8 @@ def require_ingest_key(settings: SettingsDep, bearer: BearerDep) -> None:
         )
     if bearer is None:
         raise HTTPException(
-            status.HTTP_401_UNAUTHORIZED, "an ingest key is required (Authorization: Bearer KEY)",
+            status.HTTP_401_UNAUTHORIZED,
+            "an ingest key is required (Authorization: Bearer KEY)",
             headers=_CHALLENGE,
         )
     if not (
@@ -88,7 +89,8 @@ def require_admin_key(settings: SettingsDep, bearer: BearerDep) -> None:
         )
     if bearer is None:
         raise HTTPException(
-            status.HTTP_401_UNAUTHORIZED, "the admin key is required (Authorization: Bearer KEY)",
+            status.HTTP_401_UNAUTHORIZED,
+            "the admin key is required (Authorization: Bearer KEY)",
             headers=_CHALLENGE,
         )
     if not keys_match(_secret(settings.admin_key), bearer):

@@ -13,7 +13,17 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from ranking.ingest import BattleLogError
-from service.cli import evaluate, fit, leaderboard, recommend, report, simulate, topics, users
+from service.cli import (
+    evaluate,
+    fit,
+    leaderboard,
+    recommend,
+    report,
+    serve,
+    simulate,
+    topics,
+    users,
+)
 from service.cli.common import UsageError
 
 __all__ = ["build_parser", "main"]
@@ -37,8 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     subparsers.required = True
-    for module in (leaderboard, users, topics, fit, recommend, evaluate, simulate, report):
+    for module in (leaderboard, users, topics, fit, recommend, evaluate, simulate, report, serve):
         module.add_parser(subparsers)
+    serve.add_refit_parser(subparsers)
     return parser
 
 

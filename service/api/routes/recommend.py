@@ -25,9 +25,7 @@ def recommend(body: RecommendIn, engine: EngineDep, settings: SettingsDep) -> di
         )
     for index, query in enumerate(body.queries):
         if not query.strip():
-            raise HTTPException(
-                status.HTTP_422_UNPROCESSABLE_ENTITY, f"queries[{index}]: is blank"
-            )
+            raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, f"queries[{index}]: is blank")
         if len(query) > MAX_QUERY_CHARS:
             raise HTTPException(
                 status.HTTP_422_UNPROCESSABLE_ENTITY,

@@ -1,0 +1,174 @@
+"""``plb serve``: the REST service and web page; ``plb refit``: ask it to refit now."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import secrets
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from service.cli.common import UsageError, add_output_options, emit
+
+__all__ = ["add_parser", "add_refit_parser"]
+
+DEMO_DIR = "plb-demo"
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``plb serve``."""
+    parser = subparsers.add_parser(
+        "serve",
+        help="the REST service and web page",
+        description="Serve a fit directory over REST (SPEC section 4) with the web page at / "
+        "and the embeddable widget under /widget/. Settings come from PLB_* environment "
+        "variables (PLB_INGEST_KEY, PLB_ADMIN_KEY, PLB_REDIS_URL, ...; see the README); the "
+        "options here override them. Without PLB_REDIS_URL the embedded store (a SQLite "
+        "file) keeps the votes.",
+    )
+    parser.add_argument("fit_dir", nargs="?", metavar="DIR", help="a fit directory of 'plb fit'")
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help=f"simulate an arena, fit it and serve it, all under --demo-dir (./{DEMO_DIR}); "
+        "a second run reuses the fit; prints generated ingest and admin keys",
+    )
+    parser.add_argument(
+        "--demo-dir", default=DEMO_DIR, metavar="DIR", help=f"folder of --demo (./{DEMO_DIR})"
+    )
+    parser.add_argument(
+        "--users", type=int, default=300, metavar="N", help="simulated users of --demo (300)"
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, help="port (8000)")
+    parser.add_argument(
+        "--store", metavar="FILE", help="the embedded store's file (PLB_STORE_PATH)"
+    )
+    parser.add_argument("--redis-url", metavar="URL", help="keep state in Redis (PLB_REDIS_URL)")
+    parser.set_defaults(run=run)
+
+
+def _demo_fit(args: argparse.Namespace) -> Path:
+    """Simulate and fit once into ``--demo-dir``; later runs reuse the fit."""
+    from service.cli import main  # the CLI's own entry point, for the two steps
+
+    root = Path(args.demo_dir)
+    fit_dir = root / "fit"
+    if (fit_dir / "manifest.json").exists():
+        print(f"plb serve: reusing the demo fit in {fit_dir}", file=sys.stderr)
+        return fit_dir
+    sim = root / "sim"
+    steps = [
+        ["simulate", "--out", str(sim), "--users", str(args.users)],
+        ["fit", str(sim / "battles.jsonl.gz"), "--truth", str(sim / "truth.json")]
+        + ["--out", str(fit_dir)],
+    ]
+    for step in steps:
+        print(f"plb serve --demo: plb {' '.join(step)}", file=sys.stderr)
+        if main(step) != 0:
+            raise UsageError(f"the demo step 'plb {step[0]}' failed (see above)")
+    return fit_dir
+
+
+def _demo_keys(root: Path) -> None:
+    """Make ingest and admin keys for the demo (kept in the demo folder), unless set."""
+    keys = root / "keys.json"
+    if keys.exists():
+        known = json.loads(keys.read_text(encoding="utf-8"))
+    else:
+        known = {
+            "PLB_INGEST_KEY": secrets.token_urlsafe(24),
+            "PLB_ADMIN_KEY": secrets.token_urlsafe(24),
+        }
+        keys.write_text(json.dumps(known, indent=2) + "\n", encoding="utf-8")
+        keys.chmod(0o600)
+    for name, value in known.items():
+        os.environ.setdefault(name, value)
+    print(f"plb serve --demo: ingest and admin keys are in {keys}", file=sys.stderr)
+
+
+def _configure_logging() -> None:
+    from service.api.observability import JsonFormatter
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter())
+    for name in ("plb.access", "service"):
+        logger = logging.getLogger(name)
+        logger.handlers[:] = [handler]
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+
+
+def run(args: argparse.Namespace) -> None:
+    """Execute ``plb serve``."""
+    if args.demo == (args.fit_dir is not None):
+        raise UsageError("give either a fit directory DIR or --demo")
+    fit_dir = _demo_fit(args) if args.demo else Path(args.fit_dir)
+    if args.demo:
+        _demo_keys(Path(args.demo_dir))
+        os.environ.setdefault("PLB_STORE_PATH", str(Path(args.demo_dir) / "store.sqlite"))
+    overrides: dict[str, object] = {"fit_dir": fit_dir}
+    if args.store:
+        overrides["store_path"] = Path(args.store)
+    if args.redis_url:
+        overrides["redis_url"] = args.redis_url
+
+    import uvicorn  # heavy imports: only for this command
+    from pydantic import ValidationError
+
+    from service.api.app import create_app, open_engine
+    from service.settings import Settings
+
+    try:
+        settings = Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = "PLB_" + "_".join(str(p) for p in first["loc"]).upper()
+        raise UsageError(f"{field}: {first['msg']}") from None
+    engine = open_engine(settings)  # fails here, with a one-line reason, on a bad fit or store
+    _configure_logging()
+    print(f"plb serve: http://{args.host}:{args.port}/  (API docs at /docs)", file=sys.stderr)
+    app = create_app(settings, engine=engine)
+    uvicorn.run(app, host=args.host, port=args.port, access_log=False)
+
+
+def add_refit_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``plb refit``."""
+    parser = subparsers.add_parser(
+        "refit",
+        help="ask a running service to refit on all votes now",
+        description="Ask a running 'plb serve' to refit the aggregate and per-user agreement "
+        "on all battles and publish a new model version. The admin key comes from "
+        "PLB_ADMIN_KEY.",
+    )
+    parser.add_argument(
+        "--url", default="http://127.0.0.1:8000", help="the service (http://127.0.0.1:8000)"
+    )
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds to wait (600)")
+    add_output_options(parser)
+    parser.set_defaults(run=run_refit)
+
+
+def run_refit(args: argparse.Namespace) -> None:
+    """Execute ``plb refit``."""
+    key = os.environ.get("PLB_ADMIN_KEY")
+    if not key:
+        raise UsageError("set PLB_ADMIN_KEY to the service's admin key")
+    request = urllib.request.Request(
+        args.url.rstrip("/") + "/v1/admin/refit",
+        method="POST",
+        headers={"Authorization": f"Bearer {key}"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=args.timeout) as response:
+            document = json.load(response)
+    except urllib.error.HTTPError as error:
+        detail = error.read().decode("utf-8", "replace")
+        raise UsageError(f"{args.url} answered {error.code}: {detail}") from None
+    except (urllib.error.URLError, TimeoutError, OSError) as error:
+        raise UsageError(f"cannot reach {args.url}: {error}") from None
+    emit(document, f"published model version {document['version']}", args.format)

@@ -1,0 +1,258 @@
+"""The storage interface of the service: one small ABC, its result type and its error.
+
+Two implementations follow it: :class:`service.store.embedded.EmbeddedStore` (SQLite in a
+local file, the default) and :class:`service.store.redis_store.RedisStore` (a Redis server
+shared by several replicas). Both keep the same four things:
+
+* the battle log, append-only and deduplicated by ``battle_id``, in ingest order;
+* the online Elo state (a ``{model: rating}`` mapping) updated in the same atomic step as
+  the battles it has seen, so the two never disagree;
+* per-user documents, one per ``(user_id, method)``, and the versioned published snapshot;
+* a 32-byte secret shared by every process that uses the same backend.
+
+Documents are stored as compact JSON text (:func:`dumps`); a stored battle reads back as a
+dict equal to the one ingested.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Self
+
+__all__ = [
+    "EloUpdate",
+    "Ingested",
+    "Store",
+    "StoreUnavailable",
+    "dumps",
+    "loads",
+    "prepare_batch",
+]
+
+EloUpdate = Callable[[dict[str, float], list[dict[str, Any]]], dict[str, float]]
+"""``update_elo(current_state, accepted_battles_in_order) -> new_state``; must be pure."""
+
+
+class StoreUnavailable(RuntimeError):
+    """The backend cannot be reached (the service answers 503); the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Ingested:
+    """What one :meth:`Store.ingest` call stored.
+
+    Attributes
+    ----------
+    accepted : tuple of int
+        Positions in the input sequence of the battles that were new and are now stored.
+    duplicates : int
+        How many were dropped because their ``battle_id`` was already stored or repeated
+        earlier in the batch.
+    new_users : tuple of str
+        User ids (not ``None``) whose first stored battle is among the accepted, in
+        first-seen order.
+    elo : dict
+        The online Elo state after this ingest.
+    """
+
+    accepted: tuple[int, ...]
+    duplicates: int
+    new_users: tuple[str, ...]
+    elo: dict[str, float]
+
+
+def dumps(document: Any) -> str:
+    """Serialise ``document`` as compact JSON; ``NaN`` and infinities are refused.
+
+    Raises
+    ------
+    ValueError
+        When ``document`` holds a non-finite float or something JSON cannot encode.
+    """
+    try:
+        return json.dumps(document, allow_nan=False, separators=(",", ":"))
+    except TypeError as exc:
+        raise ValueError(f"document is not JSON-serialisable: {exc}") from exc
+
+
+def loads(text: str | bytes) -> Any:
+    """Parse JSON text written by :func:`dumps`."""
+    return json.loads(text)
+
+
+@dataclass(frozen=True)
+class PreparedBattle:
+    """One battle of a batch, checked and serialised once before a transaction starts."""
+
+    position: int
+    battle_id: str
+    user_id: str | None
+    doc: str
+    battle: dict[str, Any]
+
+
+def prepare_batch(battles: Sequence[Mapping[str, Any]]) -> list[PreparedBattle]:
+    """Check every battle's ``battle_id`` and ``user_id`` and serialise it.
+
+    Raises
+    ------
+    ValueError
+        Naming the position and the bad value when ``battle_id`` is not a non-empty string,
+        ``user_id`` is neither a string nor ``None``, or the battle is not JSON-able.
+    """
+    prepared = []
+    for position, battle in enumerate(battles):
+        if not isinstance(battle, Mapping):
+            raise ValueError(f"battle {position} must be a mapping, not {type(battle).__name__}")
+        battle_id = battle.get("battle_id")
+        if not isinstance(battle_id, str) or not battle_id:
+            raise ValueError(
+                f"battle {position}: 'battle_id' must be a non-empty string, not {battle_id!r}"
+            )
+        user_id = battle.get("user_id")
+        if user_id is not None and not isinstance(user_id, str):
+            raise ValueError(
+                f"battle {position}: 'user_id' must be a string or None, not {user_id!r}"
+            )
+        as_dict = dict(battle)
+        try:
+            doc = dumps(as_dict)
+        except ValueError as exc:
+            raise ValueError(f"battle {position} ({battle_id!r}): {exc}") from exc
+        prepared.append(PreparedBattle(position, battle_id, user_id, doc, as_dict))
+    return prepared
+
+
+def select_new(
+    batch: Sequence[PreparedBattle], stored_ids: Iterable[str]
+) -> tuple[list[PreparedBattle], int]:
+    """The battles whose id is neither stored nor seen earlier in ``batch``; the others' count."""
+    seen = set(stored_ids)
+    accepted = []
+    for item in batch:
+        if item.battle_id not in seen:
+            seen.add(item.battle_id)
+            accepted.append(item)
+    return accepted, len(batch) - len(accepted)
+
+
+def first_seen_users(accepted: Sequence[PreparedBattle], known_users: Iterable[str]) -> list[str]:
+    """User ids among ``accepted`` that are not in ``known_users``, in first-seen order."""
+    seen = set(known_users)
+    new = []
+    for item in accepted:
+        if item.user_id is not None and item.user_id not in seen:
+            seen.add(item.user_id)
+            new.append(item.user_id)
+    return new
+
+
+def checked_elo(state: Any) -> dict[str, float]:
+    """Check what ``update_elo`` returned: a mapping of model name to a finite number."""
+    if not isinstance(state, Mapping):
+        raise TypeError(f"update_elo must return a mapping, not {type(state).__name__}")
+    return {str(model): float(rating) for model, rating in state.items()}
+
+
+class Store(ABC):
+    """Battles, the online Elo state, per-user documents, snapshots and a shared secret.
+
+    Every method raises :class:`StoreUnavailable` when the backend cannot be reached or
+    used, with a message naming the backend and its address. A store is a context manager
+    that closes itself on exit.
+    """
+
+    @abstractmethod
+    def ingest(self, battles: Sequence[Mapping[str, Any]], update_elo: EloUpdate) -> Ingested:
+        """Append the new battles and advance the Elo state, atomically.
+
+        Battles whose ``battle_id`` is already stored, or appears earlier in the batch, are
+        dropped; the rest are appended in order and ``update_elo(current_state, accepted)``
+        is stored as the new Elo state, all or nothing, also against concurrent ingests from
+        other threads and processes on the same backend.
+
+        Parameters
+        ----------
+        battles : sequence of mapping
+            JSON-able dicts, each with a non-empty string ``battle_id`` and maybe a
+            ``user_id`` (a string or ``None``).
+        update_elo : callable
+            ``update_elo(state, accepted_battles) -> new_state``. It may be called more than
+            once (optimistic retry) and is called with an empty list when nothing is new.
+
+        Returns
+        -------
+        Ingested
+
+        Raises
+        ------
+        ValueError
+            When a battle lacks a valid ``battle_id`` or is not JSON-able; nothing stored.
+        StoreUnavailable
+            When the backend cannot be reached; nothing stored.
+        Exception
+            Whatever ``update_elo`` raises propagates, and nothing is stored.
+        """
+
+    @abstractmethod
+    def battles(self, user_id: str | None = None) -> list[dict[str, Any]]:
+        """All stored battles, or ``user_id``'s, in ingest order, equal to what was ingested."""
+
+    @abstractmethod
+    def n_battles(self) -> int:
+        """How many battles are stored."""
+
+    @abstractmethod
+    def elo(self) -> dict[str, float]:
+        """The online Elo state; ``{}`` before any ingest or :meth:`init_elo`."""
+
+    @abstractmethod
+    def init_elo(self, ratings: Mapping[str, float]) -> bool:
+        """Set the Elo state only if none is stored yet; ``True`` if it was set."""
+
+    @abstractmethod
+    def put_user(self, user_id: str, method: str, document: Mapping[str, Any]) -> None:
+        """Store (replace) the document of ``user_id`` for ``method``."""
+
+    @abstractmethod
+    def get_user(self, user_id: str, method: str) -> dict[str, Any] | None:
+        """The document of ``user_id`` for ``method``, or ``None``."""
+
+    @abstractmethod
+    def publish(self, snapshot: Mapping[str, Any]) -> int:
+        """Store ``snapshot`` as current with version = previous + 1, atomically; return it."""
+
+    @abstractmethod
+    def snapshot(self) -> tuple[int, dict[str, Any] | None]:
+        """``(version, document)`` read consistently; ``(0, None)`` before any publish."""
+
+    @abstractmethod
+    def version(self) -> int:
+        """The current snapshot version, ``0`` before any publish; cheap."""
+
+    @abstractmethod
+    def secret(self) -> bytes:
+        """32 random bytes made on first call and stored; the same for every process."""
+
+    @abstractmethod
+    def ping(self) -> None:
+        """Return when the backend answers; raise :class:`StoreUnavailable` otherwise."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release the connection(s); later calls raise :class:`StoreUnavailable`."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()

@@ -1,0 +1,292 @@
+"""The shared store: one Redis server behind several service replicas.
+
+Key layout
+----------
+Every key starts with the namespace (``plb`` by default); documents are compact JSON::
+
+    plb:battles               list    every accepted battle, in ingest order
+    plb:ids                   set     every stored battle_id (the deduplication index)
+    plb:users                 set     every user_id that has a stored battle
+    plb:user:{id}:battles     list    that user's battles, in ingest order
+    plb:user:{id}:docs        hash    method -> that user's document for the method
+    plb:elo                   string  the online Elo state, {model: rating}
+    plb:snapshot              string  the published snapshot
+    plb:version               string  its version, an integer (INCR)
+    plb:secret                string  32 random bytes (SET NX)
+
+The per-user battle list and document hash end in different suffixes, so no user id
+(colons included) can make two families collide.
+
+Atomicity
+---------
+:meth:`RedisStore.ingest` is an optimistic transaction: ``WATCH plb:ids plb:elo``, read
+which ids and users already exist (``SMISMEMBER``) and the Elo state, call ``update_elo``,
+then queue ``SADD``/``RPUSH``/``SET`` in one ``MULTI``/``EXEC`` sent in one round trip. If
+another client touched a watched key meanwhile, ``EXEC`` fails and the whole step is redone
+from fresh reads (so ``update_elo`` must be pure). :meth:`~RedisStore.publish` increments the
+version and writes the snapshot in one ``MULTI``; :meth:`~RedisStore.snapshot` reads both in
+one ``MULTI``, so they always match.
+
+Persistence: run Redis with AOF
+-------------------------------
+Run the server with ``appendonly yes``. Redis writes every ``EXEC`` to the append-only file
+as one unit, and on restart replays it, dropping a torn transaction at the end of the file
+(``aof-load-truncated yes``), so a restart never shows half an ingest. What an
+*acknowledged* vote can lose depends on ``appendfsync``:
+
+* ``appendfsync always``: the file is fsynced before the reply, so an acknowledged ingest
+  survives a crash of Redis, and of the machine; each write costs one fsync.
+* ``appendfsync everysec`` (Redis's default): fsynced once a second; a crash of the Redis
+  *process* loses nothing (the data is in the kernel's page cache), but a power loss or
+  kernel crash can lose about the last second (up to two) of acknowledged ingests.
+* ``appendfsync no`` or RDB snapshots only: minutes of acknowledged votes can be lost.
+
+Deduplication by ``battle_id`` makes re-sending a batch harmless, so a client that never
+saw its acknowledgement can simply retry.
+
+Availability
+------------
+The client uses short timeouts (connect 1 s, read 2 s) and one quick retry on a dropped
+connection; every failure surfaces as :class:`~service.store.base.StoreUnavailable`
+(the service answers 503) naming the URL, password hidden. The connection pool reconnects
+by itself once Redis is back; no restart of the service is needed.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import redis
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError, WatchError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.retry import Retry
+
+from service.store.base import (
+    EloUpdate,
+    Ingested,
+    Store,
+    StoreUnavailable,
+    checked_elo,
+    dumps,
+    first_seen_users,
+    loads,
+    prepare_batch,
+    select_new,
+)
+
+__all__ = ["RedisStore", "redact_url"]
+
+logger = logging.getLogger(__name__)
+
+CONNECT_TIMEOUT_S = 1.0
+SOCKET_TIMEOUT_S = 2.0
+MAX_ATTEMPTS = 1000  # optimistic retries of one ingest before giving up
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its password, if any, replaced by ``***``."""
+    try:
+        parts = urlsplit(url)
+        if parts.password is None:
+            return url
+        host = parts.netloc.rsplit("@", 1)[1]
+        netloc = f"{parts.username or ''}:***@{host}"
+        return urlunsplit(parts._replace(netloc=netloc))
+    except ValueError:
+        return "<unparsable URL>"
+
+
+class RedisStore(Store):
+    """A :class:`~service.store.base.Store` on a Redis server; see the module notes.
+
+    Parameters
+    ----------
+    url : str
+        ``redis://[[user]:password@]host[:port][/db]``, ``rediss://...`` or
+        ``unix://path``. Nothing is contacted until the first call.
+    namespace : str, default "plb"
+        Prefix of every key, so several stores can share one database.
+
+    Raises
+    ------
+    ValueError
+        When ``url`` is not a Redis URL or ``namespace`` is empty.
+    """
+
+    def __init__(self, url: str, namespace: str = "plb") -> None:
+        if not isinstance(namespace, str) or not namespace:
+            raise ValueError(f"Argument 'namespace' must be a non-empty string, not {namespace!r}")
+        self.url = url
+        self.namespace = namespace
+        self._where = redact_url(url)
+        try:
+            self._client = redis.Redis.from_url(
+                url,
+                socket_connect_timeout=CONNECT_TIMEOUT_S,
+                socket_timeout=SOCKET_TIMEOUT_S,
+                retry=Retry(ExponentialBackoff(cap=0.1, base=0.025), 1, (RedisConnectionError,)),
+            )
+        except ValueError as exc:
+            raise ValueError(
+                f"Argument 'redis_url' is not a Redis URL ({self._where}): {exc}"
+            ) from exc
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"RedisStore({self._where!r}, namespace={self.namespace!r})"
+
+    # -- plumbing -------------------------------------------------------------------------
+
+    def _key(self, *parts: str) -> str:
+        return ":".join((self.namespace, *parts))
+
+    @contextmanager
+    def _errors(self, what: str) -> Iterator[None]:
+        if self._closed:
+            raise StoreUnavailable(f"Redis at {self._where} cannot serve {what}: store closed")
+        try:
+            yield
+        except (RedisConnectionError, RedisTimeoutError) as exc:
+            raise StoreUnavailable(f"Redis at {self._where} is unreachable: {exc}") from exc
+        except RedisError as exc:
+            raise StoreUnavailable(f"Redis at {self._where} failed on {what}: {exc}") from exc
+
+    # -- the interface --------------------------------------------------------------------
+
+    def ingest(self, battles: Sequence[Mapping[str, Any]], update_elo: EloUpdate) -> Ingested:
+        batch = prepare_batch(battles)
+        ids = list(dict.fromkeys(b.battle_id for b in batch))
+        k_ids, k_elo, k_users = self._key("ids"), self._key("elo"), self._key("users")
+        lost = 0  # connections lost while watching
+        with self._errors("ingest"), self._client.pipeline(transaction=True) as pipe:
+            for attempt in range(1, MAX_ATTEMPTS + 1):
+                try:
+                    pipe.watch(k_ids, k_elo)
+                    hits = pipe.smismember(k_ids, ids) if ids else []
+                    accepted, duplicates = select_new(
+                        batch, [i for i, hit in zip(ids, hits, strict=True) if hit]
+                    )
+                    users = [u for u in dict.fromkeys(b.user_id for b in accepted) if u is not None]
+                    hits = pipe.smismember(k_users, users) if users else []
+                    known = [u for u, hit in zip(users, hits, strict=True) if hit]
+                    new_users = first_seen_users(accepted, known)
+                    raw = pipe.get(k_elo)
+                    state = {} if raw is None else loads(raw)
+                    elo = checked_elo(update_elo(state, [dict(b.battle) for b in accepted]))
+                    elo_doc = dumps(elo)
+                    per_user: dict[str, list[str]] = {}
+                    for b in accepted:
+                        if b.user_id is not None:
+                            per_user.setdefault(b.user_id, []).append(b.doc)
+                    pipe.multi()
+                    if accepted:
+                        pipe.sadd(k_ids, *(b.battle_id for b in accepted))
+                        pipe.rpush(self._key("battles"), *(b.doc for b in accepted))
+                    for user, docs in per_user.items():
+                        pipe.rpush(self._key("user", user, "battles"), *docs)
+                    if new_users:
+                        pipe.sadd(k_users, *new_users)
+                    pipe.set(k_elo, elo_doc)
+                    pipe.execute()
+                except WatchError as exc:
+                    if "occurred while watching" in str(exc):  # redis-py: the connection died
+                        lost += 1
+                        if lost >= 3:
+                            raise StoreUnavailable(
+                                f"Redis at {self._where} is unreachable: {exc}"
+                            ) from exc
+                    logger.debug("ingest raced another writer (attempt %d); retrying", attempt)
+                    if attempt > 10:
+                        time.sleep(min(0.05, 0.001 * attempt))
+                    continue
+                return Ingested(
+                    accepted=tuple(b.position for b in accepted),
+                    duplicates=duplicates,
+                    new_users=tuple(new_users),
+                    elo=elo,
+                )
+        raise StoreUnavailable(
+            f"Redis at {self._where} is too contended: ingest lost {MAX_ATTEMPTS} races"
+        )
+
+    def battles(self, user_id: str | None = None) -> list[dict[str, Any]]:
+        key = self._key("battles") if user_id is None else self._key("user", user_id, "battles")
+        with self._errors("battles"):
+            docs = self._client.lrange(key, 0, -1)
+        return [loads(doc) for doc in docs]
+
+    def n_battles(self) -> int:
+        with self._errors("n_battles"):
+            return int(self._client.llen(self._key("battles")))
+
+    def elo(self) -> dict[str, float]:
+        with self._errors("elo"):
+            raw = self._client.get(self._key("elo"))
+        return {} if raw is None else dict(loads(raw))
+
+    def init_elo(self, ratings: Mapping[str, float]) -> bool:
+        doc = dumps(checked_elo(ratings))
+        with self._errors("init_elo"):
+            return bool(self._client.set(self._key("elo"), doc, nx=True))
+
+    def put_user(self, user_id: str, method: str, document: Mapping[str, Any]) -> None:
+        doc = dumps(dict(document))
+        with self._errors("put_user"):
+            self._client.hset(self._key("user", user_id, "docs"), method, doc)
+
+    def get_user(self, user_id: str, method: str) -> dict[str, Any] | None:
+        with self._errors("get_user"):
+            raw = self._client.hget(self._key("user", user_id, "docs"), method)
+        return None if raw is None else dict(loads(raw))
+
+    def publish(self, snapshot: Mapping[str, Any]) -> int:
+        doc = dumps(dict(snapshot))
+        with self._errors("publish"), self._client.pipeline(transaction=True) as pipe:
+            pipe.incr(self._key("version"))
+            pipe.set(self._key("snapshot"), doc)
+            version, _ = pipe.execute()
+        return int(version)
+
+    def snapshot(self) -> tuple[int, dict[str, Any] | None]:
+        with self._errors("snapshot"), self._client.pipeline(transaction=True) as pipe:
+            pipe.get(self._key("version"))
+            pipe.get(self._key("snapshot"))
+            version, raw = pipe.execute()
+        if raw is None:
+            return 0, None
+        return int(version), dict(loads(raw))
+
+    def version(self) -> int:
+        with self._errors("version"):
+            return int(self._client.get(self._key("version")) or 0)
+
+    def secret(self) -> bytes:
+        key = self._key("secret")
+        with self._errors("secret"):
+            value: Any = self._client.get(key)
+            if value is None:
+                with self._client.pipeline(transaction=True) as pipe:
+                    pipe.set(key, secrets.token_bytes(32), nx=True)
+                    pipe.get(key)
+                    _, value = pipe.execute()
+        return bytes(value)
+
+    def ping(self) -> None:
+        with self._errors("ping"):
+            self._client.ping()
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            try:
+                self._client.close()
+            except RedisError:
+                logger.exception("closing the Redis client for %s failed", self._where)

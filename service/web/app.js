@@ -1,0 +1,567 @@
+/* personal-leaderboard: the web page at "/".
+ *
+ * Plain browser JavaScript, no build step and nothing from other origins. It calls the
+ * JSON API of the same origin (/v1/...). Every string that comes from the API (model names
+ * above all) is inserted with textContent or as an attribute value, never parsed as HTML:
+ * a model may be called "<img src=x onerror=alert(1)>". No inline handlers either, so the
+ * page runs under a Content-Security-Policy of default-src 'self'.
+ */
+'use strict';
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+const METHOD_NAMES = { bt: 'Bradley-Terry', elo: 'Elo' };
+const STORAGE_KEYS = { userId: 'plb.userId', token: 'plb.token' };
+const NEAR_ZERO = 0.1; // SPEC: a user whose Spearman is <= 0.1 counts as "near zero"
+
+const $ = (id) => document.getElementById(id);
+const integer = new Intl.NumberFormat('en');
+const percent = new Intl.NumberFormat('en', { style: 'percent', maximumFractionDigits: 0 });
+
+/* ------------------------------------------------------------------------------------
+ * The API
+ * ---------------------------------------------------------------------------------- */
+
+/** An API answer with a 4xx/5xx status (or no answer at all); message is the detail. */
+class ApiError extends Error {
+  constructor(message, status) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+  }
+}
+
+/** A readable message from an error body: {"detail": "..."} or FastAPI's list of errors. */
+function detailMessage(body, response) {
+  const detail = body && typeof body === 'object' ? body.detail : undefined;
+  if (typeof detail === 'string' && detail) return detail;
+  if (Array.isArray(detail) && detail.length) {
+    // FastAPI validation errors: [{loc: ["body", "queries"], msg: "..."}, ...]
+    return detail
+      .map((d) => {
+        const where = Array.isArray(d.loc) ? d.loc.filter((p) => p !== 'body').join('.') : '';
+        return where ? `${where}: ${d.msg}` : String(d.msg ?? JSON.stringify(d));
+      })
+      .join('; ');
+  }
+  if (detail !== undefined) return JSON.stringify(detail);
+  return `HTTP ${response.status} ${response.statusText}`.trim();
+}
+
+/**
+ * Call the API and return the parsed JSON; throw an ApiError carrying the detail message.
+ * options: {method, body (sent as JSON), token (sent as a Bearer token)}.
+ */
+async function api(path, { method = 'GET', body, token } = {}) {
+  const headers = { Accept: 'application/json' };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (token) headers.Authorization = `Bearer ${token}`;
+  let response;
+  try {
+    response = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'same-origin',
+    });
+  } catch (err) {
+    throw new ApiError(`the server could not be reached (${err.message})`, 0);
+  }
+  const text = await response.text();
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = null; // not JSON (a proxy's error page, say): fall back to the status line
+  }
+  if (!response.ok) throw new ApiError(detailMessage(data, response), response.status);
+  if (data === null) throw new ApiError('the server sent an empty or non-JSON answer', response.status);
+  return data;
+}
+
+/* ------------------------------------------------------------------------------------
+ * Small DOM helpers
+ * ---------------------------------------------------------------------------------- */
+
+/** An HTML element with a class and text (set as text, never as HTML). */
+function h(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  return node;
+}
+
+/** An SVG element with attributes. */
+function s(tag, attrs = {}) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, String(value));
+  return node;
+}
+
+/** Write to the aria-live status line; errors are highlighted. */
+function setStatus(message, { error = false } = {}) {
+  const status = $('status');
+  status.classList.toggle('error', error);
+  status.textContent = message;
+}
+
+const isNumber = (x) => typeof x === 'number' && Number.isFinite(x);
+const fixed = (x, digits) => (isNumber(x) ? x.toFixed(digits) : 'n/a');
+
+/** Read and write localStorage, which throws in some privacy modes and sandboxed frames. */
+const storage = {
+  get(key) {
+    try {
+      return window.localStorage.getItem(key);
+    } catch {
+      return null;
+    }
+  },
+  set(key, value) {
+    try {
+      if (value === null) window.localStorage.removeItem(key);
+      else window.localStorage.setItem(key, value);
+    } catch {
+      /* not available: nothing is remembered */
+    }
+  },
+};
+
+/* ------------------------------------------------------------------------------------
+ * Leaderboard tables with interval bars
+ * ---------------------------------------------------------------------------------- */
+
+/** The [low, high] of the shared axis: every interval (or rating) of the table fits. */
+function axisRange(models) {
+  const values = [];
+  for (const m of models) {
+    for (const x of [m.lower, m.upper, m.rating]) if (isNumber(x)) values.push(x);
+  }
+  if (!values.length) return [0, 1];
+  let lo = Math.min(...values);
+  let hi = Math.max(...values);
+  if (hi - lo < 1e-9) {
+    lo -= 1;
+    hi += 1;
+  }
+  const pad = (hi - lo) * 0.03; // keep the extreme bars off the cell's edges
+  return [lo - pad, hi + pad];
+}
+
+/** The 95% interval of one model as a bar (and its rating as a tick) on the shared axis. */
+function intervalBar(model, [lo, hi]) {
+  const x = (v) => ((v - lo) / (hi - lo)) * 100;
+  const hasInterval = isNumber(model.lower) && isNumber(model.upper);
+  const label = hasInterval
+    ? `95% interval ${fixed(model.lower, 1)} to ${fixed(model.upper, 1)}`
+    : `rating ${fixed(model.rating, 1)}, no interval`;
+  // preserveAspectRatio="none": the 0-100 x axis stretches to the cell's width
+  const bar = s('svg', {
+    class: 'interval',
+    viewBox: '0 0 100 14',
+    preserveAspectRatio: 'none',
+    role: 'img',
+    'aria-label': label,
+  });
+  const title = s('title');
+  title.textContent = label;
+  bar.append(title, s('rect', { class: 'track', x: 0, y: 6.5, width: 100, height: 1 }));
+  if (hasInterval) {
+    const left = x(model.lower);
+    bar.append(
+      s('rect', {
+        class: 'range',
+        x: left,
+        y: 3,
+        width: Math.max(x(model.upper) - left, 0.6),
+        height: 8,
+        rx: 1,
+      }),
+    );
+  }
+  if (isNumber(model.rating)) {
+    bar.append(s('rect', { class: 'point', x: x(model.rating) - 0.5, y: 1, width: 1, height: 12 }));
+  }
+  return bar;
+}
+
+/**
+ * Fill a leaderboard table (#aggregate-table, #your-table) with one row per model, best
+ * first: rank, model, rating, interval bar and (when the answer has them) battle counts.
+ */
+function renderBoard(table, models) {
+  const showBattles = models.some((m) => isNumber(m.battles));
+  const range = axisRange(models);
+  const rows = models.map((m, i) => {
+    const row = h('tr');
+    row.dataset.model = String(m.model);
+    const battles = h('td', 'num battles battles-col', isNumber(m.battles) ? integer.format(m.battles) : '');
+    if (isNumber(m.wins)) {
+      battles.title = `${integer.format(m.wins)} wins, ${integer.format(m.losses ?? 0)} losses, ${integer.format(m.ties ?? 0)} ties`;
+    }
+    const interval = h('td', 'interval');
+    interval.append(intervalBar(m, range));
+    row.append(
+      h('td', 'num rank', isNumber(m.rank) ? m.rank : i + 1),
+      h('td', 'text model', m.model),
+      h('td', 'num rating', fixed(m.rating, 0)),
+      interval,
+      battles,
+    );
+    return row;
+  });
+  table.tBodies[0].replaceChildren(...rows);
+  table.classList.toggle('no-battles', !showBattles);
+
+  // the axis under the bars: its two ends, in rating points
+  const foot = table.tFoot;
+  const axis = foot.querySelector('.axis');
+  axis.replaceChildren(h('span', '', range[0].toFixed(0)), h('span', '', range[1].toFixed(0)));
+  axis.title = 'ends of the shared rating axis of the interval bars';
+  foot.hidden = models.length === 0;
+}
+
+/* ------------------------------------------------------------------------------------
+ * Everyone's leaderboard
+ * ---------------------------------------------------------------------------------- */
+
+let aggregateRequest = 0; // the latest request wins when the method is switched quickly
+
+function currentMethod() {
+  const checked = document.querySelector('input[name="method"]:checked');
+  return checked ? checked.value : 'bt';
+}
+
+async function loadAggregate() {
+  const method = currentMethod();
+  const request = ++aggregateRequest;
+  const table = $('aggregate-table');
+  const meta = $('aggregate-meta');
+  table.setAttribute('aria-busy', 'true');
+  try {
+    const data = await api(`/v1/leaderboard?method=${encodeURIComponent(method)}`);
+    if (request !== aggregateRequest) return;
+    const models = Array.isArray(data.models) ? data.models : [];
+    renderBoard(table, models);
+    meta.className = 'meta';
+    const parts = [
+      METHOD_NAMES[data.method] ?? String(data.method ?? method),
+      `${integer.format(data.n_battles ?? 0)} battles`,
+      `${models.length} models`,
+    ];
+    if (data.version !== undefined && data.version !== null) parts.push(`data version ${data.version}`);
+    meta.textContent = parts.join(' · ');
+  } catch (err) {
+    if (request !== aggregateRequest) return;
+    table.tBodies[0].replaceChildren();
+    table.tFoot.hidden = true;
+    meta.className = 'meta error-box';
+    meta.textContent = `Could not load the leaderboard: ${err.message}`;
+  } finally {
+    if (request === aggregateRequest) table.removeAttribute('aria-busy');
+  }
+}
+
+/* ------------------------------------------------------------------------------------
+ * Your leaderboard: from queries, or from your own votes with a token
+ * ---------------------------------------------------------------------------------- */
+
+let lastYours = null; // {kind: 'user', userId, token} to reload when the method changes
+
+/** Show a ranking in #your-table with its source line and its agreement with everyone's. */
+function showYours(data, sourceDetail) {
+  const models = Array.isArray(data.models) ? data.models : [];
+  renderBoard($('your-table'), models);
+
+  const source = $('your-source');
+  source.replaceChildren('Source: ', h('strong', '', data.source ?? 'unknown'));
+  if (sourceDetail) source.append(` · ${sourceDetail}`);
+
+  const agreement = $('your-spearman');
+  agreement.replaceChildren(
+    'Agreement with the aggregate: Spearman ',
+    h('span', 'value', fixed(data.spearman, 2)),
+  );
+  agreement.title = '1: the same order as everyone; 0: unrelated; -1: reversed';
+  $('your-result').hidden = false;
+  return models.length;
+}
+
+/** The queries typed into #queries: one per non-blank line. */
+function readQueries() {
+  return $('queries')
+    .value.split(/\r?\n/)
+    .map((q) => q.trim())
+    .filter(Boolean);
+}
+
+async function onRecommend(event) {
+  event.preventDefault();
+  const queries = readQueries();
+  if (!queries.length) {
+    setStatus('Type at least one query, one per line.', { error: true });
+    $('queries').focus();
+    return;
+  }
+  const button = $('recommend-button');
+  button.disabled = true;
+  $('your-table').setAttribute('aria-busy', 'true');
+  setStatus(`Ranking the models for your ${queries.length} ${queries.length === 1 ? 'query' : 'queries'}…`);
+  try {
+    const data = await api('/v1/recommend', { method: 'POST', body: { queries } });
+    const n = data.n_queries ?? queries.length;
+    const votes = data.n_votes ? ` and ${data.n_votes} votes` : '';
+    const count = showYours(data, `from your ${n} ${n === 1 ? 'query' : 'queries'}${votes}`);
+    lastYours = null;
+    setStatus(`Ranked ${count} models for your queries.`);
+  } catch (err) {
+    setStatus(`Could not rank the models: ${err.message}`, { error: true });
+  } finally {
+    button.disabled = false;
+    $('your-table').removeAttribute('aria-busy');
+  }
+}
+
+async function loadUserBoard(userId, token) {
+  const button = $('token-button');
+  button.disabled = true;
+  $('your-table').setAttribute('aria-busy', 'true');
+  setStatus(`Loading the leaderboard of ${userId}…`);
+  try {
+    const method = encodeURIComponent(currentMethod());
+    const data = await api(`/v1/users/${encodeURIComponent(userId)}/leaderboard?method=${method}`, {
+      token,
+    });
+    const votes = isNumber(data.n_battles) ? `from your ${integer.format(data.n_battles)} votes` : '';
+    const count = showYours(data, votes);
+    lastYours = { kind: 'user', userId, token };
+    showUserEmbed(userId, token);
+    setStatus(`Your leaderboard: ${count} models.`);
+  } catch (err) {
+    setStatus(`Could not load your leaderboard: ${err.message}`, { error: true });
+  } finally {
+    button.disabled = false;
+    $('your-table').removeAttribute('aria-busy');
+  }
+}
+
+function onToken(event) {
+  event.preventDefault();
+  const userId = $('user-id').value.trim();
+  const token = $('token').value.trim();
+  if (!userId || !token) {
+    setStatus('Enter both your user id and your token.', { error: true });
+    (userId ? $('token') : $('user-id')).focus();
+    return;
+  }
+  // remembered only when the box is ticked; unticking forgets them
+  const remember = $('remember').checked;
+  storage.set(STORAGE_KEYS.userId, remember ? userId : null);
+  storage.set(STORAGE_KEYS.token, remember ? token : null);
+  loadUserBoard(userId, token);
+}
+
+function restoreToken() {
+  const userId = storage.get(STORAGE_KEYS.userId);
+  const token = storage.get(STORAGE_KEYS.token);
+  if (!userId || !token) return;
+  $('user-id').value = userId;
+  $('token').value = token;
+  $('remember').checked = true;
+  $('token-box').open = true;
+  loadUserBoard(userId, token);
+}
+
+/* ------------------------------------------------------------------------------------
+ * The distribution of per-user agreement
+ * ---------------------------------------------------------------------------------- */
+
+function drawHistogram(histogram, summary) {
+  const chart = $('spearman-histogram');
+  const title = chart.querySelector('title');
+  chart.replaceChildren(title);
+  const edges = Array.isArray(histogram?.edges) ? histogram.edges : [];
+  const counts = Array.isArray(histogram?.counts) ? histogram.counts : [];
+  if (counts.length === 0 || edges.length !== counts.length + 1) return false;
+
+  // plot area inside the 420 x 190 viewBox
+  const [left, right, top, bottom] = [34, 410, 12, 150];
+  const lo = edges[0];
+  const hi = edges[edges.length - 1];
+  const x = (v) => left + ((v - lo) / (hi - lo)) * (right - left);
+  const most = Math.max(1, ...counts);
+  const y = (c) => bottom - (c / most) * (bottom - top);
+
+  counts.forEach((count, i) => {
+    const middle = (edges[i] + edges[i + 1]) / 2;
+    const bar = s('rect', {
+      class: middle <= NEAR_ZERO ? 'bar low' : 'bar',
+      x: x(edges[i]) + 0.5,
+      y: y(count),
+      width: Math.max(x(edges[i + 1]) - x(edges[i]) - 1, 0.5),
+      height: bottom - y(count),
+    });
+    const tip = s('title');
+    tip.textContent = `${fixed(edges[i], 1)} to ${fixed(edges[i + 1], 1)}: ${count} users`;
+    bar.append(tip);
+    chart.append(bar);
+  });
+
+  chart.append(s('line', { class: 'axis-line', x1: left, x2: right, y1: bottom, y2: bottom }));
+  if (lo < 0 && hi > 0) {
+    chart.append(s('line', { class: 'zero-line', x1: x(0), x2: x(0), y1: top - 4, y2: bottom }));
+  }
+  for (const tick of [-1, -0.5, 0, 0.5, 1]) {
+    if (tick < lo || tick > hi) continue;
+    const label = s('text', { x: x(tick), y: bottom + 15, 'text-anchor': 'middle' });
+    label.textContent = tick === 0 ? '0' : tick.toFixed(1).replace('-', '\u2212');
+    chart.append(label);
+  }
+  const axisTitle = s('text', { x: (left + right) / 2, y: bottom + 34, 'text-anchor': 'middle' });
+  axisTitle.textContent = 'Spearman: a user’s ranking against everyone’s';
+  const yMax = s('text', { x: left - 6, y: top + 4, 'text-anchor': 'end' });
+  yMax.textContent = String(most);
+  const yZero = s('text', { x: left - 6, y: bottom, 'text-anchor': 'end' });
+  yZero.textContent = '0';
+  chart.append(axisTitle, yMax, yZero);
+
+  const users = summary?.users ?? counts.reduce((a, b) => a + b, 0);
+  title.textContent = `Histogram of the Spearman correlation of ${users} users' rankings with the aggregate`;
+  return true;
+}
+
+function fillSummary(summary) {
+  const list = $('agreement-summary');
+  const rows = [
+    ['Users', isNumber(summary?.users) ? integer.format(summary.users) : 'n/a'],
+    ['Mean Spearman', fixed(summary?.mean_spearman, 2)],
+    ['Median Spearman', fixed(summary?.median_spearman, 2)],
+    [
+      `Near zero or negative (≤ ${NEAR_ZERO})`,
+      isNumber(summary?.share_near_zero_or_negative)
+        ? percent.format(summary.share_near_zero_or_negative)
+        : 'n/a',
+    ],
+  ];
+  list.replaceChildren(...rows.flatMap(([term, value]) => [h('dt', '', term), h('dd', '', value)]));
+}
+
+async function loadCorrelations() {
+  const caption = $('histogram-caption');
+  try {
+    const data = await api('/v1/analysis/correlations');
+    fillSummary(data.summary);
+    if (drawHistogram(data.histogram, data.summary)) {
+      caption.className = '';
+      caption.replaceChildren(
+        h('span', 'legend-low'),
+        ` near zero or negative (≤ ${NEAR_ZERO}) · `,
+        h('span', 'legend-high'),
+        ' agrees with the aggregate',
+      );
+    } else {
+      caption.textContent = 'No per-user rankings in this fit yet.';
+    }
+  } catch (err) {
+    caption.className = 'error-box';
+    caption.textContent = `Could not load the agreement analysis: ${err.message}`;
+  }
+}
+
+/* ------------------------------------------------------------------------------------
+ * Embed snippets
+ * ---------------------------------------------------------------------------------- */
+
+/** The query string for the widget/badge URLs: method only when it is not the default. */
+function methodQuery(prefix) {
+  const method = currentMethod();
+  return method === 'bt' ? '' : `${prefix}method=${encodeURIComponent(method)}`;
+}
+
+function updateEmbed() {
+  const origin = window.location.origin;
+  const widget = `${origin}/widget/leaderboard?top=5${methodQuery('&')}`;
+  const badge = `${origin}/widget/badge.svg${methodQuery('?')}`;
+  $('embed-snippet').textContent =
+    `<iframe src="${widget}" title="LLM leaderboard" width="360" height="260" ` +
+    `style="border:0" loading="lazy"></iframe>\n` +
+    `<img src="${badge}" alt="The best LLM" height="20">`;
+  $('badge-preview').src = `/widget/badge.svg${methodQuery('?')}`;
+  if (lastYours?.kind === 'user') showUserEmbed(lastYours.userId, lastYours.token);
+}
+
+function showUserEmbed(userId, token) {
+  const origin = window.location.origin;
+  const user = encodeURIComponent(userId);
+  const secret = encodeURIComponent(token);
+  const widget = `${origin}/widget/user/${user}?token=${secret}&top=5${methodQuery('&')}`;
+  const badge = `${origin}/widget/badge.svg?user_id=${user}&token=${secret}${methodQuery('&')}`;
+  $('embed-snippet-user').textContent =
+    `<iframe src="${widget}" title="My LLM leaderboard" width="360" height="260" ` +
+    `style="border:0" loading="lazy"></iframe>\n` +
+    `<img src="${badge}" alt="The best LLM for me" height="20">`;
+  $('embed-user').hidden = false;
+}
+
+/** Copy a snippet; where the clipboard API is refused, select the text for Ctrl+C. */
+async function copySnippet(button) {
+  const pre = $(button.dataset.copy);
+  try {
+    await navigator.clipboard.writeText(pre.textContent);
+  } catch {
+    const range = document.createRange();
+    range.selectNodeContents(pre);
+    const selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+    setStatus('The snippet is selected: press Ctrl+C (⌘C on a Mac) to copy it.');
+    return;
+  }
+  button.textContent = 'Copied';
+  setStatus('Snippet copied to the clipboard.');
+  window.setTimeout(() => {
+    button.textContent = 'Copy';
+  }, 2000);
+}
+
+/* ------------------------------------------------------------------------------------
+ * Start
+ * ---------------------------------------------------------------------------------- */
+
+function start() {
+  for (const radio of document.querySelectorAll('input[name="method"]')) {
+    radio.addEventListener('change', () => {
+      loadAggregate();
+      updateEmbed();
+      if (lastYours?.kind === 'user') loadUserBoard(lastYours.userId, lastYours.token);
+    });
+  }
+  $('recommend-form').addEventListener('submit', onRecommend);
+  $('token-form').addEventListener('submit', onToken);
+  $('remember').addEventListener('change', (event) => {
+    if (!event.target.checked) {
+      storage.set(STORAGE_KEYS.userId, null);
+      storage.set(STORAGE_KEYS.token, null);
+    }
+  });
+  for (const button of document.querySelectorAll('button.copy')) {
+    button.addEventListener('click', () => copySnippet(button));
+  }
+  // Ctrl+Enter in the textarea submits, as in most chat boxes
+  $('queries').addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      $('recommend-form').requestSubmit();
+    }
+  });
+  $('badge-preview').addEventListener('error', (event) => {
+    event.target.hidden = true;
+  });
+
+  updateEmbed();
+  loadAggregate();
+  loadCorrelations();
+  restoreToken();
+}
+
+if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+else start();

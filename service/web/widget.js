@@ -1,0 +1,152 @@
+/* personal-leaderboard: the embeddable widget (an iframe-able card).
+ *
+ *   /widget/leaderboard?method=bt&top=5          everyone's top N
+ *   /widget/user/{user_id}?token=T&top=5         that user's top N ("Best for you")
+ *   optional: theme=light (default) | dark | auto (follow the reader's colour scheme)
+ *
+ * The same rules as the page (app.js, not loaded here so the card stays small): API
+ * strings go in with textContent only, no inline handlers, nothing from other origins.
+ */
+'use strict';
+
+const METHOD_NAMES = { bt: 'Bradley-Terry', elo: 'Elo' };
+const DEFAULT_TOP = 5;
+const MAX_TOP = 50;
+
+const $ = (id) => document.getElementById(id);
+const integer = new Intl.NumberFormat('en');
+const isNumber = (x) => typeof x === 'number' && Number.isFinite(x);
+
+/** Thrown with the API's {"detail": ...} message (or a description of what went wrong). */
+class WidgetError extends Error {}
+
+/** What to show, from location.pathname and the query string. */
+function readRequest() {
+  const params = new URLSearchParams(window.location.search);
+  const parts = window.location.pathname.split('/').filter(Boolean); // ['widget', ...]
+  let userId = null;
+  if (parts[1] === 'user') {
+    if (parts.length !== 3) throw new WidgetError('The address must be /widget/user/{user_id}.');
+    try {
+      userId = decodeURIComponent(parts[2]);
+    } catch {
+      throw new WidgetError('The user id in the address is not valid URL encoding.');
+    }
+  }
+  const topText = params.get('top');
+  let top = DEFAULT_TOP;
+  if (topText !== null) {
+    top = Number.parseInt(topText, 10);
+    if (!Number.isInteger(top) || top < 1) {
+      throw new WidgetError(`top must be a whole number from 1 to ${MAX_TOP}, not "${topText}".`);
+    }
+    top = Math.min(top, MAX_TOP);
+  }
+  return {
+    userId,
+    top,
+    method: params.get('method') || 'bt',
+    token: params.get('token') || '',
+    theme: params.get('theme') || 'light',
+  };
+}
+
+/** The detail message of an error answer: a string, or FastAPI's list of errors. */
+function detailMessage(body, response) {
+  const detail = body && typeof body === 'object' ? body.detail : undefined;
+  if (typeof detail === 'string' && detail) return detail;
+  if (Array.isArray(detail)) return detail.map((d) => d.msg ?? JSON.stringify(d)).join('; ');
+  if (detail !== undefined) return JSON.stringify(detail);
+  return `HTTP ${response.status} ${response.statusText}`.trim();
+}
+
+async function getJson(path, token) {
+  const headers = { Accept: 'application/json' };
+  if (token) headers.Authorization = `Bearer ${token}`;
+  let response;
+  try {
+    response = await fetch(path, { headers, credentials: 'same-origin' });
+  } catch (err) {
+    throw new WidgetError(`The server could not be reached (${err.message}).`);
+  }
+  let data = null;
+  try {
+    data = await response.json();
+  } catch {
+    data = null;
+  }
+  if (!response.ok) throw new WidgetError(detailMessage(data, response));
+  if (data === null) throw new WidgetError('The server sent a non-JSON answer.');
+  return data;
+}
+
+function cell(className, text) {
+  const td = document.createElement('td');
+  td.className = className;
+  td.textContent = String(text);
+  return td;
+}
+
+function render(data, request) {
+  const models = (Array.isArray(data.models) ? data.models : []).slice(0, request.top);
+  const rows = models.map((m, i) => {
+    const row = document.createElement('tr');
+    row.append(
+      cell('num rank', isNumber(m.rank) ? m.rank : i + 1),
+      cell('text model', m.model),
+      cell('num rating', isNumber(m.rating) ? m.rating.toFixed(0) : 'n/a'),
+    );
+    if (isNumber(m.lower) && isNumber(m.upper)) {
+      row.title = `95% interval ${m.lower.toFixed(1)} to ${m.upper.toFixed(1)}`;
+    }
+    return row;
+  });
+  $('widget-table').tBodies[0].replaceChildren(...rows);
+
+  const method = METHOD_NAMES[data.method] ?? String(data.method ?? request.method);
+  const battles = isNumber(data.n_battles) ? integer.format(data.n_battles) : null;
+  if (request.userId !== null) {
+    $('widget-meta').textContent = battles
+      ? `${method} · from ${battles} of your votes`
+      : `${method} · personal ranking`;
+  } else {
+    $('widget-meta').textContent = battles ? `${method} · ${battles} votes` : method;
+  }
+}
+
+function showError(message) {
+  const box = $('widget-error');
+  box.textContent = message;
+  box.hidden = false;
+  $('widget-meta').textContent = '';
+  $('widget-table').hidden = true;
+}
+
+async function start() {
+  $('widget-home').href = `${window.location.origin}/`;
+  let request;
+  try {
+    request = readRequest();
+  } catch (err) {
+    showError(err.message);
+    return;
+  }
+  document.body.classList.add(['dark', 'auto'].includes(request.theme) ? request.theme : 'light');
+  if (request.userId !== null) {
+    $('widget-title').textContent = 'Best for you';
+    $('widget-caption').textContent = 'Your leaderboard, best first';
+  }
+  const method = `method=${encodeURIComponent(request.method)}`;
+  const path =
+    request.userId === null
+      ? `/v1/leaderboard?${method}`
+      : `/v1/users/${encodeURIComponent(request.userId)}/leaderboard?${method}`;
+  try {
+    render(await getJson(path, request.token), request);
+  } catch (err) {
+    showError(err instanceof WidgetError ? err.message : `Something went wrong: ${err.message}`);
+  }
+}
+
+if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+else start();

@@ -1,0 +1,183 @@
+"""The SQLite store: persistence across reopen and crash, sharing a file, refusing foreign files."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from service.store import EmbeddedStore, StoreUnavailable, open_store
+from service.store.embedded import APPLICATION_ID, SCHEMA_VERSION
+from tests.service.store.test_store_contract import battle, count_elo, ids
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def test_everything_survives_close_and_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "store.sqlite3"
+    with EmbeddedStore(path) as store:
+        assert store.init_elo({"alpha": 1000.0})
+        store.ingest([battle(1, "u1"), battle(2, "u2"), battle(3, "u1")], count_elo)
+        store.put_user("u1", "bt", {"n": 2})
+        assert store.publish({"board": ["alpha"]}) == 1
+        secret = store.secret()
+    with EmbeddedStore(path) as store:
+        assert store.battles() == [battle(1, "u1"), battle(2, "u2"), battle(3, "u1")]
+        assert ids(store.battles("u1")) == ["b1", "b3"]
+        assert store.elo() == {"alpha": 1000.0, "n": 3.0}
+        assert store.get_user("u1", "bt") == {"n": 2}
+        assert store.snapshot() == (1, {"board": ["alpha"]})
+        assert store.secret() == secret
+        got = store.ingest([battle(2, "u2"), battle(4, "u2")], count_elo)
+        assert got.accepted == (1,) and got.new_users == ()
+
+
+def test_the_file_is_in_wal_mode_with_our_schema_version(tmp_path: Path) -> None:
+    path = tmp_path / "store.sqlite3"
+    EmbeddedStore(path).close()
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    finally:
+        conn.close()
+
+
+def test_two_objects_on_one_file_share_writes_and_never_double_an_id(tmp_path: Path) -> None:
+    path = tmp_path / "store.sqlite3"
+    with EmbeddedStore(path) as one, EmbeddedStore(path) as two:
+        one.ingest([battle(1, "u1"), battle(2)], count_elo)
+        assert two.battles() == [battle(1, "u1"), battle(2)]
+        got = two.ingest([battle(2), battle(3, "u1"), battle(4, "u2")], count_elo)
+        assert got.accepted == (1, 2) and got.new_users == ("u2",)
+        got = one.ingest([battle(i) for i in range(1, 6)], count_elo)
+        assert got.accepted == (4,) and got.duplicates == 4
+        assert ids(two.battles()) == ["b1", "b2", "b3", "b4", "b5"]
+        assert one.elo() == two.elo() == {"n": 5.0}
+        assert one.publish({"v": 1}) == 1 and two.publish({"v": 2}) == 2
+        assert one.snapshot() == (2, {"v": 2})
+
+
+def test_parent_directories_are_created(tmp_path: Path) -> None:
+    path = tmp_path / "a" / "b" / "store.sqlite3"
+    with open_store(path=path) as store:
+        assert isinstance(store, EmbeddedStore)
+        store.ping()
+    assert path.exists()
+
+
+def test_open_store_refuses_a_bad_combination(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="neither"):
+        open_store()
+    with pytest.raises(ValueError, match="not both"):
+        open_store(redis_url="redis://127.0.0.1:1/0", path=tmp_path / "s.sqlite3")
+    with pytest.raises(ValueError, match="redis_url"):
+        open_store(redis_url="")
+
+
+def test_a_garbage_file_is_refused_naming_the_path(tmp_path: Path) -> None:
+    path = tmp_path / "garbage.sqlite3"
+    path.write_bytes(os.urandom(4096))
+    with pytest.raises(StoreUnavailable, match="not a SQLite database") as caught:
+        EmbeddedStore(path)
+    assert str(path) in str(caught.value)
+
+
+def test_a_foreign_sqlite_database_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "other.sqlite3"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE notes (body TEXT)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreUnavailable, match="something else") as caught:
+        EmbeddedStore(path)
+    assert str(path) in str(caught.value)
+
+
+def test_a_newer_schema_version_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "store.sqlite3"
+    EmbeddedStore(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreUnavailable, match=f"schema version {SCHEMA_VERSION + 1}"):
+        EmbeddedStore(path)
+
+
+def test_a_directory_is_refused_naming_the_path(tmp_path: Path) -> None:
+    with pytest.raises(StoreUnavailable) as caught:
+        EmbeddedStore(tmp_path)
+    assert str(tmp_path) in str(caught.value)
+
+
+CHILD = """
+import sys
+from service.store import EmbeddedStore
+
+def count(state, accepted):
+    return {"n": state.get("n", 0) + len(accepted)}
+
+store = EmbeddedStore(sys.argv[1])
+for i in range(100000):
+    store.ingest(
+        [{"battle_id": f"c{i}-{j}", "user_id": f"u{j % 3}", "winner": "tie"} for j in range(5)],
+        count,
+    )
+    sys.stdout.write(f"{i}\\n")
+    sys.stdout.flush()
+"""
+
+
+def test_a_process_killed_mid_ingest_loses_no_acknowledged_battle(tmp_path: Path) -> None:
+    path = tmp_path / "store.sqlite3"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(path)],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    acknowledged: list[int] = []
+    try:
+        assert child.stdout is not None
+        deadline = time.monotonic() + 30
+        while len(acknowledged) < 40 and time.monotonic() < deadline:
+            line = child.stdout.readline()
+            if not line:
+                break
+            acknowledged.append(int(line))
+        time.sleep(0.003)  # land the kill somewhere inside a later ingest
+    finally:
+        child.send_signal(signal.SIGKILL)
+        out, err = child.communicate(timeout=10)
+    assert len(acknowledged) >= 40, f"the child stopped early: {err[-2000:]}"
+    acknowledged += [int(line) for line in out.split()]
+    assert child.returncode == -signal.SIGKILL
+
+    with EmbeddedStore(path) as store:
+        stored = ids(store.battles())
+        assert len(stored) == len(set(stored)) == store.n_battles()
+        assert len(stored) % 5 == 0  # whole batches only
+        batches = {int(b[1:].split("-")[0]) for b in stored}
+        assert set(acknowledged) <= batches
+        assert batches == set(range(len(batches)))  # at most one batch beyond the last ack
+        assert len(batches) - 1 <= max(acknowledged) + 1
+        assert store.elo() == {"n": float(len(stored))}
+        users: dict[str, Any] = {u: ids(store.battles(u)) for u in ("u0", "u1", "u2")}
+        assert sum(len(v) for v in users.values()) == len(stored)
+        got = store.ingest([{"battle_id": "c0-0"}, {"battle_id": "after"}], count_elo)
+        assert got.accepted == (1,)

@@ -1,0 +1,281 @@
+"""The web page and the widget in a real headless Chromium, against the real service.
+
+A small simulated arena is fitted once (tens of seconds), served by uvicorn on a free
+local port, and driven with Playwright through the Debian ``chromium`` binary (never a
+downloaded browser). Screenshots go to ``tests/artifacts/`` (or ``$PLB_TEST_ARTIFACTS``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from pydantic import SecretStr
+
+pytestmark = pytest.mark.slow
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed")
+
+QUERIES = [
+    "How do I reverse a linked list in C?",
+    "Write a short poem about autumn rain",
+    "Explain the difference between a virus and a bacterium",
+]
+TOKEN_SECRET = "browser-test-secret-0123456789"
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+@dataclass(frozen=True)
+class Server:
+    base_url: str
+    client: httpx.Client
+    user_id: str
+
+
+@dataclass
+class Errors:
+    """Console errors and uncaught exceptions of one page."""
+
+    messages: list[str] = field(default_factory=list)
+
+    def watch(self, page: Any) -> None:
+        def on_console(message: Any) -> None:
+            if message.type == "error":
+                self.messages.append(message.text)
+
+        page.on("console", on_console)
+        page.on("pageerror", lambda error: self.messages.append(f"uncaught: {error}"))
+
+
+def chromium_path() -> str:
+    """The system's Chromium; a skip where there is none (a failure on CI)."""
+    path = shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(path).exists():
+        reason = "no chromium binary (looked on PATH and at /usr/bin/chromium)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return path
+
+
+def artifacts_dir() -> Path:
+    """Where the screenshots go: ``$PLB_TEST_ARTIFACTS`` or ``tests/artifacts``."""
+    path = Path(os.environ.get("PLB_TEST_ARTIFACTS") or ARTIFACTS)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what} did not happen within {timeout} s")
+        time.sleep(0.05)
+
+
+@pytest.fixture(scope="module")
+def fit_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A simulated arena (60 users) fitted with topics: what ``plb serve`` serves."""
+    from service.cli import main
+
+    root = tmp_path_factory.mktemp("browser")
+    sim, fit = root / "sim", root / "fit"
+    argv = ["simulate", "--out", str(sim), "--users", "60", "--battles-per-user", "30"]
+    assert main([*argv, "--seed", "1"]) == 0
+    battles = sim / "battles.jsonl.gz"
+    argv = ["fit", str(battles), "--out", str(fit), "--embedding", "minilm-int8"]
+    assert main([*argv, "--n-topics", "4"]) == 0
+    return fit
+
+
+@pytest.fixture(scope="module")
+def server(fit_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """The real app under uvicorn, in a thread, on a free port of 127.0.0.1."""
+    import uvicorn
+
+    from service.api.app import create_app
+    from service.settings import Settings
+
+    state = tmp_path_factory.mktemp("state")
+    settings = Settings(
+        fit_dir=fit_dir,
+        store_path=state / "store.sqlite",
+        state_dir=state,
+        redis_url=None,
+        token_secret=SecretStr(TOKEN_SECRET),
+        refit_interval_s=0,
+    )
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))  # the port is ours from here: no race with other tests
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
+    uv = uvicorn.Server(config)
+    thread = threading.Thread(target=uv.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        wait_until(lambda: uv.started or not thread.is_alive(), 120, "the server start")
+        assert thread.is_alive(), "the server stopped while starting (see the log above)"
+        base_url = f"http://127.0.0.1:{port}"
+        with httpx.Client(base_url=base_url, timeout=60) as client:
+            users = client.get("/v1/analysis/correlations")
+            assert users.status_code == 200, users.text
+            yield Server(base_url, client, user_id=first_user(fit_dir))
+    finally:
+        uv.should_exit = True
+        thread.join(timeout=15)
+        sock.close()
+
+
+def first_user(fit_dir: Path) -> str:
+    """A user id of the fit (for the token form): the one with the most votes."""
+    from service.artifacts import load_fit
+
+    users = load_fit(fit_dir).agreement
+    return str(users.sort_values("n_battles", ascending=False)["user_id"].iloc[0])
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    """Headless Chromium (named so as not to shadow pytest-playwright's ``browser``)."""
+    executable = chromium_path()
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def tab(chromium: Any) -> Iterator[Any]:
+    """A fresh page (own context: no shared storage), the service's CSP in force."""
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(60_000)
+    page = context.new_page()
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+def rows(page: Any, table: str) -> list[tuple[str, str]]:
+    """(rank, model) of each body row of a table, as shown."""
+    return [
+        tuple(r)
+        for r in page.eval_on_selector_all(
+            f"{table} tbody tr",
+            "rows => rows.map(r => [r.querySelector('.rank').textContent,"
+            " r.querySelector('.model').textContent])",
+        )
+    ]
+
+
+def expected(models: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return [(str(m["rank"]), m["model"]) for m in models]
+
+
+def test_page_ranks_models_as_the_api_does(server: Server, tab: Any) -> None:
+    errors = Errors()
+    errors.watch(tab)
+    tab.goto(f"{server.base_url}/")
+
+    # everyone's leaderboard, as GET /v1/leaderboard has it
+    tab.wait_for_function(
+        "() => document.querySelectorAll('#aggregate-table tbody tr').length >= 5"
+    )
+    aggregate = server.client.get("/v1/leaderboard", params={"method": "bt"}).json()
+    assert rows(tab, "#aggregate-table") == expected(aggregate["models"])
+
+    # your leaderboard from three queries, as POST /v1/recommend has it
+    tab.fill("#queries", "\n".join(QUERIES))
+    tab.click("#recommend-button")
+    tab.wait_for_selector("#your-table tbody tr")
+    direct = server.client.post("/v1/recommend", json={"queries": QUERIES})
+    assert direct.status_code == 200, direct.text
+    answer = direct.json()
+    assert rows(tab, "#your-table") == expected(answer["models"])
+    assert answer["source"] in tab.inner_text("#your-source")
+    spearman = NUMBER.search(tab.inner_text("#your-spearman"))
+    assert spearman is not None, tab.inner_text("#your-spearman")
+    assert float(spearman.group()) == pytest.approx(answer["spearman"], abs=0.006)
+    assert tab.inner_text("#status").startswith("Ranked ")
+
+    # the embed snippet names this origin; the histogram and the badge have loaded
+    snippet = tab.inner_text("#embed-snippet")
+    assert f'src="{server.base_url}/widget/leaderboard?top=5"' in snippet
+    assert f'src="{server.base_url}/widget/badge.svg"' in snippet
+    tab.wait_for_selector("#spearman-histogram rect.bar", state="attached")
+    tab.wait_for_function("() => document.getElementById('badge-preview').naturalWidth > 0")
+
+    tab.screenshot(path=str(artifacts_dir() / "web-page.png"), full_page=True)
+    assert errors.messages == []
+
+
+def test_page_shows_api_errors_and_a_users_board(server: Server, tab: Any) -> None:
+    tab.goto(f"{server.base_url}/")
+    tab.wait_for_selector("#aggregate-table tbody tr")
+
+    # nothing typed: said in the page, nothing sent
+    tab.click("#recommend-button")
+    assert "at least one query" in tab.inner_text("#status")
+    assert tab.get_attribute("#status", "class") == "status error"
+
+    # a wrong token: the API's 403 detail is shown
+    tab.click("#token-box summary")
+    tab.fill("#user-id", server.user_id)
+    tab.fill("#token", "not-the-token")
+    tab.click("#token-button")
+    tab.wait_for_function("() => document.getElementById('status').textContent.includes('token')")
+    refused = server.client.get(
+        f"/v1/users/{server.user_id}/leaderboard", params={"token": "not-the-token"}
+    )
+    assert refused.status_code in (401, 403)
+    assert refused.json()["detail"] in tab.inner_text("#status")
+
+    # the right token: the user's own board, and the per-user embed snippet
+    from service.tokens import user_token
+
+    token = user_token(TOKEN_SECRET.encode(), server.user_id)
+    tab.fill("#token", token)
+    tab.click("#token-button")
+    tab.wait_for_selector("#embed-user:not([hidden])")
+    own = server.client.get(f"/v1/users/{server.user_id}/leaderboard", params={"token": token})
+    assert own.status_code == 200, own.text
+    assert rows(tab, "#your-table") == expected(own.json()["models"])
+    assert own.json()["source"] in tab.inner_text("#your-source")
+    assert f"/widget/user/{server.user_id}?token=" in tab.inner_text("#embed-snippet-user")
+    # not remembered: the box was not ticked
+    assert tab.evaluate("() => window.localStorage.getItem('plb.token')") is None
+
+
+def test_widget_shows_the_top_three(server: Server, tab: Any) -> None:
+    errors = Errors()
+    errors.watch(tab)
+    tab.set_viewport_size({"width": 420, "height": 260})
+    tab.goto(f"{server.base_url}/widget/leaderboard?top=3")
+    tab.wait_for_selector("#widget-table tbody tr")
+    aggregate = server.client.get("/v1/leaderboard", params={"method": "bt"}).json()
+    assert rows(tab, "#widget-table") == expected(aggregate["models"][:3])
+    assert tab.get_attribute("#widget-home", "href") == f"{server.base_url}/"
+    tab.screenshot(path=str(artifacts_dir() / "widget.png"))
+    assert errors.messages == []
+
+
+def test_widget_shows_the_detail_of_an_error(server: Server, tab: Any) -> None:
+    tab.goto(f"{server.base_url}/widget/user/{server.user_id}?token=wrong")
+    tab.wait_for_selector("#widget-error:not([hidden])")
+    refused = server.client.get(
+        f"/v1/users/{server.user_id}/leaderboard", params={"token": "wrong"}
+    )
+    assert refused.json()["detail"] in tab.inner_text("#widget-error")
