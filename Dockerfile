@@ -1,22 +1,40 @@
-# personal-leaderboard: the plb command line in a slim image.
+# personal-leaderboard: the service (and the plb command line) in a slim image.
+#
 #   docker build -t plb .
-#   docker run --rm -v "$PWD:/data" plb leaderboard /data/battles.csv.gz
+#   docker run --rm -p 8000:8000 -v plb-data:/data plb serve --demo --demo-dir /data/demo --host 0.0.0.0
+#   docker run --rm -p 8000:8000 -v "$PWD/out:/data" -e PLB_INGEST_KEY=... plb    # serves /data/fit
+#   docker run --rm -v "$PWD:/work" plb leaderboard /work/battles.csv.gz          # any plb command
+#
+# Settings come from PLB_* variables (see the README); with PLB_REDIS_URL the votes live in
+# Redis and several containers can serve one fit directory (a shared volume) behind a
+# load balancer.
 FROM python:3.11-slim
 
-ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /app
+
+# PyTorch first, then the package. Plain PyPI torch is a CUDA build of several GB: for
+# the CPU build pass --build-arg TORCH="torch==2.13.0 --index-url <PyTorch's CPU index>".
+ARG TORCH="torch==2.13.0"
+RUN pip install $TORCH
+
 COPY pyproject.toml README.md ./
 COPY ranking ranking
 COPY features features
 COPY service service
 COPY data data
-# PyTorch first, then the package. Plain PyPI torch is a CUDA build of several GB: for
-# the CPU build pass --build-arg TORCH="torch==2.13.0 --index-url <PyTorch's CPU index>".
-ARG TORCH="torch==2.13.0"
-RUN pip install --disable-pip-version-check $TORCH \
-    && pip install --disable-pip-version-check . \
-    && useradd --create-home plb
+RUN pip install . \
+    && useradd --create-home --uid 10001 plb \
+    && mkdir /data && chown plb:plb /data
+
 USER plb
-ENV HF_HUB_OFFLINE=1 PLB_CACHE_DIR=/home/plb/.cache/personal-leaderboard
+ENV HF_HUB_OFFLINE=1 \
+    PLB_CACHE_DIR=/home/plb/.cache/personal-leaderboard \
+    PLB_STORE_PATH=/data/store.sqlite
+VOLUME ["/data"]
+EXPOSE 8000
+HEALTHCHECK --interval=30s --timeout=5s --start-period=120s --retries=3 \
+    CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=4)"]
 ENTRYPOINT ["plb"]
-CMD ["--help"]
+CMD ["serve", "/data/fit", "--host", "0.0.0.0", "--port", "8000"]

@@ -2,9 +2,11 @@
 PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 ARENA := ../shared/data/arena-140k/battles.csv.gz
+HOST ?= 127.0.0.1
+PORT ?= 8000
 SAMPLE := data/sample/battles.jsonl.gz
 
-.PHONY: install install-torch install-test demo test lint bench
+.PHONY: install install-torch install-system install-test demo test lint bench
 
 # PyTorch's CPU build first: sentence-transformers would otherwise pull a CUDA build (~6 GB).
 # Elsewhere, TORCH="torch --index-url <PyTorch's CPU wheel index>" does the same.
@@ -16,18 +18,26 @@ install-torch:
 install: install-torch
 	$(PIP) install --quiet --disable-pip-version-check -e .
 
-install-test: install-torch
+# The real parts the tests use: a redis-server and a headless Chromium (Debian packages).
+SYSTEM_PACKAGES := redis-server chromium fonts-dejavu-core
+
+install-system:
+	@missing=""; for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing$$missing (apt-get)" >&2; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+install-test: install-torch install-system
 	$(PIP) install --quiet --disable-pip-version-check -e '.[test]'
 
-## demo: install; the real Arena leaderboard (or the sample's); a simulated arena, fitted and
-## reported; a ranking recommended from five sample queries
+## demo: install; the real Arena leaderboard (or the sample's); then a simulated arena,
+## fitted, reported, and served with the web page at http://127.0.0.1:8000/
 demo: install
 	@if [ -f $(ARENA) ]; then data=$(ARENA); else data=$(SAMPLE); fi; \
 	echo "plb leaderboard $$data" >&2; plb leaderboard $$data
-	plb simulate --out out/sim
-	plb fit out/sim/battles.jsonl.gz --truth out/sim/truth.json --out out/fit
-	plb report out/fit --out out/report.html
-	plb recommend out/fit --queries data/sample/queries.txt
+	plb serve --demo --demo-dir out/demo --host $(HOST) --port $(PORT)
 
 ## lint: ruff and mypy
 lint:

@@ -34,8 +34,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--demo",
         action="store_true",
-        help=f"simulate an arena, fit it and serve it, all under --demo-dir (./{DEMO_DIR}); "
-        "a second run reuses the fit; prints generated ingest and admin keys",
+        help=f"simulate an arena, fit it, write its report and serve it, all under "
+        f"--demo-dir (./{DEMO_DIR}); a second run reuses the fit; ingest and admin keys are "
+        "generated into keys.json there",
     )
     parser.add_argument(
         "--demo-dir", default=DEMO_DIR, metavar="DIR", help=f"folder of --demo (./{DEMO_DIR})"
@@ -66,6 +67,7 @@ def _demo_fit(args: argparse.Namespace) -> Path:
         ["simulate", "--out", str(sim), "--users", str(args.users)],
         ["fit", str(sim / "battles.jsonl.gz"), "--truth", str(sim / "truth.json")]
         + ["--out", str(fit_dir)],
+        ["report", str(fit_dir), "--out", str(root / "report.html")],
     ]
     for step in steps:
         print(f"plb serve --demo: plb {' '.join(step)}", file=sys.stderr)
