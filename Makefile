@@ -22,7 +22,7 @@ install: install-torch
 SYSTEM_PACKAGES := redis-server chromium fonts-dejavu-core
 
 install-system:
-	@missing=""; for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@missing=""; for p in $(SYSTEM_PACKAGES) $(EXTRA_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing$$missing (apt-get)" >&2; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
@@ -50,5 +50,6 @@ test: install-test lint
 	$(PYTHON) -m pytest -q
 
 ## bench: the benchmarks of bench/, results in bench/RESULTS.md
+bench: EXTRA_PACKAGES := wrk
 bench: install-test
 	$(PYTHON) -m bench.run

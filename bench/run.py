@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import aggregate, per_user, predictor, study, topics
+from bench import aggregate, per_user, predictor, service, study, topics
 from bench.common import Row, machine_info
 
 __all__ = ["BENCHMARKS", "format_section", "main", "render"]
@@ -36,6 +36,7 @@ BENCHMARKS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "topics": ("D. Query topics: backends, recovery of true topics, speed (issue 4)", topics.run),
     "topics_scale": ("E. The default topic model at scale, and warm (issue 4)", topics.run_scale),
     "predictor": ("F. Fitting everything, and recommending warm (issue 5)", predictor.run),
+    "service": ("G. The service under load (issue 6)", service.run),
 }
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = HERE / "RESULTS.md"

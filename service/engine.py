@@ -16,10 +16,12 @@ directory, and calls ``ranking`` and ``features`` for the numbers:
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +48,8 @@ __all__ = ["Engine", "InputError", "NotAvailable", "Served"]
 log = logging.getLogger(__name__)
 
 METHODS: tuple[Method, ...] = ("bt", "elo")
+#: Segment leaderboards (``?where=``) kept per process.
+_SEGMENTS_KEPT = 32
 
 
 class InputError(ValueError):
@@ -72,6 +76,9 @@ class Served:
         Method to ``(k,)`` aggregate ratings in the order of ``models``.
     predictor : RatingPredictor or None
         The rating predictor of this version.
+    bt_json : bytes
+        The Bradley-Terry leaderboard document of this version, encoded once: the most
+        read answer of the service.
     """
 
     version: int
@@ -79,6 +86,7 @@ class Served:
     models: tuple[str, ...]
     aggregate: dict[str, np.ndarray]
     predictor: Any | None
+    bt_json: bytes = b""
 
     def ratings(self, method: str) -> dict[str, float]:
         """Model to aggregate rating of ``method``."""
@@ -149,6 +157,10 @@ class Engine:
         self._predictors: dict[str, Any] = {}
         self._lock = threading.Lock()  # guards swapping self._served
         self._refit_lock = threading.Lock()  # one refit at a time in this process
+        # Personal refits of one process in turn, so a slower refit that read fewer votes
+        # never overwrites a later one.
+        self._users_lock = threading.Lock()
+        self._segments: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
         self._checked = 0.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -182,7 +194,15 @@ class Engine:
             raise RuntimeError("the store holds no published model version")
         models = tuple(snapshot["models"])
         predictor = self._predictor(snapshot.get("predictor_dir"))
-        return Served(version, snapshot, models, _aggregate_arrays(snapshot, models), predictor)
+        bt = {**snapshot["leaderboards"]["bt"], "version": version}
+        return Served(
+            version,
+            snapshot,
+            models,
+            _aggregate_arrays(snapshot, models),
+            predictor,
+            json.dumps(bt, separators=(",", ":")).encode("utf-8"),
+        )
 
     def served(self) -> Served:
         """The current version; checks the store for a newer one every ``version_poll_s``."""
@@ -209,15 +229,31 @@ class Engine:
         """
         served = self.served()
         if where:
-            battles = filter_battles(self.all_battles(), where)
-            if battles.empty:
-                raise InputError(f"no battle matches {' and '.join(f'{c}={v}' for c, v in where)}")
-            document = fit_leaderboard(pairwise_from_battles(battles), method=method).to_dict()
+            document = self._segment(served, method, where)
         elif method == "elo":
             document = self._live_elo(served)
         else:
             document = dict(served.snapshot["leaderboards"][method])
         return {**document, "version": served.version}
+
+    def _segment(
+        self, served: Served, method: Method, where: list[tuple[str, str]]
+    ) -> dict[str, Any]:
+        """A segment leaderboard, fitted on all battles; the last few are kept."""
+        key = (served.version, self.store.n_battles(), method, tuple(where))
+        if key in self._segments:
+            return self._segments[key]
+        try:
+            battles = filter_battles(self.all_battles(), where)
+        except ValueError as error:  # an unknown column, or a value of the wrong type
+            raise InputError(f"where: {error}") from None
+        if battles.empty:
+            raise InputError(f"no battle matches {' and '.join(f'{c}={v}' for c, v in where)}")
+        document = fit_leaderboard(pairwise_from_battles(battles), method=method).to_dict()
+        self._segments[key] = document
+        while len(self._segments) > _SEGMENTS_KEPT:
+            self._segments.popitem(last=False)
+        return document
 
     def _live_elo(self, served: Served) -> dict[str, Any]:
         published = served.snapshot["leaderboards"]["elo"]
@@ -268,6 +304,16 @@ class Engine:
             return empty_battle_frame()
         return parts[0] if len(parts) == 1 else to_battle_frame(pd.concat(parts, ignore_index=True))
 
+    def stored_user_leaderboard(self, user_id: str, method: Method = "bt") -> dict[str, Any] | None:
+        """One user's leaderboard when the store has it for the current version, else None.
+
+        One store read: the fast path of :meth:`user_leaderboard`.
+        """
+        document = self.store.get_user(user_id, method)
+        if document is not None and document.get("version") == self.served().version:
+            return document
+        return None
+
     def user_leaderboard(self, user_id: str, method: Method = "bt") -> dict[str, Any]:
         """One user's leaderboard, refitted when its version is older than the current one.
 
@@ -276,10 +322,10 @@ class Engine:
         NotAvailable
             When the user has no battle.
         """
-        served = self.served()
-        document = self.store.get_user(user_id, method)
-        if document is not None and document.get("version") == served.version:
+        document = self.stored_user_leaderboard(user_id, method)
+        if document is not None:
             return document
+        served = self.served()
         battles = self.user_battles(user_id)
         if battles.empty:
             raise NotAvailable(f"no battle of user {user_id!r} is known")
@@ -425,7 +471,8 @@ class Engine:
             if document.get("user_id") is not None:
                 users.setdefault(document["user_id"], []).append(document)
         if users:
-            self._refit_users(served, {u: self.user_battles(u) for u in users})
+            with self._users_lock:
+                self._refit_users(served, {u: self.user_battles(u) for u in users})
         new_users = [u for u in result.new_users if u not in self._fit_rows]
         return {
             "accepted": len(accepted),

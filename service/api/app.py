@@ -100,7 +100,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
 
     @app.exception_handler(InputError)
     async def bad_input(request: Request, error: InputError) -> JSONResponse:
-        return _error(status.HTTP_422_UNPROCESSABLE_ENTITY, str(error))
+        return _error(status.HTTP_422_UNPROCESSABLE_CONTENT, str(error))
 
     @app.exception_handler(NotAvailable)
     async def not_available(request: Request, error: NotAvailable) -> JSONResponse:

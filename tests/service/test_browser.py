@@ -1,8 +1,9 @@
 """The web page and the widget in a real headless Chromium, against the real service.
 
-A small simulated arena is fitted once (tens of seconds), served by uvicorn on a free
-local port, and driven with Playwright through the Debian ``chromium`` binary (never a
-downloaded browser). Screenshots go to ``tests/artifacts/`` (or ``$PLB_TEST_ARTIFACTS``).
+A small simulated arena, fitted once a session (``shared_fit`` of the conftest), is
+served by uvicorn on a free local port, and driven with Playwright through the Debian
+``chromium`` binary (never a downloaded browser). Screenshots go to ``tests/artifacts/``
+(or ``$PLB_TEST_ARTIFACTS``).
 """
 
 from __future__ import annotations
@@ -85,22 +86,7 @@ def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None
 
 
 @pytest.fixture(scope="module")
-def fit_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A simulated arena (60 users) fitted with topics: what ``plb serve`` serves."""
-    from service.cli import main
-
-    root = tmp_path_factory.mktemp("browser")
-    sim, fit = root / "sim", root / "fit"
-    argv = ["simulate", "--out", str(sim), "--users", "60", "--battles-per-user", "30"]
-    assert main([*argv, "--seed", "1"]) == 0
-    battles = sim / "battles.jsonl.gz"
-    argv = ["fit", str(battles), "--out", str(fit), "--embedding", "minilm-int8"]
-    assert main([*argv, "--n-topics", "4"]) == 0
-    return fit
-
-
-@pytest.fixture(scope="module")
-def server(fit_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def server(shared_fit: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """The real app under uvicorn, in a thread, on a free port of 127.0.0.1."""
     import uvicorn
 
@@ -109,7 +95,7 @@ def server(fit_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
 
     state = tmp_path_factory.mktemp("state")
     settings = Settings(
-        fit_dir=fit_dir,
+        fit_dir=shared_fit,
         store_path=state / "store.sqlite",
         state_dir=state,
         redis_url=None,
@@ -130,7 +116,7 @@ def server(fit_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         with httpx.Client(base_url=base_url, timeout=60) as client:
             users = client.get("/v1/analysis/correlations")
             assert users.status_code == 200, users.text
-            yield Server(base_url, client, user_id=first_user(fit_dir))
+            yield Server(base_url, client, user_id=first_user(shared_fit))
     finally:
         uv.should_exit = True
         thread.join(timeout=15)

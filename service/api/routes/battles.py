@@ -23,7 +23,7 @@ def ingest_battles(
     """
     if len(body.battles) > settings.max_battles:
         raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_ENTITY,
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
             f"battles: {len(body.battles)} records, more than the {settings.max_battles} "
             "allowed in one request",
         )

@@ -20,20 +20,22 @@ def recommend(body: RecommendIn, engine: EngineDep, settings: SettingsDep) -> di
     with their own votes, the prediction is the prior of their fit (``source: blended``)."""
     if len(body.queries) > settings.max_queries:
         raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_ENTITY,
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
             f"queries: {len(body.queries)} queries, more than the {settings.max_queries} allowed",
         )
     for index, query in enumerate(body.queries):
         if not query.strip():
-            raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, f"queries[{index}]: is blank")
+            raise HTTPException(
+                status.HTTP_422_UNPROCESSABLE_CONTENT, f"queries[{index}]: is blank"
+            )
         if len(query) > MAX_QUERY_CHARS:
             raise HTTPException(
-                status.HTTP_422_UNPROCESSABLE_ENTITY,
+                status.HTTP_422_UNPROCESSABLE_CONTENT,
                 f"queries[{index}]: {len(query)} characters, more than {MAX_QUERY_CHARS}",
             )
     if body.votes is not None and len(body.votes) > settings.max_battles:
         raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_ENTITY,
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
             f"votes: {len(body.votes)} votes, more than the {settings.max_battles} allowed",
         )
     return engine.recommend(body.queries, body.votes)

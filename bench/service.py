@@ -1,0 +1,566 @@
+"""Benchmark G (issue 6): the service under load, over Redis, from a second process.
+
+A real ``redis-server`` and the service run as processes of their own on loopback: first
+as ``plb serve`` (one uvicorn worker), then as ``uvicorn --workers 2`` with the same app
+(:func:`serving_app`), the way to use two cores. Another process loads it: ``wrk`` for the
+GETs where it is installed (far lighter than a Python client), else an asyncio loop over
+raw keep-alive HTTP/1.1 connections (``python -m bench.service load SPEC OUT``: stdlib and
+uvloop; httpx's ``AsyncClient`` was itself the bottleneck, some 130 req/s at 50
+connections, see encode/httpx#3215); ``POST /v1/recommend`` always with that loop. Every
+phase is bounded in time and in count.
+
+The load generator shares the machine's cores with the server, so each GET phase has a
+reference: the same load on a trivial Starlette app (:func:`trivial_app`) under the same
+uvicorn workers, the most this client and uvicorn can do here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.common import ROOT, Row, error_text, make_row
+
+__all__ = ["LoadResult", "main", "run", "serving_app", "trivial_app"]
+
+logger = logging.getLogger("bench")
+
+GET_P99_GOAL_MS = 20.0
+GET_RPS_GOAL = 1000.0
+RECOMMEND_P99_GOAL_MS = 250.0
+CLIENTS = 50
+RECOMMEND_CLIENTS = (1, 4)  # few: the goal is latency, not throughput
+N_QUERIES = 20
+N_USERS = 20  # whose leaderboards are read in turn
+OUT = ROOT / "bench" / "out"
+_ADMIN_KEY = "bench-admin-key-not-secret"
+_INGEST_KEY = "bench-ingest-key-not-secret"
+_TOKEN_SECRET = "bench-token-secret-not-secret"
+_HOST = "127.0.0.1"
+_PYTHON_LOAD = "an asyncio loop over raw HTTP/1.1 keep-alive connections (uvloop)"
+
+Request = tuple[str, str, Any]  # method, path, JSON body or None
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    """What one load phase measured.
+
+    Attributes
+    ----------
+    requests : int
+        Requests completed (answered, whatever the status).
+    errors : int
+        Requests answered with a status outside 2xx, or not answered.
+    elapsed_s : float
+        Wall time of the phase.
+    p50_ms, p99_ms : float
+        Latency percentiles, in milliseconds.
+    """
+
+    requests: int
+    errors: int
+    elapsed_s: float
+    p50_ms: float
+    p99_ms: float
+
+    @property
+    def rps(self) -> float:
+        """Requests completed a second."""
+        return self.requests / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    def text(self, *, errors: bool = True) -> str:
+        """One table cell: percentiles, rate and errors."""
+        cell = f"p50 {self.p50_ms:.1f} ms, p99 {self.p99_ms:.1f} ms; {self.rps:,.0f} req/s"
+        return cell + (f"; {self.errors:,} errors in {self.requests:,}" if errors else "")
+
+
+# -- the apps uvicorn serves (``--factory``) --------------------------------------------------
+
+
+def trivial_app() -> Any:
+    """A Starlette app with one async route that answers a constant JSON document."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request as HttpRequest
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def hello(request: HttpRequest) -> JSONResponse:
+        return JSONResponse({"status": "ok"})
+
+    return Starlette(routes=[Route("/", hello)])
+
+
+def serving_app() -> Any:
+    """The service as ``plb serve`` makes it (its JSON access log included), from ``PLB_*``."""
+    from service.api.app import create_app
+    from service.cli.serve import _configure_logging
+
+    _configure_logging()
+    return create_app()
+
+
+# -- the Python load generator, run in a process of its own ------------------------------------
+
+
+def _encode(base: str, method: str, path: str, body: Any) -> bytes:
+    """One HTTP/1.1 keep-alive request, ready to send."""
+    host = urllib.parse.urlsplit(base).netloc
+    data = b"" if body is None else json.dumps(body).encode()
+    head = f"{method} {path} HTTP/1.1\r\nHost: {host}\r\n"
+    if body is not None:
+        head += f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n"
+    return (head + "\r\n").encode() + data
+
+
+async def _exchange(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, raw: bytes) -> int:
+    """Send ``raw``, read the whole response (length or chunked); its status."""
+    writer.write(raw)
+    head = await reader.readuntil(b"\r\n\r\n")
+    fields = dict(
+        (name.strip().lower(), value.strip().lower())
+        for name, _, value in (line.partition(b":") for line in head.split(b"\r\n")[1:])
+    )
+    if b"chunked" in fields.get(b"transfer-encoding", b""):
+        while size := int((await reader.readuntil(b"\r\n")).split(b";")[0], 16):
+            await reader.readexactly(size + 2)
+        while await reader.readuntil(b"\r\n") != b"\r\n":  # trailers
+            pass
+    else:
+        await reader.readexactly(int(fields.get(b"content-length", b"0")))
+    return int(head[9:12])
+
+
+async def _drive(spec: dict[str, Any], duration: float) -> dict[str, Any]:
+    """``clients`` connections, each sending requests back to back, for ``duration`` s."""
+    import numpy as np
+
+    requests = [_encode(spec["base"], *r) for r in spec["requests"]]
+    address = urllib.parse.urlsplit(spec["base"])
+    clients, limit = int(spec["clients"]), int(spec["max_requests"])
+    latencies: list[float] = []
+    errors = issued = 0
+    start = time.perf_counter()
+    deadline = start + duration
+
+    async def client() -> None:
+        nonlocal errors, issued
+        reader, writer = await asyncio.open_connection(address.hostname, address.port)
+        try:
+            while issued < limit and time.perf_counter() < deadline:
+                raw = requests[issued % len(requests)]
+                issued += 1
+                began = time.perf_counter()
+                try:
+                    async with asyncio.timeout(30.0):
+                        failed = not 200 <= await _exchange(reader, writer, raw) < 300
+                except (OSError, ValueError, asyncio.IncompleteReadError, TimeoutError):
+                    failed = True
+                    writer.close()
+                    reader, writer = await asyncio.open_connection(address.hostname, address.port)
+                latencies.append(time.perf_counter() - began)
+                errors += failed
+        finally:
+            writer.close()
+
+    await asyncio.gather(*(client() for _ in range(clients)))
+    elapsed = time.perf_counter() - start
+    p50, p99 = np.percentile(latencies, [50, 99]) * 1000.0 if latencies else (0.0, 0.0)
+    return {
+        "requests": len(latencies),
+        "errors": errors,
+        "elapsed_s": elapsed,
+        "p50_ms": float(p50),
+        "p99_ms": float(p99),
+    }
+
+
+def _run_loop(spec: dict[str, Any]) -> dict[str, Any]:
+    try:
+        import uvloop
+
+        factory: Callable[[], asyncio.AbstractEventLoop] | None = uvloop.new_event_loop
+    except ImportError:
+        factory = None
+    with asyncio.Runner(loop_factory=factory) as runner:
+        if spec["warmup_s"] > 0:
+            runner.run(_drive(spec, spec["warmup_s"]))
+        return runner.run(_drive(spec, spec["duration_s"]))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m bench.service load SPEC OUT``: run one load phase, write its result."""
+    parser = argparse.ArgumentParser(prog="python -m bench.service")
+    parser.add_argument("task", choices=["load"])
+    parser.add_argument("spec", type=Path, help="JSON: base, requests, clients, durations")
+    parser.add_argument("out", type=Path, help="where the JSON result goes")
+    args = parser.parse_args(argv)
+    result = _run_loop(json.loads(args.spec.read_text(encoding="utf-8")))
+    args.out.write_text(json.dumps(result), encoding="utf-8")
+    return 0
+
+
+# -- processes ---------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((_HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PLB_")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return {**env, **extra}
+
+
+def _tail(path: Path, n: int = 600) -> str:
+    text = path.read_text(errors="replace") if path.exists() else ""
+    return " | ".join(text[-n:].split("\n")) or "(no output)"
+
+
+@contextmanager
+def _process(
+    command: list[str], env: dict[str, str], log: Path, ready: Callable[[], bool], timeout: float
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Start ``command`` in a session of its own, wait for ``ready``; stop its group after."""
+    with open(log, "ab") as sink:
+        process = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink,
+            start_new_session=True,
+        )  # fmt: skip
+    name = Path(command[0]).name if command[0] != sys.executable else command[2]
+    try:
+        deadline = time.monotonic() + timeout
+        while not ready():
+            if process.poll() is not None:
+                raise RuntimeError(f"{name} exited with {process.returncode}: {_tail(log)}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{name} not ready within {timeout:.0f} s: {_tail(log)}")
+            time.sleep(0.1)
+        yield process
+    finally:
+        if process.poll() is None:
+            process.terminate()  # uvicorn's supervisor stops its workers on SIGTERM
+            try:
+                process.wait(15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        try:
+            os.killpg(process.pid, signal.SIGKILL)  # any worker left behind, of this group only
+        except ProcessLookupError:
+            pass
+
+
+def _answers(url: str, timeout: float = 2.0) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def _pings(port: int) -> bool:
+    try:
+        with socket.create_connection((_HOST, port), timeout=0.5) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(64).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+@contextmanager
+def _redis(executable: str, directory: Path) -> Iterator[str]:
+    """A ``redis-server`` on a free loopback port (AOF, fsync every second); its URL."""
+    port = _free_port()
+    command = [
+        executable, "--port", str(port), "--bind", _HOST, "--dir", str(directory),
+        "--appendonly", "yes", "--appendfsync", "everysec", "--save", "",
+    ]  # fmt: skip
+    with _process(command, _env(), directory / "redis.log", lambda: _pings(port), 10.0):
+        yield f"redis://{_HOST}:{port}/0"
+
+
+@contextmanager
+def _server(app: str, workers: int, env: dict[str, str], log: Path) -> Iterator[str]:
+    """Serve ``app`` (``plb`` for ``plb serve``, else a factory) on a free port; its URL."""
+    port = _free_port()
+    base = f"http://{_HOST}:{port}"
+    if app == "plb":
+        command = [sys.executable, "-m", "service.cli", "serve", env["PLB_FIT_DIR"]]
+        command += ["--redis-url", env["PLB_REDIS_URL"], "--port", str(port)]
+        probe = base + "/healthz"
+    else:
+        command = [sys.executable, "-m", "uvicorn", "--factory", app, "--host", _HOST]
+        command += ["--port", str(port), "--workers", str(workers), "--no-access-log"]
+        probe = base + ("/healthz" if app.endswith("serving_app") else "/")
+
+    def ready() -> bool:  # every worker has started, and one answers
+        text = log.read_text(errors="replace") if log.exists() else ""
+        return text.count("Application startup complete") >= workers and _answers(probe)
+
+    log.write_bytes(b"")
+    with _process(command, env, log, ready, 300.0):
+        yield base
+
+
+# -- setup ------------------------------------------------------------------------------------
+
+
+def _fit_dir(quick: bool) -> Path:
+    """A fit of the simulator, cached under ``bench/out`` (the full one takes minutes)."""
+    from service.artifacts import FORMAT
+
+    n_users = 60 if quick else 400
+    root = OUT / f"service-fit-{n_users}-users"
+    fit = root / "fit"
+    manifest = fit / "manifest.json"
+    if manifest.exists() and json.loads(manifest.read_text()).get("format") == FORMAT:
+        return fit
+    shutil.rmtree(root, ignore_errors=True)
+    logger.info("simulating and fitting %d users into %s (kept for later runs)", n_users, root)
+    simulate = ["simulate", "--out", str(root / "sim"), "--users", str(n_users), "--seed", "0"]
+    step = ["fit", str(root / "sim" / "battles.jsonl.gz"), "--out", str(fit)]
+    if quick:
+        simulate += ["--battles-per-user", "30"]
+        step += ["--n-topics", "4"]
+    for args in (simulate, step):
+        command = [sys.executable, "-m", "service.cli", *args]
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            tail = " | ".join(done.stderr.strip().splitlines()[-3:])
+            raise RuntimeError(f"plb {args[0]} exited with {done.returncode}: {tail}")
+    return fit
+
+
+def _workload(fit: Path, base: str) -> tuple[list[str], list[dict[str, Any]], str]:
+    """User leaderboard paths (with tokens, warmed), recommend bodies, and the data label."""
+    import pandas as pd
+
+    users = sorted(pd.read_parquet(fit / "users.parquet", columns=["user_id"])["user_id"].unique())
+    chosen = [str(users[i * len(users) // N_USERS]) for i in range(min(N_USERS, len(users)))]
+    admin = {"Authorization": f"Bearer {_ADMIN_KEY}"}
+    paths = []
+    for user in chosen:
+        quoted = urllib.parse.quote(user, safe="")
+        with urllib.request.urlopen(
+            urllib.request.Request(f"{base}/v1/admin/users/{quoted}/token", headers=admin),
+            timeout=30,
+        ) as response:
+            token = json.load(response)["token"]
+        paths.append(f"/v1/users/{quoted}/leaderboard?token={token}")
+        if not _answers(base + paths[-1], 60.0):  # fits and stores the leaderboard once
+            raise RuntimeError(f"GET {paths[-1].split('?')[0]} failed while warming")
+    battles = pd.read_parquet(fit / "battles.parquet", columns=["prompt"])
+    prompts = battles["prompt"].dropna().drop_duplicates().astype(str).tolist()
+    bodies = [
+        {"queries": prompts[i : i + N_QUERIES]}
+        for i in range(0, min(len(prompts), 50 * N_QUERIES) - N_QUERIES + 1, N_QUERIES)
+    ]
+    manifest = json.loads((fit / "manifest.json").read_text())
+    label = (
+        f"plb simulate: {manifest['n_users']} users, {manifest['n_battles']:,} votes, "
+        f"{len(manifest['models'])} models; Redis; {os.cpu_count()} CPUs for all processes"
+    )
+    return paths, bodies, label
+
+
+# -- load phases ------------------------------------------------------------------------------
+
+_WRK_LUA = """
+local paths = {PATHS}
+local i = 0
+function request()
+  i = i % #paths + 1
+  return wrk.format("GET", paths[i])
+end
+function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    '\\n{"requests": %d, "duration_us": %d, "errors": %d, "p50_us": %.1f, "p99_us": %.1f}\\n',
+    summary.requests, summary.duration, e.connect + e.read + e.write + e.status + e.timeout,
+    latency:percentile(50), latency:percentile(99)))
+end
+"""
+
+
+def _wrk(base: str, paths: list[str], duration: float, warmup: float, tmp: Path) -> LoadResult:
+    script = tmp / "wrk.lua"
+    script.write_text(_WRK_LUA.replace("PATHS", ", ".join(map(json.dumps, paths))))
+    result: dict[str, Any] = {}
+    for seconds in (warmup, duration):
+        command = ["wrk", "-t1", f"-c{CLIENTS}", f"-d{max(1, round(seconds))}s", "--timeout", "5s"]
+        done = subprocess.run(
+            [*command, "-s", str(script), base + paths[0]],
+            capture_output=True, text=True, timeout=seconds + 60, check=True,
+        )  # fmt: skip
+        result = json.loads([x for x in done.stdout.splitlines() if x.startswith("{")][-1])
+    return LoadResult(
+        result["requests"],
+        result["errors"],
+        result["duration_us"] / 1e6,
+        result["p50_us"] / 1000.0,
+        result["p99_us"] / 1000.0,
+    )
+
+
+def _python_load(spec: dict[str, Any], tmp: Path) -> LoadResult:
+    spec_path, out = tmp / "load.json", tmp / "result.json"
+    spec_path.write_text(json.dumps(spec), encoding="utf-8")
+    command = [sys.executable, "-m", "bench.service", "load", str(spec_path), str(out)]
+    timeout = spec["warmup_s"] + spec["duration_s"] + 120
+    done = subprocess.run(
+        command, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=timeout
+    )
+    if done.returncode != 0:
+        tail = " | ".join(done.stderr.strip().splitlines()[-3:])
+        raise RuntimeError(f"the load process exited with {done.returncode}: {tail}")
+    return LoadResult(**json.loads(out.read_text(encoding="utf-8")))
+
+
+@dataclass(frozen=True)
+class _Load:
+    """How the phases of one run load the server."""
+
+    duration: float
+    warmup: float
+    tmp: Path
+    wrk: bool
+
+    @property
+    def tool(self) -> str:
+        client = "wrk (1 thread)" if self.wrk else _PYTHON_LOAD
+        return f"{client}, {CLIENTS} connections back to back"
+
+    def get(self, base: str, paths: list[str]) -> LoadResult:
+        if self.wrk:
+            return _wrk(base, paths, self.duration, self.warmup, self.tmp)
+        requests = [("GET", p, None) for p in paths]
+        return self.http(base, requests, CLIENTS, 200_000)
+
+    def http(self, base: str, requests: list[Request], clients: int, limit: int) -> LoadResult:
+        spec = {"base": base, "requests": requests, "clients": clients, "max_requests": limit}
+        spec.update(duration_s=self.duration, warmup_s=self.warmup)
+        return _python_load(spec, self.tmp)
+
+
+def _meets(result: LoadResult, p99_ms: float, rps: float, quick: bool) -> bool | None:
+    """Whether ``result`` meets the goal, without errors; ``None`` in quick mode."""
+    if quick:
+        return None
+    return result.p99_ms <= p99_ms and result.rps >= rps and result.errors == 0
+
+
+def _config_rows(
+    name: str, app: str, workers: int, env: dict[str, str], load: _Load, quick: bool
+) -> list[Row]:
+    """The rows of one way of serving: the two GETs against the reference, then recommend."""
+    logger.info("%s: the trivial app, then the service", name)
+    with _server("bench.service:trivial_app", workers, _env(), load.tmp / "trivial.log") as base:
+        ref = load.get(base, ["/"])
+    with _server(app, workers, env, load.tmp / f"serve-{workers}.log") as base:
+        paths, bodies, data = _workload(Path(env["PLB_FIT_DIR"]), base)
+        board = load.get(base, ["/v1/leaderboard"])
+        user = load.get(base, paths)
+        posts: list[Request] = [("POST", "/v1/recommend", b) for b in bodies]
+        recommend = {n: load.http(base, posts, n, 5_000) for n in RECOMMEND_CLIENTS}
+    get_goal = f"p99 ≤ {GET_P99_GOAL_MS:.0f} ms at ≥ {GET_RPS_GOAL:,.0f} req/s"
+    get_notes = (
+        f"{load.tool} for {load.duration:.0f} s after {load.warmup:.0f} s of warm-up, on the "
+        f"same cores as the server and Redis; a closed loop, so latency is about {CLIENTS} / "
+        f"rate (p99 ≤ {GET_P99_GOAL_MS:.0f} ms takes some {CLIENTS * 1000 / GET_P99_GOAL_MS:,.0f} "
+        "req/s or more); reference: the same load on a trivial Starlette app (one async "
+        "route) under the same uvicorn workers, the ceiling of this client here; "
+        "ratio = ours / reference req/s"
+    )
+    user_notes = f"{len(paths)} users in turn, each with its token (?token=), leaderboards "
+    user_notes += "stored in Redis (each read once before); "
+    rows = [
+        make_row(
+            f"GET {route}, {name}",
+            data,
+            ours=result.text(),
+            reference=f"trivial app: {ref.text(errors=False)}",
+            ratio=result.rps / ref.rps if ref.rps > 0 else None,
+            goal=get_goal,
+            met=_meets(result, GET_P99_GOAL_MS, GET_RPS_GOAL, quick),
+            notes=notes + get_notes,
+        )
+        for route, result, notes in [
+            ("/v1/leaderboard", board, ""),
+            ("/v1/users/{id}/leaderboard", user, user_notes),
+        ]
+    ]
+    for n, result in recommend.items():
+        clients = f"{n} client{'s' if n > 1 else ''}"
+        rows.append(
+            make_row(
+                f"POST /v1/recommend, {clients}, {name}",
+                data,
+                ours=result.text(),
+                goal=f"p99 ≤ {RECOMMEND_P99_GOAL_MS:.0f} ms",
+                met=_meets(result, RECOMMEND_P99_GOAL_MS, 0.0, quick),
+                notes=f"{_PYTHON_LOAD}, {clients} back to back for "
+                f"{load.duration:.0f} s after {load.warmup:.0f} s of warm-up (the goal is "
+                f"latency); each request {N_QUERIES} simulated prompts, {len(bodies)} batches "
+                "in turn",
+            )
+        )
+    return rows
+
+
+def run(quick: bool = False) -> list[Row]:
+    """Run benchmark G; ``quick`` uses 60 users, 2 s phases and evaluates no goal."""
+    redis_server = shutil.which("redis-server")
+    if redis_server is None:
+        reason = "redis-server is not on PATH (Debian/Ubuntu: apt-get install redis-server)"
+        return [make_row("the service under load", "—", ours="skipped", notes=reason)]
+    fit = _fit_dir(quick)
+    rows: list[Row] = []
+    configs = [
+        ("plb serve (1 uvicorn worker)", "plb", 1),
+        ("uvicorn --workers 2", "bench.service:serving_app", 2),
+    ]
+    with tempfile.TemporaryDirectory(prefix="plb-bench-") as tmp:
+        load = _Load(2.0 if quick else 10.0, 1.0, Path(tmp), shutil.which("wrk") is not None)
+        with _redis(redis_server, Path(tmp)) as redis_url:
+            env = _env(
+                PLB_FIT_DIR=str(fit),
+                PLB_REDIS_URL=redis_url,
+                PLB_INGEST_KEY=_INGEST_KEY,
+                PLB_ADMIN_KEY=_ADMIN_KEY,
+                PLB_TOKEN_SECRET=_TOKEN_SECRET,
+                PLB_REFIT_INTERVAL_S="0",
+            )
+            for name, app, workers in configs:
+                try:
+                    rows += _config_rows(name, app, workers, env, load, quick)
+                except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+                    rows.append(
+                        make_row(f"the service, {name}", "—", ours="error", met=False,
+                                 goal="runs", notes=error_text(exc))
+                    )  # fmt: skip
+    return rows
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,139 @@
+"""Fixtures of the service tests: one small simulated arena, fitted once a session.
+
+``plb fit`` with topics and the rating predictor takes tens of seconds, so every module
+that serves a fit (the API, the replicas, the engine, the browser tests) shares
+:func:`shared_fit`; :func:`shared_fit_no_features` is the same log fitted without
+topics or predictor, for the "not available" answers. The helpers below open a test
+service on them and check the SPEC shapes; the test modules import them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from pydantic import SecretStr
+
+from service.api.app import create_app
+from service.settings import Settings
+
+#: Secrets of the test services (at least 16 characters, as the settings require).
+INGEST_KEY = "ingest-key-0123456789abcdef"
+ADMIN_KEY = "admin-key-0123456789abcdef"
+
+
+@pytest.fixture(scope="session")
+def shared_sim(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``plb simulate``: 60 users, about 30 votes each (seed 1); the folder."""
+    from service.cli import main
+
+    sim = tmp_path_factory.mktemp("arena") / "sim"
+    argv = ["simulate", "--out", str(sim), "--users", "60", "--battles-per-user", "30"]
+    assert main([*argv, "--seed", "1"]) == 0
+    return sim
+
+
+@pytest.fixture(scope="session")
+def shared_fit(shared_sim: Path) -> Path:
+    """``plb fit`` of :func:`shared_sim` with 4 topics and the rating predictor."""
+    from service.cli import main
+
+    fit = shared_sim.parent / "fit"
+    argv = ["fit", str(shared_sim / "battles.jsonl.gz"), "--out", str(fit), "--n-topics", "4"]
+    assert main(argv) == 0
+    return fit
+
+
+@pytest.fixture(scope="session")
+def shared_fit_no_features(shared_sim: Path) -> Path:
+    """``plb fit --no-features`` of :func:`shared_sim`: no topics, no predictor."""
+    from service.cli import main
+
+    fit = shared_sim.parent / "fit-no-features"
+    argv = ["fit", str(shared_sim / "battles.jsonl.gz"), "--out", str(fit), "--no-features"]
+    assert main(argv) == 0
+    return fit
+
+
+def service_settings(fit_dir: Path, **overrides: Any) -> Settings:
+    """Settings of a test service on ``fit_dir``: both keys, no periodic refit.
+
+    ``overrides`` name the store (``store_path=`` or ``redis_url=``) and anything else;
+    every field is given, so no ``PLB_*`` variable of the environment leaks in.
+    """
+    fields: dict[str, Any] = {
+        "fit_dir": fit_dir,
+        "redis_url": None,
+        "ingest_key": SecretStr(INGEST_KEY),
+        "admin_key": SecretStr(ADMIN_KEY),
+        "token_secret": None,
+        "refit_interval_s": 0,
+        "refit_predictor": False,
+        "cors_origins": [],
+        **overrides,
+    }
+    return Settings(**fields)
+
+
+#: A response of the TestClient (Starlette's client is ``httpx2``, not ``httpx``).
+Response = Any
+
+
+def _no_server_error(response: Response) -> None:
+    """A 5xx is always a bug (SPEC section 4): fail the request that got one."""
+    if response.status_code >= 500:
+        response.read()
+        request = response.request
+        raise AssertionError(
+            f"{request.method} {request.url} answered {response.status_code}: {response.text}"
+        )
+
+
+@contextmanager
+def open_client(settings: Settings, *, allow_5xx: bool = False) -> Iterator[TestClient]:
+    """A TestClient of ``create_app(settings)``, lifespan run; any 5xx fails the test."""
+    with TestClient(create_app(settings)) as client:
+        if not allow_5xx:
+            client.event_hooks = {"request": [], "response": [_no_server_error]}
+        yield client
+
+
+def bearer(key: str) -> dict[str, str]:
+    """The Authorization header presenting ``key``."""
+    return {"Authorization": f"Bearer {key}"}
+
+
+def assert_error(response: Response, status: int, *words: str) -> str:
+    """``response`` is ``{"detail": ...}`` JSON with ``status``, naming every one of ``words``."""
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/json")
+    body = response.json()
+    assert set(body) == {"detail"}, body
+    detail = str(body["detail"])
+    for word in words:
+        assert word in detail, f"{word!r} is not in the detail {detail!r}"
+    return detail
+
+
+LEADERBOARD_ROW = {"model", "rating", "lower", "upper", "rank", "battles", "wins", "losses", "ties"}
+
+
+def check_leaderboard(document: dict[str, Any], method: str) -> None:
+    """The SPEC leaderboard shape: best first, intervals around the point, SPEC ranks."""
+    assert document["method"] == method
+    assert isinstance(document["n_battles"], int) and document["n_battles"] >= 0
+    assert isinstance(document["version"], int) and document["version"] >= 1
+    rows = document["models"]
+    assert rows, "a leaderboard without models"
+    ratings = [m["rating"] for m in rows]
+    assert ratings == sorted(ratings, reverse=True), "not sorted best first"
+    for row in rows:
+        assert LEADERBOARD_ROW <= set(row), row
+        assert row["lower"] <= row["rating"] <= row["upper"], row
+        assert row["wins"] + row["losses"] + row["ties"] == row["battles"], row
+        above = sum(other["lower"] > row["upper"] for other in rows)
+        assert row["rank"] == 1 + above, (row, above)

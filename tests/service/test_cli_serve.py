@@ -1,0 +1,227 @@
+"""``plb serve`` and ``plb refit``: usage errors, a live server, and the README's demo.
+
+The demo test runs the README's main command, ``plb serve --demo``, as a real process
+(simulate, fit, serve), then starts it again on the same folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from service.cli import main
+from tests.service.conftest import ADMIN_KEY, service_settings
+
+SERVE_TIMEOUT_S = 240.0
+
+
+@pytest.fixture(autouse=True)
+def no_plb_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No ``PLB_*`` variable of the caller's environment; a store file of the test's own."""
+    for name in list(os.environ):
+        if name.startswith("PLB_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("PLB_STORE_PATH", str(tmp_path / "store.sqlite"))
+
+
+def one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err
+    assert err.endswith("\n") and err.count("\n") == 1, err
+    return err
+
+
+def test_serve_needs_a_fit_dir_or_demo(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve"]) == 2
+    assert "either a fit directory DIR or --demo" in one_line_error(capsys)
+    assert main(["serve", "some-dir", "--demo"]) == 2
+    assert "either" in one_line_error(capsys)
+
+
+def test_serve_a_missing_fit_dir(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "/nonexistent/fit"]) == 2
+    assert "/nonexistent/fit" in one_line_error(capsys)
+
+
+def test_serve_a_short_ingest_key(
+    shared_fit_no_features: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("PLB_INGEST_KEY", "too-short")
+    assert main(["serve", str(shared_fit_no_features)]) == 2
+    error = one_line_error(capsys)
+    assert "PLB_INGEST_KEY" in error and "16" in error
+    assert "too-short" not in error
+
+
+# -- plb refit against a live server -------------------------------------------------------
+
+
+@pytest.fixture
+def live_server(shared_fit_no_features: Path, tmp_path: Path) -> Iterator[str]:
+    """The app under uvicorn in a thread, on a free port of 127.0.0.1; its URL."""
+    import uvicorn
+
+    from service.api.app import create_app
+
+    settings = service_settings(shared_fit_no_features, store_path=tmp_path / "live.sqlite")
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not server.started and thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert server.started, "the server did not start"
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+        sock.close()
+
+
+def test_refit_publishes_a_version(
+    live_server: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["refit", "--url", live_server]) == 2
+    assert "PLB_ADMIN_KEY" in one_line_error(capsys)
+
+    monkeypatch.setenv("PLB_ADMIN_KEY", "not-the-admin-key-0123")
+    assert main(["refit", "--url", live_server]) == 2
+    assert "answered 403" in one_line_error(capsys)
+
+    monkeypatch.setenv("PLB_ADMIN_KEY", ADMIN_KEY)
+    assert main(["refit", "--url", live_server, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"version": 2}
+    assert main(["refit", "--url", live_server]) == 0
+    assert "published model version 3" in capsys.readouterr().out
+    assert httpx.get(f"{live_server}/healthz").json() == {"status": "ok", "version": 3}
+
+
+def test_refit_of_an_unreachable_service(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PLB_ADMIN_KEY", ADMIN_KEY)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # bound, not listening: the connection is refused
+        assert main(["refit", "--url", f"http://127.0.0.1:{port}", "--timeout", "5"]) == 2
+    assert "cannot reach" in one_line_error(capsys)
+
+
+# -- the README's demo, as a real process --------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Demo:
+    """``plb serve --demo`` in a child process, its stderr in a file."""
+
+    def __init__(self, demo_dir: Path, log: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PLB_")}
+        command = [sys.executable, "-m", "service.cli", "serve", "--demo", "--users", "60"]
+        command += ["--demo-dir", str(demo_dir), "--port", str(self.port)]
+        with open(log, "wb") as stderr:
+            self.process = subprocess.Popen(
+                command,
+                cwd=demo_dir.parent,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+            )
+
+    def stderr(self) -> str:
+        return self.log.read_text(encoding="utf-8", errors="replace")
+
+    def wait_healthy(self) -> None:
+        deadline = time.monotonic() + SERVE_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                code = self.process.returncode
+                pytest.fail(f"plb serve --demo exited with {code}:\n{self.stderr()}")
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.25)
+        waited = f"did not answer /healthz in {SERVE_TIMEOUT_S} s"
+        pytest.fail(f"plb serve --demo {waited}:\n{self.stderr()}")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+@pytest.mark.slow
+def test_demo_serves_and_keeps_votes_across_restarts(tmp_path: Path) -> None:
+    demo_dir = tmp_path / "demo"
+    battle = {
+        "battle_id": "demo-vote-1",
+        "user_id": "demo-user",
+        "model_a": "pico-3b",
+        "model_b": "helios-2-ultra",
+        "winner": "model_a",
+    }
+
+    first = Demo(demo_dir, tmp_path / "first.log")
+    try:
+        first.wait_healthy()
+        page = httpx.get(f"{first.url}/")
+        assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+        board = httpx.get(f"{first.url}/v1/leaderboard").json()
+        assert len(board["models"]) == 15
+        assert (demo_dir / "report.html").is_file()
+        keys = json.loads((demo_dir / "keys.json").read_text(encoding="utf-8"))
+        headers = {"Authorization": f"Bearer {keys['PLB_INGEST_KEY']}"}
+        result = httpx.post(f"{first.url}/v1/battles", json={"battles": [battle]}, headers=headers)
+        assert result.status_code == 200, result.text
+        assert result.json()["accepted"] == 1
+        token = result.json()["tokens"]["demo-user"]
+        elo = httpx.get(f"{first.url}/v1/leaderboard", params={"method": "elo"}).json()
+    finally:
+        first.stop()
+    log = first.stderr()
+    assert "reusing" not in log
+    for secret in (*keys.values(), token):
+        assert secret not in log
+
+    second = Demo(demo_dir, tmp_path / "second.log")
+    try:
+        second.wait_healthy()
+        assert "reusing" in second.stderr()
+        again = httpx.post(f"{second.url}/v1/battles", json={"battles": [battle]}, headers=headers)
+        assert (again.json()["accepted"], again.json()["duplicates"]) == (0, 1)
+        assert httpx.get(f"{second.url}/v1/leaderboard", params={"method": "elo"}).json() == elo
+        mine = httpx.get(f"{second.url}/v1/users/demo-user/leaderboard", params={"token": token})
+        assert mine.status_code == 200, mine.text
+        assert mine.json()["n_battles"] == 1
+    finally:
+        second.stop()

@@ -1,0 +1,150 @@
+"""Replicas on one real Redis: what one writes, the other reads; and Redis going away.
+
+Two apps (each its own :class:`~service.engine.Engine`) serve the shared fit from one
+``redis-server``, checking the store for a new model version on every read
+(``version_poll_s=0``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.redis_server import RedisServer
+from tests.service.conftest import (
+    ADMIN_KEY,
+    INGEST_KEY,
+    assert_error,
+    bearer,
+    check_leaderboard,
+    open_client,
+    service_settings,
+)
+
+INGEST = bearer(INGEST_KEY)
+ADMIN = bearer(ADMIN_KEY)
+
+
+@pytest.fixture
+def replicas(shared_fit_no_features: Path, redis_url: str) -> Iterator[tuple[TestClient, ...]]:
+    """Two apps on one Redis and the same fit directory."""
+    settings = service_settings(shared_fit_no_features, redis_url=redis_url, version_poll_s=0)
+    with open_client(settings) as one, open_client(settings) as two:
+        yield one, two
+
+
+@pytest.fixture
+def server(redis_server: RedisServer, redis_url: str) -> Iterator[RedisServer]:
+    """The session's Redis, left running after the test even when the test fails."""
+    try:
+        yield redis_server
+    finally:
+        redis_server.start()
+
+
+def vote(a: str, b: str, **fields: Any) -> dict[str, Any]:
+    return {"model_a": a, "model_b": b, "winner": "model_a", **fields}
+
+
+def ratings(document: dict[str, Any]) -> dict[str, float]:
+    return {m["model"]: m["rating"] for m in document["models"]}
+
+
+def user_board(client: TestClient, user: str, method: str = "bt") -> dict[str, Any]:
+    response = client.get(f"/v1/users/{user}/leaderboard", headers=ADMIN, params={"method": method})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_both_serve_one_version(replicas: tuple[TestClient, ...]) -> None:
+    one, two = replicas
+    first, second = one.get("/v1/leaderboard").json(), two.get("/v1/leaderboard").json()
+    assert first == second
+    assert first["version"] == 1  # the second app found the fit published: no new version
+
+
+def test_a_vote_through_one_is_read_through_the_other(
+    replicas: tuple[TestClient, ...], shared_fit_no_features: Path
+) -> None:
+    from service.artifacts import load_fit
+
+    one, two = replicas
+    user = str(load_fit(shared_fit_no_features).agreement["user_id"].iloc[0])
+    before = user_board(two, user)
+    elo_before = two.get("/v1/leaderboard", params={"method": "elo"}).json()
+    top, bottom = before["models"][0]["model"], before["models"][-1]["model"]
+
+    votes = [vote(bottom, top, user_id=user) for _ in range(6)]
+    votes.append(vote("pico-3b", "lyra-mini", user_id="replica-user"))
+    result = one.post("/v1/battles", json={"battles": votes}, headers=INGEST).json()
+    assert result["accepted"] == 7
+
+    after = user_board(two, user)
+    assert after["n_battles"] == before["n_battles"] + 6
+    assert ratings(after)[bottom] > ratings(before)[bottom]
+    elo_after = two.get("/v1/leaderboard", params={"method": "elo"}).json()
+    check_leaderboard(elo_after, "elo")
+    assert elo_after["n_battles"] == elo_before["n_battles"] + 7
+    assert ratings(elo_after)[bottom] > ratings(elo_before)[bottom]
+    assert elo_after == one.get("/v1/leaderboard", params={"method": "elo"}).json()
+
+    # the token one handed out opens the user's leaderboard on the other (shared secret)
+    token = result["tokens"]["replica-user"]
+    mine = two.get("/v1/users/replica-user/leaderboard", params={"token": token})
+    assert mine.status_code == 200, mine.text
+    assert mine.json()["n_battles"] == 1
+    # and a battle id one stored is a duplicate on the other
+    body = {"battles": [votes[0] | {"battle_id": "r-1"}]}
+    assert two.post("/v1/battles", json=body, headers=INGEST).json()["accepted"] == 1
+    again = one.post("/v1/battles", json=body, headers=INGEST)
+    assert (again.json()["accepted"], again.json()["duplicates"]) == (0, 1)
+
+
+def test_a_refit_by_one_is_served_by_the_other(replicas: tuple[TestClient, ...]) -> None:
+    one, two = replicas
+    n_fitted = two.get("/v1/leaderboard").json()["n_battles"]
+    votes = [vote("pico-3b", "helios-2-ultra", user_id="refit-user") for _ in range(4)]
+    assert one.post("/v1/battles", json={"battles": votes}, headers=INGEST).json()["accepted"] == 4
+    assert two.get("/v1/leaderboard").json()["version"] == 1
+
+    refit = one.post("/v1/admin/refit", headers=ADMIN)
+    assert refit.json() == {"version": 2}
+    served = two.get("/v1/leaderboard").json()
+    check_leaderboard(served, "bt")
+    assert served["version"] == 2
+    assert served["n_battles"] == n_fitted + 4
+    assert served == one.get("/v1/leaderboard").json()
+    assert two.get("/healthz").json() == {"status": "ok", "version": 2}
+    assert user_board(two, "refit-user")["version"] == 2
+
+
+def test_redis_down_is_503_then_recovers(
+    shared_fit_no_features: Path, redis_url: str, server: RedisServer
+) -> None:
+    settings = service_settings(shared_fit_no_features, redis_url=redis_url, version_poll_s=0)
+    with open_client(settings, allow_5xx=True) as client:
+        first = {"battles": [vote("pico-3b", "sage-1.2", battle_id="d-1")]}
+        stored = client.post("/v1/battles", json=first, headers=INGEST)
+        assert stored.json()["accepted"] == 1
+        n_before = client.get("/v1/leaderboard", params={"method": "elo"}).json()["n_battles"]
+
+        server.stop()
+        body = {"battles": [vote("pico-3b", "sage-1.2", battle_id="d-2")]}
+        assert_error(client.get("/v1/leaderboard", params={"method": "elo"}), 503, "Redis")
+        assert_error(client.post("/v1/battles", json=body, headers=INGEST), 503, "Redis")
+        assert_error(client.get("/healthz"), 503, "Redis")
+
+        server.start()  # the same client, no restart of the app
+        elo = client.get("/v1/leaderboard", params={"method": "elo"})
+        assert elo.status_code == 200, elo.text
+        assert elo.json()["n_battles"] == n_before  # the vote before the outage is kept (AOF)
+        result = client.post("/v1/battles", json=body, headers=INGEST)
+        assert result.status_code == 200, result.text
+        assert result.json()["accepted"] == 1
+        again = client.get("/v1/leaderboard", params={"method": "elo"}).json()
+        assert again["n_battles"] == n_before + 1
+        assert client.get("/healthz").status_code == 200
