@@ -9,11 +9,17 @@ service on them and check the SPEC shapes; the test modules import them.
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
@@ -137,3 +143,67 @@ def check_leaderboard(document: dict[str, Any], method: str) -> None:
         assert row["wins"] + row["losses"] + row["ties"] == row["battles"], row
         above = sum(other["lower"] > row["upper"] for other in rows)
         assert row["rank"] == 1 + above, (row, above)
+
+
+# -- plb serve as a real process -------------------------------------------------------
+
+SERVE_TIMEOUT_S = 240.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class ServeProcess:
+    """``plb serve ARGS --port FREE`` in a child process, its stderr in a file.
+
+    The child sees no ``PLB_*`` variable of ours, only those in ``env``.
+    """
+
+    def __init__(
+        self, args: list[str], cwd: Path, log: Path, env: dict[str, str] | None = None
+    ) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log
+        environment = {k: v for k, v in os.environ.items() if not k.startswith("PLB_")}
+        environment.update(env or {})
+        command = [sys.executable, "-m", "service.cli", "serve", *args, "--port", str(self.port)]
+        with open(log, "wb") as stderr:
+            self.process = subprocess.Popen(
+                command,
+                cwd=cwd,
+                env=environment,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+            )
+
+    def stderr(self) -> str:
+        return self.log.read_text(encoding="utf-8", errors="replace")
+
+    def wait_healthy(self) -> None:
+        deadline = time.monotonic() + SERVE_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                code = self.process.returncode
+                pytest.fail(f"plb serve exited with {code}:\n{self.stderr()}")
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.25)
+        waited = f"did not answer /healthz in {SERVE_TIMEOUT_S} s"
+        pytest.fail(f"plb serve {waited}:\n{self.stderr()}")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()

@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -20,9 +18,7 @@ import httpx
 import pytest
 
 from service.cli import main
-from tests.service.conftest import ADMIN_KEY, service_settings
-
-SERVE_TIMEOUT_S = 240.0
+from tests.service.conftest import ADMIN_KEY, ServeProcess, service_settings
 
 
 @pytest.fixture(autouse=True)
@@ -126,58 +122,11 @@ def test_refit_of_an_unreachable_service(
 # -- the README's demo, as a real process --------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Demo:
-    """``plb serve --demo`` in a child process, its stderr in a file."""
-
-    def __init__(self, demo_dir: Path, log: Path) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = log
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PLB_")}
-        command = [sys.executable, "-m", "service.cli", "serve", "--demo", "--users", "60"]
-        command += ["--demo-dir", str(demo_dir), "--port", str(self.port)]
-        with open(log, "wb") as stderr:
-            self.process = subprocess.Popen(
-                command,
-                cwd=demo_dir.parent,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=stderr,
-            )
-
-    def stderr(self) -> str:
-        return self.log.read_text(encoding="utf-8", errors="replace")
-
-    def wait_healthy(self) -> None:
-        deadline = time.monotonic() + SERVE_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                code = self.process.returncode
-                pytest.fail(f"plb serve --demo exited with {code}:\n{self.stderr()}")
-            try:
-                if httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.25)
-        waited = f"did not answer /healthz in {SERVE_TIMEOUT_S} s"
-        pytest.fail(f"plb serve --demo {waited}:\n{self.stderr()}")
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+def demo(demo_dir: Path, log: Path) -> ServeProcess:
+    """``plb serve --demo`` of 60 users in ``demo_dir``."""
+    return ServeProcess(
+        ["--demo", "--users", "60", "--demo-dir", str(demo_dir)], demo_dir.parent, log
+    )
 
 
 @pytest.mark.slow
@@ -191,7 +140,7 @@ def test_demo_serves_and_keeps_votes_across_restarts(tmp_path: Path) -> None:
         "winner": "model_a",
     }
 
-    first = Demo(demo_dir, tmp_path / "first.log")
+    first = demo(demo_dir, tmp_path / "first.log")
     try:
         first.wait_healthy()
         page = httpx.get(f"{first.url}/")
@@ -213,7 +162,7 @@ def test_demo_serves_and_keeps_votes_across_restarts(tmp_path: Path) -> None:
     for secret in (*keys.values(), token):
         assert secret not in log
 
-    second = Demo(demo_dir, tmp_path / "second.log")
+    second = demo(demo_dir, tmp_path / "second.log")
     try:
         second.wait_healthy()
         assert "reusing" in second.stderr()

@@ -148,3 +148,42 @@ def test_redis_down_is_503_then_recovers(
         again = client.get("/v1/leaderboard", params={"method": "elo"}).json()
         assert again["n_battles"] == n_before + 1
         assert client.get("/healthz").status_code == 200
+
+
+@pytest.mark.slow
+def test_two_service_processes_on_one_redis(
+    shared_fit_no_features: Path, redis_url: str, tmp_path: Path
+) -> None:
+    """Two real ``plb serve`` processes behind (say) a load balancer, sharing one Redis."""
+    import httpx
+
+    from tests.service.conftest import ServeProcess
+
+    env = {
+        "PLB_INGEST_KEY": INGEST_KEY,
+        "PLB_ADMIN_KEY": ADMIN_KEY,
+        "PLB_REFIT_INTERVAL_S": "0",
+        "PLB_VERSION_POLL_S": "0",
+    }
+    args = [str(shared_fit_no_features), "--redis-url", redis_url]
+    processes = [ServeProcess(args, tmp_path, tmp_path / f"replica{i}.log", env) for i in (1, 2)]
+    try:
+        for process in processes:
+            process.wait_healthy()
+        one, two = (p.url for p in processes)
+        battle = vote("pico-3b", "helios-2-ultra", user_id="replica-voter", battle_id="r-1")
+        posted = httpx.post(f"{one}/v1/battles", json={"battles": [battle]}, headers=INGEST)
+        assert posted.status_code == 200, posted.text
+        token = posted.json()["tokens"]["replica-voter"]
+        read = httpx.get(f"{two}/v1/users/replica-voter/leaderboard", params={"token": token})
+        assert read.status_code == 200, read.text
+        assert read.json()["n_battles"] == 1
+        again = httpx.post(f"{two}/v1/battles", json={"battles": [battle]}, headers=INGEST)
+        assert again.json()["duplicates"] == 1  # the id is known to the other replica too
+        refit = httpx.post(f"{two}/v1/admin/refit", headers=ADMIN, timeout=120)
+        assert refit.status_code == 200, refit.text
+        version = refit.json()["version"]
+        assert httpx.get(f"{one}/v1/leaderboard").json()["version"] == version
+    finally:
+        for process in processes:
+            process.stop()
