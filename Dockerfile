@@ -24,7 +24,7 @@ COPY ranking ranking
 COPY features features
 COPY service service
 COPY data data
-RUN pip install . \
+RUN pip install ".[dask]" \
     && useradd --create-home --uid 10001 plb \
     && mkdir /data && chown plb:plb /data
 
