@@ -6,6 +6,7 @@ starts (its lifespan), and closed when it stops.
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -77,6 +78,10 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.engine = opened = engine or open_engine(settings)
+        # The models loaded at start-up are millions of long-lived objects: freeze them out
+        # of the garbage collector's scans, whose full passes would otherwise stall requests.
+        gc.collect()
+        gc.freeze()
         metrics.version.set(opened.served().version)
         opened.start_background()
         try:
