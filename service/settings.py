@@ -49,6 +49,12 @@ class Settings(BaseSettings):
         The most queries ``POST /v1/recommend`` takes at once.
     max_battles : int
         The most battles one ``POST /v1/battles`` takes.
+    max_body_bytes : int
+        The largest request body accepted (413 above it).
+    rate_limit_per_address, rate_limit_per_key : str
+        Requests allowed per client address and per API key or token, in the ``limits``
+        notation (``"100/second;3000/minute"``); ``"off"`` for none. Each replica counts
+        its own requests.
     """
 
     model_config = SettingsConfigDict(env_prefix="PLB_", extra="ignore")
@@ -66,12 +72,28 @@ class Settings(BaseSettings):
     version_poll_s: float = Field(default=1.0, ge=0.0)
     max_queries: int = Field(default=200, ge=1)
     max_battles: int = Field(default=10_000, ge=1)
+    max_body_bytes: int = Field(default=16 * 2**20, ge=1024)
+    rate_limit_per_address: str = "100/second;3000/minute"
+    rate_limit_per_key: str = "1000/second"
 
     @field_validator("ingest_key", "admin_key", "token_secret")
     @classmethod
     def _long_enough(cls, value: SecretStr | None) -> SecretStr | None:
         if value is not None and len(value.get_secret_value()) < 16:
             raise ValueError("must be at least 16 characters long")
+        return value
+
+    @field_validator("rate_limit_per_address", "rate_limit_per_key")
+    @classmethod
+    def _rates(cls, value: str) -> str:
+        from service.api.guards import parse_rates
+
+        try:
+            parse_rates(value)
+        except ValueError:
+            raise ValueError(
+                f"{value!r} is not a rate limit such as '100/second;3000/minute' or 'off'"
+            ) from None
         return value
 
 

@@ -16,6 +16,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 
+from service.api.guards import BodySizeLimit, RateLimit, parse_rates
 from service.api.observability import Metrics, ObservabilityMiddleware
 from service.api.routes import (
     admin,
@@ -114,6 +115,12 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     for module in (leaderboard, users, recommend, battles, catalog, admin, health, web):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=WEB_DIR), name="static")
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        RateLimit,
+        per_address=parse_rates(settings.rate_limit_per_address),
+        per_key=parse_rates(settings.rate_limit_per_key),
+    )
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,

@@ -80,6 +80,8 @@ def service_settings(fit_dir: Path, **overrides: Any) -> Settings:
         "refit_interval_s": 0,
         "refit_predictor": False,
         "cors_origins": [],
+        "rate_limit_per_address": "off",  # tests/service/test_guards.py turns them on
+        "rate_limit_per_key": "off",
         **overrides,
     }
     return Settings(**fields)
