@@ -550,6 +550,9 @@ def run(quick: bool = False) -> list[Row]:
                 PLB_ADMIN_KEY=_ADMIN_KEY,
                 PLB_TOKEN_SECRET=_TOKEN_SECRET,
                 PLB_REFIT_INTERVAL_S="0",
+                # one load generator on one address: the per-client limits would measure 429s
+                PLB_RATE_LIMIT_PER_ADDRESS="off",
+                PLB_RATE_LIMIT_PER_KEY="off",
             )
             for name, app, workers in configs:
                 try:
