@@ -36,12 +36,18 @@ from features.predictor import Prediction, RatingPredictor
 from features.profile import UserProfiler
 from features.topics import TopicModel
 from ranking.agreement import spearman_per_row
+from ranking.elo import expected_online_elo
 from ranking.evaluation import predict, score_predictions
 from ranking.frames import pairwise_from_battles, user_codes, vote_order
-from ranking.pairwise import ELO_PER_NAT, position_in_group
+from ranking.pairwise import ELO_PER_NAT, pair_share, position_in_group
 from ranking.shrinkage import learn_alpha
 from ranking.types import CENTER, Method, PairwiseData
-from ranking.users import Shrinkage, aggregate_prior, fit_user_ratings
+from ranking.users import (
+    Shrinkage,
+    aggregate_prior,
+    expected_user_ratings,
+    fit_user_ratings,
+)
 
 __all__ = ["ColdStart", "OWN_VOTES", "evaluate_cold_start", "split_users"]
 
@@ -188,6 +194,24 @@ def evaluate_cold_start(
             ]
             if method == "bt":
                 found.append(("contextual BT", prediction.ratings))
+                if shrinkage != "none" and fitted.prior_sd:
+                    # the fit these preferences get from the user's votes, under the prior
+                    expected = expected_user_ratings(
+                        prediction.ratings,
+                        fitted.n_battles[tested],
+                        pair_share(train),
+                        prior=aggregate,
+                        alpha=(ELO_PER_NAT / fitted.prior_sd) ** 2,
+                    )
+                    found.append(("contextual BT, expected fit", expected))
+            else:  # the Elo these preferences reach over the user's number of votes
+                expected = expected_online_elo(
+                    prediction.ratings,
+                    fitted.n_battles[tested],
+                    pair_share(train),
+                    initial=CENTER if shrinkage == "none" else aggregate,
+                )
+                found.append(("contextual BT, expected Elo", expected))
             for name, predicted in found:
                 row = _rating_row(method, name, predicted, y_test, mean, truth)
                 rows.append({"target": target, **row})

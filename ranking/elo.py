@@ -15,7 +15,7 @@ import numpy.typing as npt
 from ranking.pairwise import position_in_group
 from ranking.types import BASE, CENTER, SCALE, Matchups, Outcomes, Ratings
 
-__all__ = ["INITIAL", "K_FACTOR", "online_elo", "online_elo_grouped"]
+__all__ = ["INITIAL", "K_FACTOR", "expected_online_elo", "online_elo", "online_elo_grouped"]
 
 K_FACTOR = 4.0
 INITIAL = CENTER
@@ -126,4 +126,58 @@ def online_elo_grouped(
         delta = k * (y_all[lo:hi] - 1.0 / (1.0 + np.power(BASE, (rb - ra) / SCALE)))
         flat[ia] = ra + delta
         flat[ib] = rb - delta
+    return ratings
+
+
+def expected_online_elo(
+    preference: npt.ArrayLike,
+    n_votes: npt.ArrayLike,
+    pair_share: npt.ArrayLike,
+    *,
+    k: float = K_FACTOR,
+    initial: float | npt.ArrayLike = INITIAL,
+) -> npt.NDArray[np.float64]:
+    """The online Elo ratings a user is expected to reach, given how they choose.
+
+    Online Elo depends on how many votes a user gave and on which pairs, not only on
+    their preferences: a user with 200 votes drifts four times as far from the start as
+    one with 50. This runs the expected (mean-field) update: at each step every pair
+    ``(a, b)`` moves the ratings by ``k * share[a, b] * (p_ab - e_ab)``, where ``p_ab``
+    is the probability that the user prefers ``a`` (from ``preference``, a tie counting
+    half) and ``e_ab`` Elo's expected score at the current ratings.
+
+    Parameters
+    ----------
+    preference : array_like
+        ``(U, k)`` ratings on the Elo scale that the users' votes follow (for example a
+        Bradley-Terry prediction).
+    n_votes : array_like
+        ``(U,)`` votes each user gives.
+    pair_share : array_like
+        ``(k, k)`` share of votes on each ordered pair; sums to 1, zero diagonal.
+    k : float
+        The K-factor.
+    initial : float or array_like
+        Starting ratings: one value, ``(k,)`` or ``(U, k)``.
+
+    Returns
+    -------
+    ndarray
+        ``(U, k)`` expected ratings after each user's votes.
+    """
+    pref = np.asarray(preference, dtype=np.float64)
+    n_users, n_models = pref.shape
+    votes = np.asarray(n_votes, dtype=np.int64)
+    share = np.asarray(pair_share, dtype=np.float64)
+    share = (share + share.T) / 2.0  # each unordered pair half one way, half the other
+    ratings = np.empty((n_users, n_models))
+    ratings[:] = np.asarray(initial, dtype=np.float64)
+    p = 1.0 / (1.0 + np.power(BASE, (pref[:, None, :] - pref[:, :, None]) / SCALE))
+    for step in range(int(votes.max(initial=0))):
+        active = votes > step
+        r = ratings[active]
+        e = 1.0 / (1.0 + np.power(BASE, (r[:, None, :] - r[:, :, None]) / SCALE))
+        # Row a, column b: a's surprise against b, weighted by how often they meet.
+        drift = (share[None] * (p[active] - e)).sum(axis=2)
+        ratings[active] = r + 2.0 * k * drift
     return ratings

@@ -14,6 +14,7 @@ __all__ = [
     "ModelCounts",
     "collapse",
     "model_counts",
+    "pair_share",
     "position_in_group",
     "to_elo_scale",
 ]
@@ -114,3 +115,12 @@ def model_counts(data: PairwiseData) -> ModelCounts:
     losses = count(a, y == 0.0) + count(b, y == 1.0)
     ties = count(a, tie) + count(b, tie)
     return ModelCounts(wins + losses + ties, wins, losses, ties)
+
+
+def pair_share(data: PairwiseData) -> npt.NDArray[np.float64]:
+    """``(k, k)`` share of the (weighted) votes on each ordered pair ``(model_a, model_b)``."""
+    k = data.n_models
+    index = data.matchups[:, 0] * k + data.matchups[:, 1]
+    counts = np.bincount(index, weights=data.weights, minlength=k * k).reshape(k, k)
+    total = counts.sum()
+    return counts / total if total > 0 else counts

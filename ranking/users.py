@@ -23,13 +23,20 @@ import numpy as np
 import numpy.typing as npt
 from scipy.stats import norm
 
-from ranking.bt import DEFAULT_ALPHA, fit_bt, fit_bt_posterior
+from ranking.bt import DEFAULT_ALPHA, fit_bt, fit_bt_grouped, fit_bt_posterior
 from ranking.elo import K_FACTOR, online_elo, online_elo_grouped
 from ranking.pairwise import ELO_PER_NAT, collapse, to_elo_scale
 from ranking.shrinkage import learn_alpha
 from ranking.types import CENTER, Method, PairwiseData
 
-__all__ = ["SHRINKAGE", "Shrinkage", "UserRatings", "aggregate_prior", "fit_user_ratings"]
+__all__ = [
+    "SHRINKAGE",
+    "Shrinkage",
+    "UserRatings",
+    "aggregate_prior",
+    "expected_user_ratings",
+    "fit_user_ratings",
+]
 
 Shrinkage = Literal["cv", "evidence", "none"]
 SHRINKAGE: tuple[Shrinkage, ...] = ("cv", "evidence", "none")
@@ -201,3 +208,57 @@ def fit_user_ratings(
         prior_elo,
         None if shrinkage == "none" else ELO_PER_NAT / float(np.sqrt(strength)),
     )
+
+
+def expected_user_ratings(
+    preference: npt.ArrayLike,
+    n_votes: npt.ArrayLike,
+    pair_share: npt.ArrayLike,
+    *,
+    prior: npt.ArrayLike,
+    alpha: float,
+) -> FloatArray:
+    """The shrunk Bradley-Terry ratings users are expected to get from their votes.
+
+    A shrunk fit of ``n`` votes lands between the prior and the user's preferences, the
+    nearer the preferences the more votes there are. This fits each user's expected
+    votes: ``n * share[a, b]`` votes on each pair, won with the probability the
+    preferences give (a fractional outcome), under the same prior.
+
+    Parameters
+    ----------
+    preference : array_like
+        ``(U, k)`` Elo-scale ratings the users' votes follow.
+    n_votes : array_like
+        ``(U,)`` votes of each user.
+    pair_share : array_like
+        ``(k, k)`` share of votes on each ordered pair.
+    prior : array_like
+        ``(k,)`` or ``(U, k)`` prior ratings on the Elo scale.
+    alpha : float
+        Prior precision of a user's deviation, natural-log units.
+
+    Returns
+    -------
+    ndarray
+        ``(U, k)`` expected ratings on the Elo scale.
+    """
+    pref = (np.asarray(preference, dtype=np.float64) - CENTER) / ELO_PER_NAT
+    n_users, n_models = pref.shape
+    share = np.asarray(pair_share, dtype=np.float64)
+    a, b = np.nonzero(share > 0)
+    groups = np.repeat(np.arange(n_users), a.size)
+    p = 1.0 / (1.0 + np.exp(pref[:, b] - pref[:, a]))
+    weights = np.asarray(n_votes, dtype=np.float64)[:, None] * share[a, b][None, :]
+    mu = (np.broadcast_to(np.asarray(prior, dtype=np.float64), pref.shape) - CENTER) / ELO_PER_NAT
+    theta = fit_bt_grouped(
+        n_models,
+        np.tile(np.stack([a, b], axis=1), (n_users, 1)),
+        p.ravel(),
+        weights.ravel(),
+        groups=groups,
+        n_groups=n_users,
+        prior_mean=mu,
+        alpha=alpha,
+    )
+    return to_elo_scale(theta)

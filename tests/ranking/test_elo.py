@@ -87,3 +87,38 @@ def test_grouped_initial_ratings_per_model() -> None:
     assert ratings[0] == pytest.approx([1000 + up, 1100 - up, 900])
     down = 4 * (1 - 1 / (1 + 10 ** (-200 / 400)))
     assert ratings[1] == pytest.approx([1000, 1100 + down, 900 - down])
+
+
+def test_expected_online_elo_follows_the_average_of_simulated_runs() -> None:
+    from ranking.elo import expected_online_elo
+
+    rng = np.random.default_rng(0)
+    n_users, k, n = 300, 4, 40
+    preference = rng.normal(1000.0, 120.0, (n_users, k))
+    share = np.ones((k, k)) - np.eye(k)
+    share /= share.sum()
+    expected = expected_online_elo(preference, np.full(n_users, n), share)
+    runs = []
+    for seed in range(20):  # the mean of many realised runs
+        draw = np.random.default_rng(seed)
+        users = np.repeat(np.arange(n_users), n)
+        a = draw.integers(0, k, users.size)
+        b = (a + draw.integers(1, k, users.size)) % k
+        p = 1.0 / (1.0 + 10.0 ** ((preference[users, b] - preference[users, a]) / 400.0))
+        y = (draw.random(users.size) < p).astype(float)
+        runs.append(online_elo_grouped(k, np.stack([a, b], axis=1), y, users, n_users))
+    mean_run = np.mean(runs, axis=0)  # still noisy: a run's sd is ~9 points, 20 runs' ~2
+    assert np.corrcoef(expected.ravel(), mean_run.ravel())[0, 1] > 0.9
+    assert abs(float(np.mean(np.abs(expected - 1000.0) - np.abs(mean_run - 1000.0)))) < 1.0
+
+
+def test_expected_online_elo_moves_with_the_number_of_votes() -> None:
+    from ranking.elo import expected_online_elo
+
+    preference = np.array([[1100.0, 900.0]] * 3)
+    share = np.array([[0.0, 0.5], [0.5, 0.0]])
+    ratings = expected_online_elo(preference, [0, 10, 1000], share, initial=1000.0)
+    assert ratings[0].tolist() == [1000.0, 1000.0]
+    assert 1000.0 < ratings[1, 0] < ratings[2, 0]
+    assert ratings[:, 0] + ratings[:, 1] == pytest.approx(2000.0)  # zero-sum updates
+    assert ratings[2, 0] - ratings[2, 1] == pytest.approx(200.0, abs=5.0)  # it converges

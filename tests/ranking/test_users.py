@@ -83,3 +83,19 @@ def test_bad_arguments() -> None:
     data, users, _, _ = simulate_users(5, 10, 4, seed=7)
     with pytest.raises(ValueError, match="'shrinkage'"):
         fit_user_ratings(data, users, 5, shrinkage="lots")  # type: ignore[arg-type]
+
+
+def test_expected_user_ratings_move_from_the_prior_toward_the_preferences() -> None:
+    from ranking.users import expected_user_ratings
+
+    preference = np.array([[1100.0, 1000.0, 900.0]])
+    share = np.ones((3, 3)) - np.eye(3)
+    share /= share.sum()
+    prior = np.full(3, 1000.0)
+    gaps = [
+        expected_user_ratings(preference, [n], share, prior=prior, alpha=2.0)[0, 0] - 1000.0
+        for n in (0, 10, 100, 100_000)
+    ]
+    assert gaps[0] == pytest.approx(0.0, abs=1e-6)
+    assert 0.0 < gaps[1] < gaps[2] < gaps[3]
+    assert gaps[3] == pytest.approx(100.0, abs=0.5)  # many votes: the preferences themselves
