@@ -29,7 +29,10 @@ RUN pip install ".[dask]" \
     && mkdir /data && chown plb:plb /data
 
 USER plb
+# Two malloc arenas: the thread pool's per-thread arenas otherwise grow the resident
+# memory by some 15% over hours of mixed load without any leak (bench/RESULTS.md, I).
 ENV HF_HUB_OFFLINE=1 \
+    MALLOC_ARENA_MAX=2 \
     PLB_CACHE_DIR=/home/plb/.cache/personal-leaderboard \
     PLB_STORE_PATH=/data/store.sqlite
 VOLUME ["/data"]

@@ -121,6 +121,6 @@ def pair_share(data: PairwiseData) -> npt.NDArray[np.float64]:
     """``(k, k)`` share of the (weighted) votes on each ordered pair ``(model_a, model_b)``."""
     k = data.n_models
     index = data.matchups[:, 0] * k + data.matchups[:, 1]
-    counts = np.bincount(index, weights=data.weights, minlength=k * k).reshape(k, k)
+    counts = np.bincount(index, weights=data.weights, minlength=k * k).astype(np.float64)
     total = counts.sum()
-    return counts / total if total > 0 else counts
+    return (counts / total if total > 0 else counts).reshape(k, k)

@@ -43,11 +43,15 @@ from service.snapshot import refit_snapshot, snapshot_from_fit
 from service.store import Store
 from service.tokens import user_token, verify_user_token
 
-__all__ = ["Engine", "InputError", "NotAvailable", "Served"]
+__all__ = ["MAX_USER_ID_CHARS", "Engine", "InputError", "NotAvailable", "Served"]
 
 log = logging.getLogger(__name__)
 
 METHODS: tuple[Method, ...] = ("bt", "elo")
+#: The longest user id: ``/v1/users/{user_id}/...`` reads no longer one, so none is stored.
+MAX_USER_ID_CHARS = 256
+#: The most of a user's latest prompts that their predicted prior is made from.
+PRIOR_QUERIES = 50
 #: Segment leaderboards (``?where=``) kept per process.
 _SEGMENTS_KEPT = 32
 
@@ -360,11 +364,16 @@ class Engine:
     def _predicted_priors(
         self, served: Served, battles: dict[str, pd.DataFrame]
     ) -> dict[str, np.ndarray]:
-        """Each user's ratings predicted from their prompts, in the order of ``models``."""
+        """Each user's ratings predicted from their prompts, in the order of ``models``.
+
+        Only a user's latest :data:`PRIOR_QUERIES` prompts are embedded: a profile is a
+        mean over queries, steady long before that, and a vote must stay cheap for a
+        user with thousands.
+        """
         predictor = served.predictor
         if predictor is None:
             return {}
-        frames = [f[["user_id", "prompt"]].dropna() for f in battles.values()]
+        frames = [f[["user_id", "prompt"]].dropna().tail(PRIOR_QUERIES) for f in battles.values()]
         prompts = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
         if prompts.empty:
             return {}
@@ -453,7 +462,8 @@ class Engine:
 
         Valid records are stored, with the Elo update, in one atomic store step; invalid
         ones are reported by index and nothing of them is stored. The personal
-        leaderboards of the users who voted are refitted before this returns.
+        leaderboards of the users who voted are refitted before this returns, also when
+        their battles were already stored (a retry completes an ingest cut short).
 
         Returns
         -------
@@ -461,15 +471,17 @@ class Engine:
             ``accepted``, ``duplicates``, ``rejected`` (index and error of each bad record),
             ``tokens`` (read tokens of users whose first vote this was) and ``version``.
         """
-        frame, errors, duplicates = battles_from_records(records, known_ids=self._fit_ids)
+        frame, errors, duplicates = battles_from_records(
+            records, known_ids=self._fit_ids, max_chars={"user_id": MAX_USER_ID_CHARS}
+        )
         documents = _battle_documents(frame)
         result = self.store.ingest(documents, elo_update)
         accepted = [documents[i] for i in result.accepted]
         served = self.served()
-        users: dict[str, list[dict[str, Any]]] = {}
-        for document in accepted:
-            if document.get("user_id") is not None:
-                users.setdefault(document["user_id"], []).append(document)
+        # The voters of the battles already stored are refitted too: a batch sent again
+        # because its answer never came may have been stored by a process that died, or
+        # lost its store, before refitting them; the retry then completes it.
+        users = dict.fromkeys(d["user_id"] for d in documents if d.get("user_id") is not None)
         if users:
             with self._users_lock:
                 self._refit_users(served, {u: self.user_battles(u) for u in users})
