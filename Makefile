@@ -6,7 +6,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 SAMPLE := data/sample/battles.jsonl.gz
 
-.PHONY: install install-torch install-system install-test demo test lint bench
+.PHONY: install install-torch install-system install-test demo test lint audit bench
 
 # PyTorch's CPU build first: sentence-transformers would otherwise pull a CUDA build (~6 GB).
 # Elsewhere, TORCH="torch --index-url <PyTorch's CPU wheel index>" does the same.
@@ -45,8 +45,30 @@ lint:
 	ruff format --check .
 	mypy
 
-## test: install everything, lint, run the whole test suite
-test: install-test lint
+## audit: known vulnerabilities of the installed packages (pip-audit). Fails on one, unless
+## .pip-audit-ignore lists its id with a reason; only warns when the vulnerability service
+## cannot be reached or cannot audit some packages.
+audit:
+	@ignore=$$(sed 's/#.*//' .pip-audit-ignore | awk 'NF { printf " --ignore-vuln %s", $$1 }'); \
+	out=$$(mktemp); err=$$(mktemp); trap 'rm -f "$$out" "$$err"' EXIT; \
+	$(PYTHON) -m pip_audit --progress-spinner off --skip-editable --desc on $$ignore >"$$out" 2>"$$err"; \
+	status=$$?; skipped=$$(grep -c "could not be audited" "$$out"); \
+	if [ $$status -ne 0 ] && grep -q "known vulnerabilit" "$$err"; then \
+		cat "$$out" "$$err" >&2; \
+		echo "audit: vulnerable packages above; to accept one, add its id and why to .pip-audit-ignore" >&2; \
+		exit 1; \
+	elif [ $$status -ne 0 ]; then \
+		tail -n 3 "$$err" >&2; \
+		echo "audit: WARNING: pip-audit could not reach its vulnerability service; nothing audited" >&2; \
+	elif [ $$skipped -gt 0 ]; then \
+		cat "$$err"; \
+		echo "audit: WARNING: $$skipped packages could not be audited (not found by the vulnerability service)" >&2; \
+	else \
+		cat "$$err"; \
+	fi
+
+## test: install everything, lint, audit the dependencies, run the whole test suite
+test: install-test lint audit
 	$(PYTHON) -m pytest -q
 
 ## bench: the benchmarks of bench/, results in bench/RESULTS.md

@@ -9,6 +9,7 @@ In-memory frames and records only, no files, so that the file reader
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
@@ -50,6 +51,11 @@ WINNERS: tuple[str, ...] = tuple(WINNER_OUTCOME)
 
 _WINNER_REASON = "is not one of " + ", ".join(WINNERS)
 _Mask = npt.NDArray[np.bool_]
+#: Fields that hold one value: an object or a list there is a wrong type, kept whole (not
+#: flattened into dotted columns, nor dropped as a list column) for validation to reject.
+_SCALAR_FIELDS = frozenset(BATTLE_COLUMNS).union(*ALIASES.values())
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_NOT_TEXT = "is not valid Unicode text (it holds a lone surrogate)"
 
 
 @dataclass(frozen=True)
@@ -100,22 +106,96 @@ def _short_repr(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+class _Whole:
+    """A dict in a one-value field (``model_a``, ``user_id``, ...), kept from flattening."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+class _InvalidText(_Whole):
+    """A string, or a field name (``name=True``), holding a lone surrogate (JSON "\\ud800")."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, value: str, name: bool = False) -> None:
+        super().__init__(value)
+        self.name = name
+
+
+def _is_text(text: str) -> bool:
+    return text.isascii() or _SURROGATE.search(text) is None
+
+
+def _mark_invalid_text(record: dict[Any, Any]) -> dict[Any, Any]:
+    """``record`` with each string holding a lone surrogate wrapped in :class:`_InvalidText`."""
+    marked: dict[Any, Any] = {}
+    for key, value in record.items():
+        if isinstance(key, str) and not _is_text(key):
+            marked[key.encode("utf-8", "backslashreplace").decode()] = _InvalidText(key, True)
+        elif isinstance(value, str) and not _is_text(value):
+            marked[key] = _InvalidText(value)
+        elif isinstance(value, dict):
+            marked[key] = _mark_invalid_text(value)
+        else:
+            marked[key] = value
+    return marked
+
+
 def frame_from_records(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """Build a raw frame from dict records, nested dicts flattened to dotted names.
 
     ``{"category_tag": {"math_v0": {"math": True}}}`` becomes column
-    ``category_tag.math_v0.math``; lists are left as values.
+    ``category_tag.math_v0.math``; lists are left as values. Values that
+    :func:`validate_battles` must reject are kept whole: a dict in a one-value field such
+    as ``model_a``, and a string holding a lone surrogate (not Unicode text, which
+    pandas' Arrow strings cannot hold).
     """
     dicts = [r if isinstance(r, dict) else dict(r) for r in records]
+    try:
+        frame = _records_frame(dicts)
+        kept = [c for c in _objects(frame) if c in _SCALAR_FIELDS or not _is_list_column(frame[c])]
+        if not any(_bool(frame[c].map(_is_invalid_text)).any() for c in kept):
+            return frame  # (list columns are dropped: see normalise_columns)
+    except UnicodeEncodeError:  # in a text column, or a field name
+        pass
+    return _records_frame([_mark_invalid_text(d) for d in dicts])  # rare: scan only then
+
+
+def _objects(frame: pd.DataFrame) -> list[Any]:
+    """The columns of mixed values (text columns are text, and are checked as they are made)."""
+    return [c for c in frame.columns if frame[c].dtype == object]
+
+
+def _is_invalid_text(value: Any) -> bool:
+    return isinstance(value, str) and not _is_text(value)
+
+
+def _records_frame(dicts: list[dict[Any, Any]]) -> pd.DataFrame:
     frame = pd.DataFrame(dicts, index=pd.RangeIndex(len(dicts)))  # fast for flat records
-    objects = [frame[c] for c in frame.columns if frame[c].dtype == object]
-    if any(column.map(lambda v: isinstance(v, dict)).any() for column in objects):
-        return pd.json_normalize(dicts, sep=".")
-    return frame
+    nested = [c for c in _objects(frame) if _bool(frame[c].map(_is_dict)).any()]
+    if not nested:
+        return frame
+    whole = [c for c in nested if c in _SCALAR_FIELDS]
+    if whole:
+        dicts = [
+            {k: _Whole(v) if k in whole and _is_dict(v) else v for k, v in d.items()} for d in dicts
+        ]
+    return pd.json_normalize(dicts, sep=".")
+
+
+def _is_dict(value: Any) -> bool:
+    return isinstance(value, dict)
 
 
 def normalise_columns(frame: pd.DataFrame) -> pd.DataFrame:
-    """Rename aliases, extract the prompt and drop list-valued columns.
+    """Rename aliases, extract the prompt and drop list-valued columns (but not lists in
+    one-value fields such as ``model_a``: validation rejects those).
 
     Parameters
     ----------
@@ -136,12 +216,13 @@ def normalise_columns(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.rename(columns=renames) if renames else frame.copy(deep=False)
     if "prompt" not in out.columns and "conversation_a" in out.columns:
         out["prompt"] = out["conversation_a"].map(_first_user_turn)
-    listy = [c for c in out.columns if _is_list_column(out[c])]
+    listy = [c for c in out.columns if c not in _SCALAR_FIELDS and _is_list_column(out[c])]
     return out.drop(columns=listy) if listy else out
 
 
-def _first_user_turn(conversation: Any) -> str | None:
-    """Content of the first turn with role ``user`` in a list of ``{role, content}``."""
+def _first_user_turn(conversation: Any) -> str | _InvalidText | None:
+    """Content of the first turn with role ``user`` in a list of ``{role, content}``
+    (marked when it is not Unicode text, for :func:`validate_battles` to reject)."""
     if not isinstance(conversation, list | tuple | np.ndarray):
         return None
     for turn in conversation:
@@ -149,7 +230,9 @@ def _first_user_turn(conversation: Any) -> str | None:
             content = turn.get("content")
             if isinstance(content, list | tuple | np.ndarray) and len(content) > 0:
                 content = content[0]  # multimodal turns: [text, images]
-            return content if isinstance(content, str) else None
+            if not isinstance(content, str):
+                return None
+            return content if _is_text(content) else _InvalidText(content)
     return None
 
 
@@ -195,13 +278,21 @@ def _numbers(column: pd.Series) -> pd.Series:
     return pd.to_numeric(values, errors="coerce").astype("float64").mask(flags)
 
 
-def validate_battles(frame: pd.DataFrame, *, allow_self_battles: bool = False) -> list[RowError]:
+def validate_battles(
+    frame: pd.DataFrame,
+    *,
+    allow_self_battles: bool = False,
+    max_chars: Mapping[str, int] | None = None,
+) -> list[RowError]:
     """Check every row of a normalised frame; report the first problem of each bad row.
 
     Each check is one vectorised boolean mask over the frame, applied in this order:
-    ``model_a`` then ``model_b`` (missing, not a string, empty), ``model_b`` equal to
-    ``model_a``, ``winner`` (missing, not a canonical value), ``tstamp`` (present but not
-    a finite number). A missing required column counts as missing in every row.
+    any field holding a string that is not Unicode text (a lone surrogate), or whose
+    name is not; ``model_a`` then ``model_b`` (missing, not a string, empty), ``model_b``
+    equal to ``model_a``, ``winner`` (missing, not a canonical value), ``tstamp``
+    (present but not a finite number), ``battle_id``, ``user_id`` and ``prompt`` (present
+    but neither a string nor a number), then the lengths of ``max_chars``. A missing
+    required column counts as missing in every row.
 
     Parameters
     ----------
@@ -210,6 +301,8 @@ def validate_battles(frame: pd.DataFrame, *, allow_self_battles: bool = False) -
     allow_self_battles : bool, default False
         Let ``model_b`` equal ``model_a`` pass (a file reader drops and counts such
         votes, which carry no information, instead of rejecting the file).
+    max_chars : mapping of str to int, optional
+        Longest string allowed in a field, e.g. ``{"user_id": 256}``.
 
     Returns
     -------
@@ -248,19 +341,74 @@ def validate_battles(frame: pd.DataFrame, *, allow_self_battles: bool = False) -
         stamps = frame["tstamp"]
         bad = _bool(stamps.notna()) & ~np.isfinite(_numbers(stamps).to_numpy())
         checks.append(("tstamp", bad, "is not a finite number (unix seconds)"))
+    for name in ("battle_id", "user_id", "prompt"):
+        if name in frame.columns:
+            checks.append((name, _not_scalar(frame[name]), "is not a string or a number"))
+    for name, limit in (max_chars or {}).items():
+        if name in frame.columns:
+            checks.append((name, _longer(frame[name], limit), f"is longer than {limit} characters"))
 
-    errors: list[RowError] = []
-    flagged = np.zeros(n, dtype=bool)
+    for name in frame.columns:  # an object under an alias kept as a label, e.g. "judge"
+        if frame[name].dtype == object:
+            whole = _bool(frame[name].map(lambda v: isinstance(v, _Whole)))
+            checks.append((str(name), whole, "is not a string or a number"))
+
+    errors, flagged = _invalid_text(frame)
     for field, mask, reason in checks:
         fresh = mask & ~flagged
         if fresh.any():
             values = frame[field].to_numpy(dtype=object) if field in frame.columns else None
             for i in np.flatnonzero(fresh):
                 value = None if values is None or reason == "is missing" else values[i]
-                errors.append(RowError(int(i), field, value, reason))
+                errors.append(RowError(int(i), field, _unwrap(value), reason))
             flagged |= mask
     errors.sort(key=lambda e: e.index)
     return errors
+
+
+def _unwrap(value: Any) -> Any:
+    return value.value if isinstance(value, _Whole) else value
+
+
+def _longer(column: pd.Series, limit: int) -> _Mask:
+    """True where a value is a string of more than ``limit`` characters."""
+    return _bool(column.map(lambda v: isinstance(v, str) and len(v) > limit))
+
+
+def _not_scalar(column: pd.Series) -> _Mask:
+    """True where a present value is neither a string nor a number (booleans are not)."""
+    if pd.api.types.is_bool_dtype(column.dtype):
+        return _bool(column.notna())
+    if column.dtype != object:
+        return np.zeros(len(column), dtype=bool)
+    return _bool(
+        column.map(
+            lambda v: (
+                isinstance(v, bool | np.bool_) or not isinstance(v, str | int | float | np.number)
+            ),
+            na_action="ignore",
+        )
+    )
+
+
+def _invalid_text(frame: pd.DataFrame) -> tuple[list[RowError], _Mask]:
+    """The rows with a string, or a field name, that is not Unicode text; and their mask."""
+    errors: list[RowError] = []
+    flagged = np.zeros(len(frame), dtype=bool)
+    for name in frame.columns:
+        if frame[name].dtype != object:  # text read as text is always valid
+            continue
+        values = frame[name].to_numpy(dtype=object)
+        for i in np.flatnonzero(_bool(frame[name].map(lambda v: isinstance(v, _InvalidText)))):
+            if not flagged[i]:
+                mark = values[i]
+                if mark.name:
+                    reason = f"field name {mark.value!r} {_NOT_TEXT}"
+                    errors.append(RowError(int(i), None, None, reason))
+                else:
+                    errors.append(RowError(int(i), str(name), mark.value, _NOT_TEXT))
+                flagged[i] = True
+    return errors, flagged
 
 
 def _float_text(value: float) -> str:
@@ -363,7 +511,11 @@ def drop_duplicate_ids(
 
 
 def battles_from_records(
-    records: Sequence[Any], *, seen_ids: set[str] | None = None, known_ids: Set[str] = frozenset()
+    records: Sequence[Any],
+    *,
+    seen_ids: set[str] | None = None,
+    known_ids: Set[str] = frozenset(),
+    max_chars: Mapping[str, int] | None = None,
 ) -> tuple[pd.DataFrame, list[RowError], int]:
     """Validate and normalise battles given as dicts, e.g. a REST request body.
 
@@ -376,6 +528,8 @@ def battles_from_records(
         duplicates, and the ids of the accepted records are added to it.
     known_ids : set of str, optional
         More ids already stored, treated like ``seen_ids`` but never added to.
+    max_chars : mapping of str to int, optional
+        Longest string allowed in a field (see :func:`validate_battles`).
 
     Returns
     -------
@@ -393,12 +547,15 @@ def battles_from_records(
         if not isinstance(r, Mapping)
     ]
     frame = normalise_columns(frame_from_records([records[i] for i in objects]))
-    row_errors = validate_battles(frame)
+    row_errors = validate_battles(frame, max_chars=max_chars)
     errors += [RowError(objects[e.index], e.field, e.value, e.reason) for e in row_errors]
     errors.sort(key=lambda e: e.index)
     keep = np.ones(len(frame), dtype=bool)
     keep[[e.index for e in row_errors]] = False
     battles = to_battle_frame(frame.loc[keep])
+    # the field names of rejected records only: nothing of those records is kept
+    unused = [c for c in battles.columns[len(BATTLE_COLUMNS) :] if not battles[c].notna().any()]
+    battles = battles.drop(columns=unused)
     seen = seen_ids if seen_ids is not None else set()
     battles, n_duplicates = drop_duplicate_ids(battles, seen, known_ids)
     return battles, errors, n_duplicates

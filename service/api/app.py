@@ -12,9 +12,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request, status
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException
 
 from service.api.guards import BodySizeLimit, RateLimit, parse_rates
 from service.api.observability import Metrics, ObservabilityMiddleware
@@ -67,6 +69,15 @@ def _error(status_code: int, detail: str) -> JSONResponse:
     return JSONResponse({"detail": detail}, status_code=status_code)
 
 
+def _unparsable(cause: BaseException) -> str:
+    """Why FastAPI could not read a request body as JSON (it answers 400 without saying)."""
+    if isinstance(cause, UnicodeDecodeError):
+        return f"the request body is not UTF-8 text (byte {cause.start}: {cause.reason})"
+    if isinstance(cause, RecursionError):
+        return "the request body is JSON nested too deeply"
+    return f"the request body cannot be parsed ({type(cause).__name__})"
+
+
 def create_app(settings: Settings | None = None, *, engine: Engine | None = None) -> FastAPI:
     """The service for ``settings`` (from ``PLB_*`` environment variables by default).
 
@@ -98,6 +109,12 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     )
     app.state.settings = settings
     app.state.metrics = metrics
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, error: HTTPException) -> Response:
+        if error.status_code == status.HTTP_400_BAD_REQUEST and error.__cause__ is not None:
+            error = HTTPException(error.status_code, _unparsable(error.__cause__), error.headers)
+        return await http_exception_handler(request, error)
 
     @app.exception_handler(StoreUnavailable)
     async def store_unavailable(request: Request, error: StoreUnavailable) -> JSONResponse:

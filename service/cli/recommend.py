@@ -111,7 +111,7 @@ def read_queries(path: str) -> list[str]:
 def _is_object(line: str) -> bool:
     try:
         return isinstance(json.loads(line), dict)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
 
 
@@ -120,10 +120,19 @@ def _prompt(line: str, number: int, path: str) -> str:
         record = json.loads(line)
     except ValueError as error:
         raise UsageError(f"--queries: {path} line {number} is not JSON ({error})") from None
+    except RecursionError:
+        raise UsageError(f"--queries: {path} line {number} is JSON nested too deeply") from None
     prompt = record.get("prompt") if isinstance(record, dict) else None
     if not isinstance(prompt, str):
         shown = record.get("prompt") if isinstance(record, dict) else record
         raise UsageError(f"--queries: {path} line {number} needs a string 'prompt', not {shown!r}")
+    try:
+        prompt.encode("utf-8")
+    except UnicodeEncodeError as error:  # "\ud800" in JSON
+        raise UsageError(
+            f"--queries: {path} line {number}: 'prompt' {prompt[:40]!r} is not valid Unicode "
+            f"text (a lone surrogate at character {error.start})"
+        ) from None
     return prompt
 
 

@@ -223,7 +223,8 @@ class EmbeddedStore(Store):
                 [(b.battle_id, b.user_id, b.doc) for b in accepted],
             )
             conn.executemany("INSERT INTO users (user_id) VALUES (?)", [(u,) for u in new_users])
-            conn.execute("INSERT OR REPLACE INTO kv (key, value) VALUES ('elo', ?)", (elo_doc,))
+            if elo_doc != raw:  # nothing new: the file stays as it was, byte for byte
+                conn.execute("INSERT OR REPLACE INTO kv (key, value) VALUES ('elo', ?)", (elo_doc,))
         return Ingested(
             accepted=tuple(b.position for b in accepted),
             duplicates=duplicates,
@@ -260,8 +261,11 @@ class EmbeddedStore(Store):
     def put_user(self, user_id: str, method: str, document: Mapping[str, Any]) -> None:
         doc = dumps(dict(document))
         with self._write("put_user") as conn:
+            # an unchanged document is not rewritten: the file stays as it was, byte for byte
             conn.execute(
-                "INSERT OR REPLACE INTO user_docs (user_id, method, doc) VALUES (?, ?, ?)",
+                "INSERT INTO user_docs (user_id, method, doc) VALUES (?, ?, ?) "
+                "ON CONFLICT (user_id, method) DO UPDATE SET doc = excluded.doc "
+                "WHERE doc != excluded.doc",
                 (user_id, method, doc),
             )
 

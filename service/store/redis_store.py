@@ -186,6 +186,9 @@ class RedisStore(Store):
                     for b in accepted:
                         if b.user_id is not None:
                             per_user.setdefault(b.user_id, []).append(b.doc)
+                    if not accepted and raw == elo_doc.encode():
+                        pipe.unwatch()  # nothing new: write nothing
+                        return Ingested((), duplicates, (), elo)
                     pipe.multi()
                     if accepted:
                         pipe.sadd(k_ids, *(b.battle_id for b in accepted))

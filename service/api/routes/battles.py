@@ -7,12 +7,17 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, status
 
 from service.api.deps import EngineDep, IngestDep, MetricsDep, SettingsDep
-from service.api.schemas import BattlesIn, IngestPublic
+from service.api.schemas import BattlesIn, IngestPublic, errors
 
 router = APIRouter(prefix="/v1", tags=["battles"])
 
 
-@router.post("/battles", response_model=IngestPublic, dependencies=[IngestDep])
+@router.post(
+    "/battles",
+    response_model=IngestPublic,
+    dependencies=[IngestDep],
+    responses=errors(400, 401, 403, 413, 422, 429, 503),
+)
 def ingest_battles(
     body: BattlesIn, engine: EngineDep, settings: SettingsDep, metrics: MetricsDep
 ) -> dict[str, Any]:

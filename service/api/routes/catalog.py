@@ -7,24 +7,28 @@ from typing import Any, Literal
 from fastapi import APIRouter
 
 from service.api.deps import EngineDep
-from service.api.schemas import CorrelationsPublic, ModelsPublic, TopicsPublic
+from service.api.schemas import CorrelationsPublic, ModelsPublic, TopicsPublic, errors
 
 router = APIRouter(prefix="/v1", tags=["catalog"])
 
 
-@router.get("/models", response_model=ModelsPublic)
+@router.get("/models", response_model=ModelsPublic, responses=errors(429, 503))
 def read_models(engine: EngineDep) -> dict[str, Any]:
     """The models of the served version, with their battle counts."""
     return engine.models()
 
 
-@router.get("/topics", response_model=TopicsPublic)
+@router.get("/topics", response_model=TopicsPublic, responses=errors(404, 429, 503))
 def read_topics(engine: EngineDep) -> dict[str, Any]:
     """The topics of the users' queries, with their top words and sizes."""
     return engine.topics()
 
 
-@router.get("/analysis/correlations", response_model=CorrelationsPublic)
+@router.get(
+    "/analysis/correlations",
+    response_model=CorrelationsPublic,
+    responses=errors(404, 422, 429, 503),
+)
 def read_correlations(
     engine: EngineDep,
     method: Literal["bt", "elo"] = "bt",

@@ -8,12 +8,12 @@ from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from service.api.deps import EngineDep, MetricsDep
-from service.api.schemas import HealthPublic
+from service.api.schemas import HealthPublic, errors
 
 router = APIRouter(tags=["health"])
 
 
-@router.get("/healthz", response_model=HealthPublic)
+@router.get("/healthz", response_model=HealthPublic, responses=errors(503))
 def health(engine: EngineDep, metrics: MetricsDep) -> dict[str, Any]:
     """Liveness: the store answers, and which model version is served."""
     engine.store.ping()
@@ -22,7 +22,7 @@ def health(engine: EngineDep, metrics: MetricsDep) -> dict[str, Any]:
     return {"status": "ok", "version": version}
 
 
-@router.get("/metrics", response_class=Response)
+@router.get("/metrics", response_class=Response, responses=errors(429, 503))
 def prometheus_metrics(engine: EngineDep, metrics: MetricsDep) -> Response:
     """Prometheus metrics: requests and latency by route, model version, votes ingested."""
     metrics.version.set(engine.served().version)

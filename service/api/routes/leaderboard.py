@@ -9,12 +9,12 @@ from starlette.concurrency import run_in_threadpool
 
 from ranking.frames import parse_where
 from service.api.deps import EngineDep
-from service.api.schemas import LeaderboardPublic
+from service.api.schemas import LeaderboardPublic, errors
 
 router = APIRouter(prefix="/v1", tags=["leaderboard"])
 
 
-@router.get("/leaderboard", response_model=LeaderboardPublic)
+@router.get("/leaderboard", response_model=LeaderboardPublic, responses=errors(422, 429, 503))
 async def read_leaderboard(
     engine: EngineDep,
     method: Literal["bt", "elo"] = "bt",

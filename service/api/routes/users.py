@@ -9,14 +9,21 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from service.api.deps import BearerDep, EngineDep, SettingsDep, TokenQuery, can_read_user
-from service.api.schemas import UserLeaderboardPublic
+from service.api.schemas import UserLeaderboardPublic, errors
+from service.engine import MAX_USER_ID_CHARS
 
 router = APIRouter(prefix="/v1/users", tags=["users"])
 
-UserId = Annotated[str, Path(min_length=1, max_length=256, description="the user's id")]
+UserId = Annotated[
+    str, Path(min_length=1, max_length=MAX_USER_ID_CHARS, description="the user's id")
+]
 
 
-@router.get("/{user_id}/leaderboard", response_model=UserLeaderboardPublic)
+@router.get(
+    "/{user_id}/leaderboard",
+    response_model=UserLeaderboardPublic,
+    responses=errors(401, 403, 404, 422, 429, 503),
+)
 async def read_user_leaderboard(
     user_id: UserId,
     engine: EngineDep,

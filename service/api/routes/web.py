@@ -9,7 +9,8 @@ from fastapi.responses import FileResponse
 
 from service.api.deps import BearerDep, EngineDep, SettingsDep, TokenQuery, can_read_user
 from service.api.routes.users import UserId
-from service.engine import NotAvailable
+from service.api.schemas import errors
+from service.engine import MAX_USER_ID_CHARS, NotAvailable
 from service.web import WEB_DIR, render_badge
 
 router = APIRouter(tags=["web"])
@@ -49,13 +50,18 @@ def widget_user(user_id: UserId) -> FileResponse:
 @router.get(
     "/widget/badge.svg",
     response_class=Response,
-    responses={200: {"content": {"image/svg+xml": {}}, "description": "an SVG badge"}},
+    responses={
+        200: {"content": {"image/svg+xml": {}}, "description": "an SVG badge"},
+        **errors(401, 403, 404, 422, 429, 503),
+    },
+    # the aggregate's badge needs no credential: the bearer requirement is optional
+    openapi_extra={"security": [{}]},
 )
 def badge(
     engine: EngineDep,
     settings: SettingsDep,
     bearer: BearerDep,
-    user_id: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
+    user_id: Annotated[str | None, Query(min_length=1, max_length=MAX_USER_ID_CHARS)] = None,
     token: TokenQuery = None,
     method: Literal["bt", "elo"] = "bt",
 ) -> Response:

@@ -181,3 +181,89 @@ def test_a_process_killed_mid_ingest_loses_no_acknowledged_battle(tmp_path: Path
         assert sum(len(v) for v in users.values()) == len(stored)
         got = store.ingest([{"battle_id": "c0-0"}, {"battle_id": "after"}], count_elo)
         assert got.accepted == (1,)
+
+
+HELD_CHILD = """
+import sys
+import time
+
+from service.store import EmbeddedStore
+
+def count(state, accepted):
+    return {"n": state.get("n", 0) + len(accepted)}
+
+class HeldBeforeCommit:
+    # The store's connection, except that COMMIT of the held transaction never comes.
+    def __init__(self, conn):
+        self._conn = conn
+        self.hold = False
+
+    def execute(self, sql, *args):
+        if self.hold and sql == "COMMIT":
+            sys.stdout.write("held\\n")
+            sys.stdout.flush()
+            time.sleep(3600)
+        return self._conn.execute(sql, *args)
+
+    def __getattr__(self, name):
+        return getattr(self._conn, name)
+
+store = EmbeddedStore(sys.argv[1])
+for i in range(20):
+    store.ingest([{"battle_id": f"ok{i}-{j}", "user_id": f"u{j}"} for j in range(5)], count)
+store._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the WAL is empty now
+store._conn.execute("PRAGMA cache_size=8")  # a big transaction spills pages into the WAL
+store._conn = held = HeldBeforeCommit(store._conn)
+held.hold = True
+pad = "x" * 400
+big = [{"battle_id": f"big-{j}", "user_id": f"v{j % 50}", "pad": pad} for j in range(3000)]
+store.ingest(big, count)
+"""
+
+
+def test_a_process_killed_inside_a_write_transaction_leaves_no_trace_of_it(
+    tmp_path: Path,
+) -> None:
+    """SIGKILL while a large ingest's pages are in the WAL but its COMMIT is not."""
+    path = tmp_path / "store.sqlite3"
+    wal = Path(f"{path}-wal")
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
+    child = subprocess.Popen(
+        [sys.executable, "-c", HELD_CHILD, str(path)],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        line = child.stdout.readline()  # blocks until the transaction is held open
+        spilled = wal.stat().st_size if wal.exists() else 0
+    finally:
+        child.send_signal(signal.SIGKILL)
+        _, err = child.communicate(timeout=10)
+    assert line == "held\n", f"the child did not reach the held COMMIT: {err[-2000:]}"
+    assert child.returncode == -signal.SIGKILL
+    # the uncommitted transaction's pages had reached the file when the process died
+    assert spilled > 100_000, f"only {spilled} bytes in the WAL: nothing spilled"
+
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finally:
+        conn.close()
+    with EmbeddedStore(path) as store:
+        stored = ids(store.battles())
+        assert stored == [f"ok{i}-{j}" for i in range(20) for j in range(5)]
+        assert store.n_battles() == 100
+        assert store.elo() == {"n": 100.0}
+        assert ids(store.battles("v0")) == []
+        big = [{"battle_id": f"big-{j}", "user_id": f"v{j % 50}"} for j in range(3000)]
+        got = store.ingest(big, count_elo)  # nothing of it was kept: all new now
+        assert len(got.accepted) == 3000 and got.duplicates == 0
+        assert len(got.new_users) == 50
+        assert store.elo() == {"n": 3100.0}
