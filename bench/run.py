@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import aggregate, per_user, predictor, service, study, topics
+from bench import aggregate, per_user, predictor, scale, service, soak, study, topics
 from bench.common import Row, machine_info
 
 __all__ = ["BENCHMARKS", "format_section", "main", "render"]
@@ -37,6 +37,8 @@ BENCHMARKS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "topics_scale": ("E. The default topic model at scale, and warm (issue 4)", topics.run_scale),
     "predictor": ("F. Fitting everything, and recommending warm (issue 5)", predictor.run),
     "service": ("G. The service under load (issue 6)", service.run),
+    "scale": ("H. Fitting on a Dask cluster (issue 8)", scale.run),
+    "soak": ("I. Soak: ten minutes of mixed load (issue 7)", soak.run),
 }
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = HERE / "RESULTS.md"

@@ -18,6 +18,7 @@ prediction as the prior mean, so a few votes move it and many votes dominate.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -152,7 +153,12 @@ class RatingPredictor(BaseEstimator):
 
     # -- fitting ---------------------------------------------------------------------------
 
-    def fit(self, battles: pd.DataFrame, models: tuple[str, ...] | None = None) -> RatingPredictor:
+    def fit(
+        self,
+        battles: pd.DataFrame,
+        models: tuple[str, ...] | None = None,
+        embeddings: Mapping[str, npt.ArrayLike] | None = None,
+    ) -> RatingPredictor:
         """Fit on the votes and queries of the training users.
 
         Parameters
@@ -162,6 +168,9 @@ class RatingPredictor(BaseEstimator):
             a user are left out.
         models : tuple of str, optional
             Model order of the ratings; the models present, sorted, by default.
+        embeddings : mapping of str to vector, optional
+            Precomputed embeddings of the prompts by text, from the topic model's
+            backend (:meth:`features.topics.TopicModel.fit`); used, not kept.
         """
         if self.folds < 2:
             raise ValueError(f"Argument 'folds' must be at least 2, not {self.folds}.")
@@ -180,7 +189,7 @@ class RatingPredictor(BaseEstimator):
         data = pairwise_from_battles(battles, models)
         users, user_ids = user_codes(battles)
         profiler = self.profiler if self.profiler is not None else UserProfiler()
-        profiles = profiler.fit_transform(battles)
+        profiles = profiler.fit_transform(battles, embeddings)
         if tuple(profiles.user_ids) != user_ids:  # both sorted: a mismatch is a bug
             raise RuntimeError("profiles and votes disagree on the users")
         self.profiler_ = profiler

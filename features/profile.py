@@ -28,7 +28,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from features.style import STYLE_FEATURES, style_features
-from features.topics import TopicModel
+from features.topics import Embeddings, TopicModel
 
 __all__ = ["UserProfiler", "UserProfiles"]
 
@@ -112,13 +112,13 @@ class UserProfiler(BaseEstimator):
         self.topic_model = topic_model
         self.smoothing = smoothing
 
-    def fit(self, battles: pd.DataFrame, embeddings: npt.ArrayLike | None = None) -> UserProfiler:
+    def fit(self, battles: pd.DataFrame, embeddings: Embeddings | None = None) -> UserProfiler:
         """Learn topics and population means from battles with ``user_id`` and ``prompt``."""
         self.fit_transform(battles, embeddings)
         return self
 
     def fit_transform(
-        self, battles: pd.DataFrame, embeddings: npt.ArrayLike | None = None
+        self, battles: pd.DataFrame, embeddings: Embeddings | None = None
     ) -> UserProfiles:
         """Fit, and return the training users' profiles (embedding each query once).
 
@@ -126,8 +126,9 @@ class UserProfiler(BaseEstimator):
         ----------
         battles : DataFrame
             Rows with ``user_id`` and ``prompt`` (SPEC section 1).
-        embeddings : array of shape (rows with a prompt, d), optional
-            Precomputed embeddings of the non-missing prompts, in row order.
+        embeddings : array of shape (rows with a prompt, d), or mapping, optional
+            Precomputed embeddings of the non-missing prompts, in row order, or a table
+            of vectors by prompt text (:meth:`features.topics.TopicModel.fit`).
         """
         if not np.isfinite(self.smoothing) or self.smoothing < 0:
             raise ValueError(
@@ -157,7 +158,7 @@ class UserProfiler(BaseEstimator):
         return self._profiles(codes, names, present, topics, style)
 
     def transform(
-        self, battles: pd.DataFrame, embeddings: npt.ArrayLike | None = None
+        self, battles: pd.DataFrame, embeddings: Embeddings | None = None
     ) -> UserProfiles:
         """Profiles of the users in ``battles`` (new users included) with the fitted model."""
         check_is_fitted(self, "feature_names_")

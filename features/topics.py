@@ -13,6 +13,7 @@ README's "Topics" section for the table behind them.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from importlib.util import find_spec
 from pathlib import Path
@@ -29,6 +30,7 @@ from features.persistence import load_folder, save_folder
 __all__ = [
     "CLUSTERERS",
     "DEFAULTS",
+    "Embeddings",
     "REDUCERS",
     "Topic",
     "TopicModel",
@@ -49,6 +51,9 @@ DEFAULTS: dict[str, Any] = {
 _MODEL_FILE = "topic_model.joblib"
 _TOPICS_FILE = "topics.json"
 _FORMAT = "plb-topic-model/1"
+
+#: Precomputed embeddings: one row per query, or a table of vectors by query text.
+Embeddings = npt.ArrayLike | Mapping[str, npt.ArrayLike]
 
 
 def default_embedding() -> str:
@@ -144,7 +149,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
 
     # -- fitting ---------------------------------------------------------------------------
 
-    def fit(self, X: Any, y: Any = None, embeddings: npt.ArrayLike | None = None) -> TopicModel:
+    def fit(self, X: Any, y: Any = None, embeddings: Embeddings | None = None) -> TopicModel:
         """Fit topics to queries.
 
         Parameters
@@ -152,8 +157,10 @@ class TopicModel(TransformerMixin, BaseEstimator):
         X : sequence of str
             Queries; duplicates are fitted once but labelled each.
         y : ignored
-        embeddings : array of shape (len(X), d), optional
-            Precomputed embeddings of ``X`` from the same backend (skips embedding).
+        embeddings : array of shape (len(X), d), or mapping of str to vector, optional
+            Precomputed embeddings of ``X`` from the same backend (skips embedding): one
+            row per query, or a table by query text, whose missing queries the backend
+            embeds. The table is used, not kept.
 
         Returns
         -------
@@ -219,13 +226,15 @@ class TopicModel(TransformerMixin, BaseEstimator):
         docs: list[str],
         queries: list[str],
         inverse: npt.NDArray[np.intp],
-        embeddings: npt.ArrayLike | None,
+        embeddings: Embeddings | None,
     ) -> npt.NDArray[np.floating[Any]]:
         from features.embeddings import make_embedder
 
         self.embedder_ = make_embedder(self.embedding or default_embedding())
         if embeddings is None:
             return np.asarray(self.embedder_.embed(docs), dtype=np.float32)
+        if isinstance(embeddings, Mapping):
+            return self._looked_up(docs, embeddings)
         vectors = np.asarray(embeddings, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(queries):
             raise ValueError(
@@ -235,6 +244,20 @@ class TopicModel(TransformerMixin, BaseEstimator):
         first = np.zeros(len(docs), dtype=np.intp)
         first[inverse[::-1]] = np.arange(len(queries))[::-1]
         return vectors[first]
+
+    def _looked_up(
+        self, docs: list[str], table: Mapping[str, npt.ArrayLike]
+    ) -> npt.NDArray[np.float32]:
+        """Embeddings of distinct ``docs`` from ``table``; the backend embeds the rest."""
+        rows: list[Any] = [table.get(doc) for doc in docs]
+        missing = [i for i, row in enumerate(rows) if row is None]
+        if missing:
+            computed = np.asarray(self.embedder_.embed([docs[i] for i in missing]), np.float32)
+            for position, i in enumerate(missing):
+                rows[i] = computed[position]
+        if not rows:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.asarray(np.stack([np.asarray(r, dtype=np.float32) for r in rows]))
 
     def _bertopic(self, n_docs: int) -> Any:
         from bertopic import BERTopic
@@ -295,26 +318,29 @@ class TopicModel(TransformerMixin, BaseEstimator):
 
     # -- using a fitted model --------------------------------------------------------------
 
-    def predict(self, X: Any, embeddings: npt.ArrayLike | None = None) -> npt.NDArray[np.intp]:
+    def predict(self, X: Any, embeddings: Embeddings | None = None) -> npt.NDArray[np.intp]:
         """Topic id of each query, in ``0 .. n_topics_ - 1``.
 
         Parameters
         ----------
         X : sequence of str
             Queries.
-        embeddings : array of shape (len(X), d), optional
-            Their precomputed embeddings from the fitted backend.
+        embeddings : array of shape (len(X), d), or mapping of str to vector, optional
+            Their precomputed embeddings from the fitted backend (see :meth:`fit`).
         """
         check_is_fitted(self, "bertopic_")
         queries = as_queries(X)
         if not queries:
             return np.zeros(0, dtype=np.intp)
-        if embeddings is None:  # embed each distinct query once
+        if embeddings is None or isinstance(embeddings, Mapping):  # each distinct query once
             distinct, inverse = np.unique(np.asarray(queries, dtype=object), return_inverse=True)
             docs = distinct.tolist()
-            return self._predict(docs, np.asarray(self.embedder_.embed(docs), dtype=np.float32))[
-                inverse
-            ]
+            vectors = (
+                np.asarray(self.embedder_.embed(docs), dtype=np.float32)
+                if embeddings is None
+                else self._looked_up(docs, embeddings)
+            )
+            return self._predict(docs, vectors)[inverse]
         vectors = np.asarray(embeddings, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(queries):
             raise ValueError(
@@ -327,7 +353,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
         topics = np.asarray(self.bertopic_.transform(docs, vectors)[0], dtype=np.intp)
         return _nearest(vectors, topics, self.centroids_)
 
-    def transform(self, X: Any, embeddings: npt.ArrayLike | None = None) -> npt.NDArray[np.float64]:
+    def transform(self, X: Any, embeddings: Embeddings | None = None) -> npt.NDArray[np.float64]:
         """One-hot topic membership, shape ``(len(X), n_topics_)``."""
         topics = self.predict(X, embeddings)
         return np.eye(self.n_topics_)[topics]

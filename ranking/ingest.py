@@ -43,7 +43,7 @@ from ranking.validation import (
     validate_battles,
 )
 
-__all__ = ["SUFFIXES", "BattleLogError", "IngestResult", "read_battles"]
+__all__ = ["SUFFIXES", "BattleLogError", "IngestResult", "read_battles", "read_frame"]
 
 logger = logging.getLogger(__name__)
 
@@ -193,6 +193,49 @@ def read_battles(
     logger.info("read %d battles, skipped %d, %d duplicates", len(battles), skipped, reader.n_dup)
     return IngestResult(
         battles, reader.n_read, skipped, reader.n_dup, dict(reader.reasons), reader.n_self
+    )
+
+
+def read_frame(
+    frame: pd.DataFrame, source: PathArg, *, skip_invalid: bool = False, first_row: int = 1
+) -> IngestResult:
+    """Validate, de-duplicate and type battle records already read into a frame.
+
+    What :func:`read_battles` does to each chunk of a file, for records read by someone
+    else: a partition of a Parquet dataset read by ``dask.dataframe``, for instance.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Raw records, one a row, with the fields of SPEC section 1 (aliases allowed).
+    source : path or str
+        What errors name as the file.
+    skip_invalid : bool, default False
+        Skip invalid records and count them instead of rejecting the frame.
+    first_row : int, default 1
+        Record number of the first row, for error messages.
+
+    Returns
+    -------
+    IngestResult
+
+    Raises
+    ------
+    BattleLogError
+        For a missing required column and, unless ``skip_invalid``, the first invalid
+        record.
+    """
+    reader = _Reader(skip_invalid, frozenset())
+    rows = _row_numbers(first_row - 1, len(frame))
+    reader._add(source, _Chunk(frame.reset_index(drop=True), rows, []), check_columns=True)
+    skipped = sum(reader.reasons.values())
+    return IngestResult(
+        _concat(reader.frames),
+        reader.n_read,
+        skipped,
+        reader.n_dup,
+        dict(reader.reasons),
+        reader.n_self,
     )
 
 
@@ -357,6 +400,8 @@ def _jsonl_chunks(file: PathArg, stream: IO[bytes], chunksize: int) -> Iterator[
             except json.JSONDecodeError as exc:
                 detail = f"{exc.msg} at column {exc.colno}"
                 errors.append(RowError(number, None, None, "malformed JSON", detail))
+            except RecursionError:
+                errors.append(RowError(number, None, None, "malformed JSON", "nested too deeply"))
             if len(numbered) + len(errors) >= chunksize:
                 yield _record_chunk(numbered, errors)
                 numbered, errors = [], []
@@ -376,6 +421,8 @@ def _json_chunks(file: PathArg, stream: IO[bytes], chunksize: int) -> Iterator[_
     except json.JSONDecodeError as exc:
         detail = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
         raise BattleLogError(file, "malformed JSON", detail=detail) from None
+    except RecursionError:
+        raise BattleLogError(file, "malformed JSON", detail="nested too deeply") from None
     del content
     if not isinstance(data, list):
         kind = type(data).__name__

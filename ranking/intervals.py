@@ -15,7 +15,9 @@ __all__ = [
     "MODERATION_VOTES",
     "bootstrap_bt",
     "bootstrap_elo",
+    "bootstrap_elo_batch",
     "centred_inverse",
+    "elo_bootstrap_plan",
     "interval_ranks",
     "percentile_intervals",
     "sandwich_covariance",
@@ -192,24 +194,77 @@ def bootstrap_elo(
     """Online Elo ratings of ``rounds`` bootstrap replicates (FastChat's method).
 
     Each replicate draws the ``n`` votes with replacement, in random order, and runs
-    online Elo over them; replicates run in step (:func:`online_elo_grouped`).
+    online Elo over them; replicates run in step (:func:`online_elo_grouped`), in the
+    batches of :func:`elo_bootstrap_plan`, one after another. Each batch draws from its
+    own generator, so running the batches elsewhere (``service.scale`` maps them over a
+    Dask cluster) gives the same replicates.
 
     Returns
     -------
     ndarray
         ``(rounds, n_models)`` Elo-scale ratings.
     """
+    plan = elo_bootstrap_plan(len(outcomes), rounds, rng)
+    return np.concatenate(
+        [
+            bootstrap_elo_batch(n_models, matchups, outcomes, size, child, k=k)
+            for size, child in plan
+        ],
+        axis=0,
+    )
+
+
+def elo_bootstrap_plan(
+    n_votes: int, rounds: int, rng: np.random.Generator
+) -> list[tuple[int, np.random.Generator]]:
+    """The batches of an Elo bootstrap: each batch's replicates and its own generator.
+
+    A batch holds as many replicates as fit in :data:`_MAX_ELO_BOOTSTRAP_ROWS` resampled
+    votes. Its generator is a child of ``rng`` (:meth:`numpy.random.Generator.spawn`),
+    so batches are independent of each other and of the order they run in; ``rng``'s own
+    stream is not advanced.
+
+    Parameters
+    ----------
+    n_votes : int
+        Votes resampled by every replicate.
+    rounds : int
+        Replicates in all.
+    rng : numpy.random.Generator
+        Parent of the batches' generators.
+
+    Returns
+    -------
+    list of (int, numpy.random.Generator)
+        ``(replicates, generator)`` of each batch, in order.
+    """
     if rounds < 1:
         raise ValueError(f"Argument 'rounds' must be at least 1, not {rounds}.")
+    per_batch = max(1, _MAX_ELO_BOOTSTRAP_ROWS // max(n_votes, 1))
+    sizes = [min(per_batch, rounds - start) for start in range(0, rounds, per_batch)]
+    return list(zip(sizes, rng.spawn(len(sizes)), strict=True))
+
+
+def bootstrap_elo_batch(
+    n_models: int,
+    matchups: Matchups,
+    outcomes: Outcomes,
+    size: int,
+    rng: np.random.Generator,
+    *,
+    k: float = K_FACTOR,
+) -> FloatArray:
+    """``size`` Elo bootstrap replicates drawn with ``rng``: one batch of :func:`bootstrap_elo`.
+
+    Returns
+    -------
+    ndarray
+        ``(size, n_models)`` Elo-scale ratings.
+    """
     n = len(outcomes)
-    per_batch = max(1, _MAX_ELO_BOOTSTRAP_ROWS // max(n, 1))
-    out = []
-    for start in range(0, rounds, per_batch):
-        size = min(per_batch, rounds - start)
-        rows = rng.integers(0, n, size=(size, n)).ravel()
-        groups = np.repeat(np.arange(size), n)
-        out.append(online_elo_grouped(n_models, matchups[rows], outcomes[rows], groups, size, k=k))
-    return np.concatenate(out, axis=0)
+    rows = rng.integers(0, n, size=(size, n)).ravel()
+    groups = np.repeat(np.arange(size), n)
+    return online_elo_grouped(n_models, matchups[rows], outcomes[rows], groups, size, k=k)
 
 
 def percentile_intervals(

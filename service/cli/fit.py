@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from typing import Any
 
@@ -17,6 +18,7 @@ from ranking.leaderboard import fit_leaderboard
 from ranking.types import Method
 from service.artifacts import write_fit
 from service.cli.common import (
+    UsageError,
     add_input_options,
     add_output_options,
     add_topic_options,
@@ -63,14 +65,41 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     add_topic_options(parser)
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=os.environ.get(SCHEDULER_ENV) or None,
+        help="run the heavy steps on a Dask cluster: a scheduler address (tcp://HOST:8786), "
+        "or local:N for a cluster of N worker processes on this machine (default "
+        f"${SCHEDULER_ENV}; unset: this process alone). BATTLES may then also be "
+        "directories of Parquet datasets; the workers must be able to read them. Needs the "
+        "'dask' extra",
+    )
+    parser.add_argument(
+        "--partitions",
+        type=int,
+        metavar="P",
+        help="with --scheduler: partitions of the votes by user (default: 2 per worker)",
+    )
     add_input_options(parser)
     add_output_options(parser)
     parser.set_defaults(run=run)
 
 
+#: The environment variable that sets ``--scheduler``.
+SCHEDULER_ENV = "PLB_DASK_SCHEDULER"
+
+
 def run(args: argparse.Namespace) -> None:
-    """Execute ``plb fit``."""
+    """Execute ``plb fit``: here, or with ``--scheduler`` on a Dask cluster."""
     check_topic_options(args)
+    if args.partitions is not None and args.partitions < 1:
+        raise UsageError(f"--partitions must be at least 1, not {args.partitions}")
+    if args.scheduler:
+        _run_on_cluster(args)
+        return
+    if args.partitions is not None:
+        raise UsageError(f"--partitions needs --scheduler (or ${SCHEDULER_ENV})")
     battles = load_battles(args.battles, skip_invalid=args.skip_invalid)
     codes, names = user_codes(battles)
     data = pairwise_from_battles(battles)
@@ -103,7 +132,6 @@ def run(args: argparse.Namespace) -> None:
     predictor, profiles = (
         _query_features(battles, data.models, args) if args.features else (None, None)
     )
-    topic_model = None if predictor is None else predictor.profiler_.topic_model_
     manifest = {
         "battles": [str(p) for p in args.battles],
         "n_battles": len(battles),
@@ -115,6 +143,90 @@ def run(args: argparse.Namespace) -> None:
         "features": profiles is not None,
         "prior_sd_from_prediction": None if predictor is None else predictor.prior_sd,
     }
+    _finish(args, manifest, analyses, evaluation, predictor, profiles, battles)
+
+
+def _run_on_cluster(args: argparse.Namespace) -> None:
+    """``plb fit --scheduler``: the same fit, the heavy steps on a Dask cluster."""
+    try:
+        import dask.dataframe  # noqa: F401
+        import distributed  # noqa: F401
+    except ImportError as error:
+        raise UsageError(
+            f"--scheduler needs Dask ({error.name} is missing): "
+            "pip install 'personal-leaderboard[dask]'"
+        ) from None
+    from service.scale import ClusterError, connect, describe, fit_distributed
+
+    def progress(message: str) -> None:
+        print(f"plb: {message}", file=sys.stderr, flush=True)
+
+    try:
+        with connect(args.scheduler) as client:
+            fitted = fit_distributed(
+                client,
+                [str(p) for p in args.battles],
+                seed=args.seed,
+                min_battles=args.min_battles,
+                fraction=args.fraction,
+                truth=args.truth,
+                features=args.features,
+                embedding=args.embedding,
+                n_topics=args.n_topics,
+                skip_invalid=args.skip_invalid,
+                n_partitions=args.partitions,
+                progress=progress,
+            )
+    except ClusterError as error:
+        raise UsageError(str(error)) from None
+    report = fitted.report
+    if report.n_skipped:
+        reasons = "; ".join(f"{n} x {why}" for why, n in report.skipped_reasons.items())
+        print(f"plb: skipped {report.n_skipped} invalid rows: {reasons}", file=sys.stderr)
+    if report.n_self_battles:
+        print(
+            f"plb: ignored {report.n_self_battles} votes of a model against itself",
+            file=sys.stderr,
+        )
+    if report.n_duplicates:
+        print(f"plb: skipped {report.n_duplicates} duplicate battle ids", file=sys.stderr)
+    predictor = fitted.predictor
+    manifest = {
+        "battles": [str(p) for p in args.battles],
+        "n_battles": len(fitted.battles),
+        "n_users": fitted.n_users,
+        "models": list(fitted.models),
+        "min_battles": args.min_battles,
+        "seed": args.seed,
+        "truth": args.truth,
+        "features": fitted.profiles is not None,
+        "prior_sd_from_prediction": None if predictor is None else predictor.prior_sd,
+        "scheduler": describe(args.scheduler),
+        "partitions": fitted.partitions,
+        "workers": fitted.workers,
+    }
+    _finish(
+        args,
+        manifest,
+        fitted.analyses,
+        fitted.evaluation,
+        predictor,
+        fitted.profiles,
+        fitted.battles,
+    )
+
+
+def _finish(
+    args: argparse.Namespace,
+    manifest: dict[str, Any],
+    analyses: list[Any],
+    evaluation: dict[str, Any] | None,
+    predictor: Any,
+    profiles: pd.DataFrame | None,
+    battles: pd.DataFrame,
+) -> None:
+    """Write the fit directory and print what was fitted: both paths end here."""
+    topic_model = None if predictor is None else predictor.profiler_.topic_model_
     out = write_fit(
         args.out,
         manifest=manifest,
@@ -146,7 +258,7 @@ def run(args: argparse.Namespace) -> None:
         for a in analyses
     ]
     table = (
-        f"Fitted {len(battles)} battles from {len(names)} users into {out}\n\n"
+        f"Fitted {len(battles)} battles from {manifest['n_users']} users into {out}\n\n"
         "Agreement of per-user rankings with the aggregate\n\n"
         + format_table(("method", "shrinkage", "users", "mean", "median", "<= 0.1"), rows)
     )

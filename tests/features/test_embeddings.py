@@ -66,3 +66,20 @@ def test_unknown_backend_is_named() -> None:
     with pytest.raises(ValueError, match="'embedding' must be one of .*not 'bert'"):
         make_embedder("bert")
     assert set(BACKENDS) == {"minilm", "minilm-int8", "static", "tfidf"}
+
+
+@pytest.mark.parametrize("name", ["minilm-int8", "static"])
+def test_each_batch_embedded_alone_gives_the_vectors_of_embed(
+    name: str, corpus: tuple[list[str], np.ndarray]
+) -> None:
+    # service.scale embeds the batches on a Dask cluster, one call a batch: the vectors
+    # must be those of one local call, bit for bit (int8 scales are per batch).
+    docs = corpus[0][:150]
+    embedder = make_embedder(name)
+    whole = embedder.embed(docs)
+    batches = embedder.batches(docs)  # type: ignore[attr-defined]
+    assert sorted(np.concatenate(batches).tolist()) == list(range(len(docs)))
+    alone = np.zeros_like(whole)
+    for batch in reversed(batches):
+        alone[batch] = make_embedder(name).embed([docs[i] for i in batch])
+    np.testing.assert_array_equal(alone, whole)

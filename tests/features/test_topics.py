@@ -145,3 +145,22 @@ def test_hdbscan_without_any_cluster_puts_every_query_in_one_topic(corpus: Corpu
     model.fit(corpus[0][:30], embeddings=vectors)
     assert model.n_topics_ == 1 and (model.labels_ == 0).all()
     assert (model.predict(corpus[0][:3], embeddings=vectors[:3]) == 0).all()
+
+
+def test_a_table_of_embeddings_by_query_fits_and_predicts_like_the_rows(
+    corpus: Corpus, corpus_embeddings: np.ndarray
+) -> None:
+    docs = corpus[0][:80]
+    rows = TopicModel("minilm-int8", n_topics=4).fit(docs, embeddings=corpus_embeddings[:80])
+    table = dict(zip(docs, corpus_embeddings[:80], strict=True))
+    looked_up = TopicModel("minilm-int8", n_topics=4).fit(docs, embeddings=table)
+    np.testing.assert_array_equal(looked_up.labels_, rows.labels_)
+    np.testing.assert_array_equal(looked_up.predict(docs[:30], table), rows.labels_[:30])
+    assert not any(isinstance(v, dict) for v in vars(looked_up).values())  # used, not kept
+    # A query missing from the table is embedded by the backend.
+    del table[docs[0]]
+    vectors = corpus_embeddings[:80].copy()
+    vectors[0] = looked_up.embedder_.embed(docs[:1])[0]
+    partial = TopicModel("minilm-int8", n_topics=4).fit(docs, embeddings=table)
+    expected = TopicModel("minilm-int8", n_topics=4).fit(docs, embeddings=vectors)
+    np.testing.assert_array_equal(partial.labels_, expected.labels_)

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ranking.ingest import SUFFIXES, BattleLogError, IngestResult, read_battles
+from ranking.ingest import SUFFIXES, BattleLogError, IngestResult, read_battles, read_frame
 from ranking.validation import BATTLE_COLUMNS, WINNERS
 
 DATA = Path(__file__).parent.parent / "data" / "ingest"
@@ -313,3 +313,16 @@ def test_real_arena_log(arena_path: Path) -> None:
     models = set(battles["model_a"].astype(str)) | set(battles["model_b"].astype(str))
     assert len(models) == 53
     assert battles["battle_id"].is_unique and "math" in battles
+
+
+def test_read_frame_validates_records_already_read() -> None:
+    # A partition of a Parquet dataset read by dask.dataframe: read as a file's chunk is.
+    raw = EXPECTED.rename(columns={"user_id": "judge"}).copy()
+    result = read_frame(raw, "part 3")
+    pd.testing.assert_frame_equal(core(result.battles), core(EXPECTED))
+    raw.loc[3, "winner"] = "nobody"
+    with pytest.raises(BattleLogError, match=r"^part 3: row 13: field 'winner'"):
+        read_frame(raw, "part 3", first_row=10)
+    skipped = read_frame(pd.concat([raw, raw.iloc[:1]]), "part 3", skip_invalid=True)
+    assert (skipped.n_read, skipped.n_skipped, skipped.n_duplicates) == (6, 1, 1)
+    assert len(skipped.battles) == 4

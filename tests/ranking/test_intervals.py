@@ -5,10 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ranking import intervals
 from ranking.bt import fit_bt
 from ranking.intervals import (
     bootstrap_bt,
     bootstrap_elo,
+    bootstrap_elo_batch,
+    elo_bootstrap_plan,
     interval_ranks,
     percentile_intervals,
     sandwich_covariance,
@@ -124,3 +127,26 @@ def test_a_model_with_two_ties_gets_a_wide_sandwich_interval() -> None:
     # model widens everyone a little through the mean the ratings are relative to)
     full = np.sqrt(np.diag(sandwich_covariance(theta, v.matchups, v.outcomes, v.weights)))
     assert (hi - lo)[:4] == pytest.approx(2 * 1.96 * full[:4], rel=0.1)
+
+
+def test_elo_bootstrap_batches_are_independent_of_their_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Each batch draws from its own child generator, so running the batches in another
+    # order, or elsewhere (service.scale maps them over a Dask cluster), changes nothing.
+    data, _ = simulate_votes(4, 300, seed=13)
+    monkeypatch.setattr(intervals, "_MAX_ELO_BOOTSTRAP_ROWS", 3 * 300)  # 3 replicates a batch
+    whole = bootstrap_elo(4, data.matchups, data.outcomes, 10, np.random.default_rng(5))
+    plan = elo_bootstrap_plan(300, 10, np.random.default_rng(5))
+    assert [size for size, _ in plan] == [3, 3, 3, 1]
+    backwards = [
+        bootstrap_elo_batch(4, data.matchups, data.outcomes, size, child)
+        for size, child in reversed(plan)
+    ]
+    assert np.array_equal(whole, np.concatenate(backwards[::-1]))
+    # The batches differ from each other, and a batch does not depend on its neighbours.
+    assert not np.array_equal(whole[:3], whole[3:6])
+    alone = elo_bootstrap_plan(300, 10, np.random.default_rng(5))[2]
+    assert np.array_equal(bootstrap_elo_batch(4, data.matchups, data.outcomes, *alone), whole[6:9])
+    with pytest.raises(ValueError, match="'rounds'"):
+        elo_bootstrap_plan(300, 0, np.random.default_rng(5))

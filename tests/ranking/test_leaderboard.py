@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from ranking.leaderboard import fit_leaderboard
+from ranking.pairwise import collapse
 from ranking.types import PairwiseData
 from tests.conftest import simulate_votes
 
@@ -103,3 +104,22 @@ def test_sparse_leaderboard_has_no_infinities() -> None:
         values = [(r.rating, r.lower, r.upper) for r in board.models]
         assert np.all(np.isfinite(values))
     assert fit_leaderboard(data).models[0].model == "a"
+
+
+@pytest.mark.parametrize("interval", ["sandwich", "bootstrap"])
+def test_bt_of_collapsed_counts_equals_bt_of_the_votes(interval: str) -> None:
+    # service.scale sums per-partition (model_a, model_b, outcome) counts into one
+    # weighted PairwiseData: the Bradley-Terry leaderboard must not tell it from the votes.
+    data, _ = simulate_votes(6, 3000, seed=21)
+    halves = [collapse(data.select(np.arange(3000) % 2 == part)) for part in (0, 1)]
+    summed = collapse(
+        PairwiseData(
+            data.models,
+            np.concatenate([h.matchups for h in halves]),
+            np.concatenate([h.outcomes for h in halves]),
+            np.concatenate([h.weights for h in halves]),
+        )
+    )
+    raw = fit_leaderboard(data, method="bt", interval=interval, rng=3)
+    counted = fit_leaderboard(summed, method="bt", interval=interval, rng=3)
+    assert counted == raw

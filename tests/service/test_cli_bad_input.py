@@ -62,12 +62,6 @@ ODD_NAMES = [
     "-2+3",
     "m" * 100_000,
 ]
-# the ingest fix for deeply nested JSON lives in ranking/ingest.py: see NESTED_XFAIL
-NESTED_XFAIL = pytest.mark.xfail(
-    strict=True,
-    reason="ranking/ingest.py lets json.loads's RecursionError out (exit 1, 'internal "
-    "error'); it should be 'malformed JSON (nested too deeply)' with the row",
-)
 
 
 def _jsonl(records: list[Any]) -> bytes:
@@ -202,8 +196,8 @@ BAD: list[Any] = [
     ("surrogate.jsonl", ["row 6", "field 'model_a'", "'\\ud800'", "surrogate"]),
     ("surrogate-name.jsonl", ["row 6", "field name '\\udfff'", "surrogate"]),
     ("surrogate-mixed.jsonl", ["row 6", "field 'topic'", "'\\udc00'", "surrogate"]),
-    pytest.param("nested.jsonl", ["row 6", "nested too deeply"], marks=NESTED_XFAIL),
-    pytest.param("nested.json", ["nested too deeply"], marks=NESTED_XFAIL),
+    pytest.param("nested.jsonl", ["row 6", "nested too deeply"]),
+    pytest.param("nested.json", ["nested too deeply"]),
 ]
 
 

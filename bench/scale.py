@@ -1,0 +1,141 @@
+"""Benchmark H (issue 8): ``plb fit --no-features`` alone, and on a local Dask cluster.
+
+The same simulated log (2 million votes of 100,000 users; 20,000 votes with ``--quick``)
+is fitted three times, each as a fresh ``plb fit`` process, one after the other: in its
+own process (the default), then with ``--scheduler local:1`` and ``--scheduler local:2``
+(a LocalCluster of 1 or 2 worker processes on this machine, started and closed by the
+command). The log is simulated once, in a child process, and kept in
+``bench/out/scale/``. Peak memory is that of the ``plb`` process itself (the client),
+``ru_maxrss`` of ``RUSAGE_SELF`` read at its end; the workers are not counted.
+
+On one machine a cluster can only win where the local fit leaves cores idle: the Elo
+bootstrap's batches and the per-user fits run in parallel on the workers, while reading
+a single file stays on one worker and the client adds transfers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.common import ROOT, Row, make_row
+
+__all__ = ["run"]
+
+HERE = Path(__file__).resolve().parent
+CACHE = HERE / "out" / "scale"
+#: (users, votes per user): 100,000 x 20 is about 2 million votes.
+FULL = (100_000, 20)
+QUICK = (1_000, 20)
+MODES = ("local", "local:1", "local:2")
+
+_SIMULATE = """
+import sys
+from data.simulate import simulate, write_simulation
+users, per_user, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+write_simulation(simulate(users, per_user, 15, rng=0), out)
+"""
+
+# plb fit in this process; its own peak RSS (not its workers') written at the end.
+_FIT = """
+import resource, sys
+from service.cli import main
+code = main(sys.argv[2:])
+with open(sys.argv[1], "w") as out:
+    out.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
+sys.exit(code)
+"""
+# Linux carries a process's peak RSS over fork and execve: started straight from this
+# benchmark (gigabytes of imports), the fit would report our peak. A launcher that
+# imports nothing starts it instead (see bench._child).
+_LAUNCH = """
+import subprocess, sys
+sys.exit(subprocess.call([sys.executable, "-c", sys.argv[1], *sys.argv[2:]]))
+"""
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env.pop("PLB_DASK_SCHEDULER", None)
+    return env
+
+
+def _log(users: int, per_user: int) -> Path:
+    """The simulated log, made in a child process the first time."""
+    folder = CACHE / f"sim-{users}x{per_user}"
+    battles = folder / "battles.jsonl.gz"
+    if not battles.exists():
+        command = [sys.executable, "-c", _SIMULATE, str(users), str(per_user), str(folder)]
+        subprocess.run(command, cwd=ROOT, env=_env(), check=True)
+    return battles
+
+
+def _fit(battles: Path, mode: str, out: Path) -> tuple[float, float, dict[str, object]]:
+    """Wall seconds, client peak RSS (MB) and the JSON document of one ``plb fit``."""
+    rss = out.parent / f"{out.name}.rss"
+    argv = ["fit", str(battles), "--out", str(out), "--no-features", "--format", "json"]
+    if mode != "local":
+        argv += ["--scheduler", mode]
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-c", _LAUNCH, _FIT, str(rss), *argv],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        tail = " | ".join(done.stderr.strip().splitlines()[-3:])
+        raise RuntimeError(f"plb fit ({mode}) exited with {done.returncode}: {tail}")
+    return wall, int(rss.read_text()) * 1024 / 1e6, json.loads(done.stdout)
+
+
+def _same(reference: dict[str, object], other: dict[str, object]) -> bool:
+    """Whether two ``plb fit`` documents report the same summaries and evaluation."""
+    return all(reference[key] == other[key] for key in ("summary", "evaluation", "n_battles"))
+
+
+def run(quick: bool = False) -> list[Row]:
+    """Run benchmark H; ``quick`` fits 20,000 votes."""
+    users, per_user = QUICK if quick else FULL
+    battles = _log(users, per_user)
+    results: dict[str, tuple[float, float, dict[str, object]]] = {}
+    loads: dict[str, str] = {}
+    with tempfile.TemporaryDirectory(prefix="plb-bench-scale-") as tmp:
+        for mode in MODES:
+            loads[mode] = " ".join(f"{x:.1f}" for x in os.getloadavg())
+            results[mode] = _fit(battles, mode, Path(tmp) / mode.replace(":", "-"))
+    local_s, local_mb, local_doc = results["local"]
+    label = f"simulator: {users:,} users, {int(local_doc['n_battles']):,} votes, 15 models"
+    rows = [
+        make_row(
+            "plb fit --no-features, one process (the default)",
+            label,
+            ours=local_s,
+            notes=f"client peak {local_mb:,.0f} MB; load average at start {loads['local']}",
+        )
+    ]
+    for mode in MODES[1:]:
+        seconds, mb, document = results[mode]
+        workers = int(mode.split(":")[1])
+        rows.append(
+            make_row(
+                f"plb fit --no-features --scheduler {mode} "
+                f"({workers} worker process{'es' if workers > 1 else ''})",
+                label,
+                ours=seconds,
+                reference=local_s,
+                notes=f"ratio = one process / Dask; client peak {mb:,.0f} MB; "
+                f"same summaries and evaluation: {'yes' if _same(local_doc, document) else 'NO'}; "
+                f"load average at start {loads[mode]}; {os.cpu_count()} CPUs",
+            )
+        )
+    return rows

@@ -1,0 +1,333 @@
+"""``plb fit`` on a Dask cluster: the local fit's results, with the heavy steps distributed.
+
+What runs where:
+
+* **workers**: reading the logs and repartitioning them by user
+  (:mod:`service.scale.partitions`); per partition, the collapsed (a, b, outcome) counts
+  (Bradley-Terry's sufficient statistics), the compact vote arrays, every user's four fits
+  (``bt``/``elo`` × ``cv``/``none``) with their agreement, the batches of the Elo
+  bootstrap (:mod:`service.scale.tasks`), and the embeddings of the queries
+  (:mod:`service.scale.queries`);
+* **client**: the small fits that need everything at once. The aggregate
+  Bradley-Terry from the summed counts; online Elo over the votes in global order
+  (seconds for millions); the shrinkage strength, learnt by
+  :func:`ranking.shrinkage.learn_alpha` from the gathered votes exactly as the local path
+  learns it; the held-out evaluation (:func:`ranking.evaluation.evaluate_personalisation`,
+  about 45 s at 2 million votes, while the workers fit the users); and the topic model,
+  profiles and rating predictor, fitted on the embeddings the workers computed.
+
+Every number equals the local path's: the same code on the same arrays in the same
+order (per-user Bradley-Terry fits stop each user's Newton iterations on their own, so
+they do not depend on which users share a partition), the same seeds, and bootstrap
+batches that each draw from their own child generator. See the README's "Fitting on a
+Dask cluster".
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ranking.agreement import summarise
+from ranking.analysis import UserAnalysis
+from ranking.elo import online_elo
+from ranking.evaluation import MIN_VOTES, evaluate_personalisation, latest_split
+from ranking.intervals import elo_bootstrap_plan, percentile_intervals
+from ranking.leaderboard import build_leaderboard, fit_leaderboard
+from ranking.pairwise import ELO_PER_NAT, collapse, model_counts
+from ranking.shrinkage import learn_alpha
+from ranking.types import CENTER, Leaderboard, Method, PairwiseData
+from ranking.users import Shrinkage, UserRatings
+from service.scale import tasks
+from service.scale.cluster import WORKER_TIMEOUT_S, gather, n_workers
+from service.scale.partitions import ReadReport, battles_frame, read_by_user
+from service.scale.queries import fit_query_features, submit_embeddings
+
+__all__ = ["DistributedFit", "fit_distributed"]
+
+log = logging.getLogger(__name__)
+
+#: fit_leaderboard's defaults, which the local ``plb fit`` uses for the Elo bootstrap.
+_ROUNDS = 100
+_CONFIDENCE = 0.95
+_STEPS: tuple[tuple[Method, Shrinkage], ...] = (
+    ("bt", "cv"),
+    ("bt", "none"),
+    ("elo", "cv"),
+    ("elo", "none"),
+)
+
+
+@dataclass(frozen=True)
+class DistributedFit:
+    """What the local ``plb fit`` hands to :func:`service.artifacts.write_fit`, and more.
+
+    Attributes
+    ----------
+    analyses : list of UserAnalysis
+        ``(bt, cv)``, ``(bt, none)``, ``(elo, cv)``, ``(elo, none)``.
+    evaluation : dict or None
+        The ``plb evaluate`` document; None when no user has enough votes.
+    predictor : RatingPredictor or None
+        With its topic model; None without features or prompts.
+    profiles : pandas.DataFrame or None
+        The training users' query profiles.
+    battles : pandas.DataFrame
+        Every vote fitted, in read order.
+    models : tuple of str
+    n_users : int
+    report : ReadReport
+        What reading left out.
+    partitions, workers : int
+        Partitions by user, and workers at the start.
+    """
+
+    analyses: list[UserAnalysis]
+    evaluation: dict[str, Any] | None
+    predictor: Any
+    profiles: pd.DataFrame | None
+    battles: pd.DataFrame
+    models: tuple[str, ...]
+    n_users: int
+    report: ReadReport
+    partitions: int
+    workers: int
+
+
+def fit_distributed(
+    client: Any,
+    inputs: Sequence[str],
+    *,
+    seed: int = 0,
+    min_battles: int = 10,
+    fraction: float = 0.2,
+    truth: str | None = None,
+    features: bool = True,
+    embedding: str | None = None,
+    n_topics: int = 10,
+    skip_invalid: bool = False,
+    n_partitions: int | None = None,
+    worker_timeout: float | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> DistributedFit:
+    """Fit what ``plb fit`` fits, with the heavy steps on the cluster of ``client``.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    inputs : sequence of str
+        Battle log files and Parquet dataset directories, readable by the workers.
+    seed, min_battles, fraction, truth, features, embedding, n_topics, skip_invalid
+        As the options of ``plb fit``.
+    n_partitions : int, optional
+        Partitions by user; twice the number of workers by default.
+    worker_timeout : float, optional
+        Give up after this many seconds without any worker; :data:`WORKER_TIMEOUT_S`
+        by default.
+    progress : callable, optional
+        Called with a line of text at each step.
+
+    Raises
+    ------
+    ValueError
+        On bad input (as the local path).
+    service.scale.cluster.ClusterError
+        When the cluster lost its workers or its scheduler.
+    """
+    start = time.perf_counter()
+
+    def say(message: str) -> None:
+        if progress is not None:
+            progress(f"{message} ({time.perf_counter() - start:.0f} s)")
+
+    if n_partitions is not None and n_partitions < 1:
+        raise ValueError(f"Argument 'n_partitions' must be at least 1, not {n_partitions}.")
+    timeout = WORKER_TIMEOUT_S if worker_timeout is None else worker_timeout
+    workers = n_workers(client, timeout=timeout)
+    n_parts = n_partitions or 2 * workers
+
+    def collect(futures: Sequence[Any]) -> list[Any]:
+        return gather(client, futures, worker_timeout=timeout)
+
+    say(f"reading {len(inputs)} input(s) on {workers} Dask workers, {n_parts} partitions by user")
+    parts, report = read_by_user(
+        client,
+        inputs,
+        skip_invalid=skip_invalid,
+        n_partitions=n_parts,
+        worker_timeout=timeout,
+    )
+    models = tuple(
+        sorted(set().union(*collect([client.submit(tasks.models_present, p) for p in parts])))
+    )
+    say("summing the pair counts and gathering the votes in order")
+    arrays = [client.submit(tasks.partition_votes, p, models) for p in parts]
+    counts = [client.submit(tasks.partition_counts, a) for a in arrays]
+    merged = client.submit(tasks.merge_votes, models, *arrays)
+    (votes,) = collect([merged])
+    if not votes.names:
+        raise ValueError(
+            "Per-user results need a 'user_id' (or 'judge') field, and no battle has one."
+        )
+    summed = _summed(models, collect(counts))
+    bt = fit_leaderboard(summed, method="bt", rng=seed)
+    point = online_elo(len(models), votes.data.matchups, votes.data.outcomes)
+    plan = elo_bootstrap_plan(len(votes.data.outcomes), _ROUNDS, np.random.default_rng(seed))
+    bootstrap = [client.submit(tasks.bootstrap_batch, merged, n, g, pure=False) for n, g in plan]
+
+    say(f"fitting {len(votes.names)} users on the workers")
+    priors = {"bt": np.array([bt[m].rating for m in models]), "elo": point}
+    fits: dict[tuple[Method, Shrinkage], list[Any]] = {}
+    for method, shrinkage in [s for s in _STEPS if s != ("bt", "cv")]:
+        fits[method, shrinkage] = [
+            client.submit(tasks.partition_users, a, method, shrinkage, priors[method], None)
+            for a in arrays
+        ]
+    alpha = _alpha(votes, priors["bt"], seed)
+    fits["bt", "cv"] = [
+        client.submit(tasks.partition_users, a, "bt", "cv", priors["bt"], alpha) for a in arrays
+    ]
+    battles = battles_frame(client, parts, models, worker_timeout=timeout)
+    embedded = submit_embeddings(client, battles, embedding, workers) if features else None
+    say("held-out evaluation")
+    evaluation = _evaluation(votes, fraction, truth, seed)
+    predictor, profiles = None, None
+    if embedded is not None:
+        say("fitting topics, query profiles and the rating predictor")
+        table = embedded.table(collect(embedded.futures))
+        predictor, profiles = fit_query_features(battles, models, embedding, n_topics, seed, table)
+    elif features:
+        log.warning("the log has no prompts: no topics, profiles or predictor fitted")
+
+    say("collecting the per-user fits and the Elo bootstrap")
+    samples = np.concatenate(collect(bootstrap), axis=0)
+    lower, upper = percentile_intervals(samples, _CONFIDENCE)
+    elo = build_leaderboard(
+        "elo",
+        models,
+        point,
+        lower,
+        upper,
+        model_counts(summed),
+        n_battles=int(round(summed.n_votes)),
+        interval="bootstrap",
+        confidence=_CONFIDENCE,
+    )
+    aggregates: dict[Method, Leaderboard] = {"bt": bt, "elo": elo}
+    analyses = [
+        _assemble(
+            collect(fits[method, shrinkage]),
+            votes.names,
+            models,
+            aggregates[method],
+            method,
+            shrinkage,
+            min_battles,
+        )
+        for method, shrinkage in _STEPS
+    ]
+    say("fitted")
+    return DistributedFit(
+        analyses,
+        evaluation,
+        predictor,
+        profiles,
+        battles,
+        models,
+        len(votes.names),
+        report,
+        n_parts,
+        workers,
+    )
+
+
+def _summed(models: tuple[str, ...], counts: Sequence[PairwiseData]) -> PairwiseData:
+    """The partitions' collapsed counts added up: the collapsed votes of the whole log."""
+    return collapse(
+        PairwiseData(
+            models,
+            np.concatenate([c.matchups.reshape(-1, 2) for c in counts]).astype(np.intp),
+            np.concatenate([c.outcomes for c in counts]),
+            np.concatenate([c.weights for c in counts]),
+        )
+    )
+
+
+def _alpha(votes: tasks.Votes, prior: np.ndarray, seed: int) -> float:
+    """The shrinkage strength of ``(bt, cv)``, learnt as ``fit_user_ratings`` learns it."""
+    data, users = votes.data, votes.users
+    known = users >= 0
+    mu = (np.broadcast_to(prior, (len(votes.names), data.n_models)) - CENTER) / ELO_PER_NAT
+    return learn_alpha(
+        data.n_models,
+        data.matchups[known],
+        data.outcomes[known],
+        users[known],
+        len(votes.names),
+        mu,
+        method="cv",
+        rng=seed,
+    )
+
+
+def _assemble(
+    results: Sequence[tasks.PartitionUsers | None],
+    names: tuple[str, ...],
+    models: tuple[str, ...],
+    aggregate: Leaderboard,
+    method: Method,
+    shrinkage: Shrinkage,
+    min_battles: int,
+) -> UserAnalysis:
+    """One :class:`UserAnalysis` from the partitions' users, in global (sorted) user order."""
+    shape = (len(names), len(models))
+    arrays = {key: np.full(shape, np.nan) for key in ("ratings", "lower", "upper", "prior")}
+    battles = np.zeros(shape, dtype=np.int64)
+    spearman, kendall = np.full(len(names), np.nan), np.full(len(names), np.nan)
+    index = pd.Index(names, dtype=object)
+    prior_sd: float | None = None
+    for result in results:
+        if result is None:
+            continue
+        rows = index.get_indexer(pd.Index(result.names, dtype=object))
+        for key, values in arrays.items():
+            values[rows] = getattr(result.ratings, key)
+        battles[rows] = result.ratings.battles
+        spearman[rows], kendall[rows] = result.spearman, result.kendall
+        prior_sd = result.ratings.prior_sd
+    ratings = UserRatings(
+        method,
+        shrinkage,
+        models,
+        arrays["ratings"],
+        arrays["lower"],
+        arrays["upper"],
+        battles,
+        arrays["prior"],
+        prior_sd,
+    )
+    summary = summarise(spearman, kendall, ratings.n_battles, min_battles)
+    return UserAnalysis(aggregate, names, ratings, spearman, kendall, summary, min_battles)
+
+
+def _evaluation(
+    votes: tasks.Votes, fraction: float, truth: str | None, seed: int
+) -> dict[str, Any] | None:
+    """The held-out evaluation on the client, as the local ``plb fit`` runs it."""
+    from service.cli.evaluate import evaluation_document, truth_matrix
+
+    n_users = len(votes.names)
+    if not latest_split(votes.users, n_users, fraction).any():
+        log.warning("no user has enough votes for a held-out evaluation; skipped")
+        return None
+    true = truth_matrix(truth, votes.names, votes.data.models) if truth else None
+    results = evaluate_personalisation(
+        votes.data, votes.users, n_users, fraction=fraction, true_ratings=true, rng=seed
+    )
+    return evaluation_document(results, fraction, MIN_VOTES, n_users)
