@@ -93,6 +93,27 @@ def _demo_keys(root: Path) -> None:
     print(f"plb serve --demo: ingest and admin keys are in {keys}", file=sys.stderr)
 
 
+#: glibc's ``mallopt`` parameter for the number of malloc arenas.
+_M_ARENA_MAX = -8
+
+
+def _limit_malloc_arenas(arenas: int = 2) -> None:
+    """Cap glibc's malloc arenas, as ``MALLOC_ARENA_MAX=2`` would, unless that is set.
+
+    With one arena per thread (glibc's default, up to 8 per core) the request thread
+    pool grows the resident memory over hours of mixed load without any leak; two
+    arenas keep it flat (bench/RESULTS.md, section I). A no-op off glibc.
+    """
+    if "MALLOC_ARENA_MAX" in os.environ or not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        ctypes.CDLL("libc.so.6").mallopt(_M_ARENA_MAX, arenas)
+    except (OSError, AttributeError):  # another C library: nothing to do
+        pass
+
+
 def _configure_logging() -> None:
     from service.api.observability import JsonFormatter
 
@@ -131,6 +152,7 @@ def run(args: argparse.Namespace) -> None:
         first = error.errors()[0]
         field = "PLB_" + "_".join(str(p) for p in first["loc"]).upper()
         raise UsageError(f"{field}: {first['msg']}") from None
+    _limit_malloc_arenas()
     engine = open_engine(settings)  # fails here, with a one-line reason, on a bad fit or store
     _configure_logging()
     print(f"plb serve: http://{args.host}:{args.port}/  (API docs at /docs)", file=sys.stderr)
