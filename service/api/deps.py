@@ -66,39 +66,42 @@ def _secret(value: object) -> str | None:
     return None if value is None else value.get_secret_value()  # type: ignore[attr-defined]
 
 
-async def require_ingest_key(settings: SettingsDep, bearer: BearerDep) -> None:
-    """Let through requests carrying the ingest key (or the admin key)."""
-    if settings.ingest_key is None:
-        raise HTTPException(
-            status.HTTP_403_FORBIDDEN, "ingestion is off: the service has no PLB_INGEST_KEY"
-        )
+def _require_key(bearer: str | None, accepted: tuple[object, ...], *, name: str, off: str) -> None:
+    """Let through a bearer credential equal to one of the ``accepted`` keys.
+
+    403 with ``off`` when the first of them (the route's own key) is unset, 401 without a
+    credential, 403 for a wrong one.
+    """
+    if accepted[0] is None:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, off)
     if bearer is None:
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED,
-            "an ingest key is required (Authorization: Bearer KEY)",
+            f"the {name} is required (Authorization: Bearer KEY)",
             headers=_CHALLENGE,
         )
-    if not (
-        keys_match(_secret(settings.ingest_key), bearer)
-        or keys_match(_secret(settings.admin_key), bearer)
-    ):
-        raise HTTPException(status.HTTP_403_FORBIDDEN, "the ingest key is wrong")
+    if not any(keys_match(_secret(key), bearer) for key in accepted):
+        raise HTTPException(status.HTTP_403_FORBIDDEN, f"the {name} is wrong")
+
+
+async def require_ingest_key(settings: SettingsDep, bearer: BearerDep) -> None:
+    """Let through requests carrying the ingest key (or the admin key)."""
+    _require_key(
+        bearer,
+        (settings.ingest_key, settings.admin_key),
+        name="ingest key",
+        off="ingestion is off: the service has no PLB_INGEST_KEY",
+    )
 
 
 async def require_admin_key(settings: SettingsDep, bearer: BearerDep) -> None:
     """Let through requests carrying the admin key."""
-    if settings.admin_key is None:
-        raise HTTPException(
-            status.HTTP_403_FORBIDDEN, "admin routes are off: the service has no PLB_ADMIN_KEY"
-        )
-    if bearer is None:
-        raise HTTPException(
-            status.HTTP_401_UNAUTHORIZED,
-            "the admin key is required (Authorization: Bearer KEY)",
-            headers=_CHALLENGE,
-        )
-    if not keys_match(_secret(settings.admin_key), bearer):
-        raise HTTPException(status.HTTP_403_FORBIDDEN, "the admin key is wrong")
+    _require_key(
+        bearer,
+        (settings.admin_key,),
+        name="admin key",
+        off="admin routes are off: the service has no PLB_ADMIN_KEY",
+    )
 
 
 IngestDep = Depends(require_ingest_key)
