@@ -113,7 +113,7 @@ def connect(address: str, *, timeout: float = CONNECT_TIMEOUT_S) -> Iterator[Any
     ----------
     address : str
         ``local:N`` for a LocalCluster of ``N`` worker processes on 127.0.0.1 (closed
-        on exit), or a scheduler address such as ``tcp://10.0.0.5:8786``.
+        on exit), or a scheduler address such as ``tcp://scheduler.internal:8786``.
     timeout : float
         Seconds to reach the scheduler.
 
