@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 
@@ -21,6 +21,7 @@ __all__ = [
     "check_topic_options",
     "emit",
     "load_battles",
+    "report_left_out",
 ]
 
 
@@ -83,17 +84,38 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
 def load_battles(paths: Sequence[str], *, skip_invalid: bool) -> pd.DataFrame:
     """Read battle logs for a command, reporting skipped rows and duplicates on stderr."""
     result = read_battles(list(paths), skip_invalid=skip_invalid, progress=sys.stderr.isatty())
-    if result.n_skipped:
-        reasons = "; ".join(f"{n} x {why}" for why, n in result.skipped_reasons.items())
-        print(f"plb: skipped {result.n_skipped} invalid rows: {reasons}", file=sys.stderr)
-    if result.n_self_battles:
+    report_left_out(result)
+    return result.battles
+
+
+class LeftOut(Protocol):
+    """What reading battle logs left out (``IngestResult``, or the Dask path's report)."""
+
+    @property
+    def n_skipped(self) -> int: ...
+
+    @property
+    def n_duplicates(self) -> int: ...
+
+    @property
+    def n_self_battles(self) -> int: ...
+
+    @property
+    def skipped_reasons(self) -> dict[str, int]: ...
+
+
+def report_left_out(report: LeftOut) -> None:
+    """Say on stderr which rows reading skipped or ignored, and why."""
+    if report.n_skipped:
+        reasons = "; ".join(f"{n} x {why}" for why, n in report.skipped_reasons.items())
+        print(f"plb: skipped {report.n_skipped} invalid rows: {reasons}", file=sys.stderr)
+    if report.n_self_battles:
         print(
-            f"plb: ignored {result.n_self_battles} votes of a model against itself",
+            f"plb: ignored {report.n_self_battles} votes of a model against itself",
             file=sys.stderr,
         )
-    if result.n_duplicates:
-        print(f"plb: skipped {result.n_duplicates} duplicate battle ids", file=sys.stderr)
-    return result.battles
+    if report.n_duplicates:
+        print(f"plb: skipped {report.n_duplicates} duplicate battle ids", file=sys.stderr)
 
 
 def emit(document: dict[str, Any], table: str, output_format: str) -> None:

@@ -25,6 +25,7 @@ from service.cli.common import (
     check_topic_options,
     emit,
     load_battles,
+    report_left_out,
 )
 from service.cli.evaluate import evaluation_document, format_evaluation, truth_matrix
 from service.cli.tables import format_table
@@ -179,17 +180,7 @@ def _run_on_cluster(args: argparse.Namespace) -> None:
             )
     except ClusterError as error:
         raise UsageError(str(error)) from None
-    report = fitted.report
-    if report.n_skipped:
-        reasons = "; ".join(f"{n} x {why}" for why, n in report.skipped_reasons.items())
-        print(f"plb: skipped {report.n_skipped} invalid rows: {reasons}", file=sys.stderr)
-    if report.n_self_battles:
-        print(
-            f"plb: ignored {report.n_self_battles} votes of a model against itself",
-            file=sys.stderr,
-        )
-    if report.n_duplicates:
-        print(f"plb: skipped {report.n_duplicates} duplicate battle ids", file=sys.stderr)
+    report_left_out(fitted.report)
     predictor = fitted.predictor
     manifest = {
         "battles": [str(p) for p in args.battles],
