@@ -8,6 +8,7 @@ read by a small launcher process with ``RUSAGE_CHILDREN`` (see :mod:`bench._chil
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import os
@@ -24,6 +25,7 @@ from typing import Any, TypedDict, TypeVar
 
 __all__ = [
     "ChildRun",
+    "event_loop_runner",
     "Row",
     "baseline_rss_mb",
     "best_of",
@@ -176,3 +178,14 @@ def machine_info() -> dict[str, str]:
         "pandas": pandas.__version__,
         "platform": platform.platform(),
     }
+
+
+def event_loop_runner() -> asyncio.Runner:
+    """A fresh event loop for a load generator: uvloop where installed, else asyncio's."""
+    try:
+        import uvloop
+
+        factory: Callable[[], asyncio.AbstractEventLoop] | None = uvloop.new_event_loop
+    except ImportError:
+        factory = None
+    return asyncio.Runner(loop_factory=factory)

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, Row, error_text, make_row
+from bench.common import ROOT, Row, error_text, event_loop_runner, make_row
 
 __all__ = ["LoadResult", "main", "run", "serving_app", "trivial_app"]
 
@@ -193,13 +193,7 @@ async def _drive(spec: dict[str, Any], duration: float) -> dict[str, Any]:
 
 
 def _run_loop(spec: dict[str, Any]) -> dict[str, Any]:
-    try:
-        import uvloop
-
-        factory: Callable[[], asyncio.AbstractEventLoop] | None = uvloop.new_event_loop
-    except ImportError:
-        factory = None
-    with asyncio.Runner(loop_factory=factory) as runner:
+    with event_loop_runner() as runner:
         if spec["warmup_s"] > 0:
             runner.run(_drive(spec, spec["warmup_s"]))
         return runner.run(_drive(spec, spec["duration_s"]))

@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.common import ROOT, Row, error_text, make_row
+from bench.common import ROOT, Row, error_text, event_loop_runner, make_row
 from bench.service import _env, _fit_dir, _free_port, _process, _redis
 
 __all__ = ["drive", "main", "run", "soak_spec"]
@@ -370,13 +370,7 @@ async def drive(spec: dict[str, Any]) -> dict[str, Any]:
 
 def run_load(spec: dict[str, Any]) -> dict[str, Any]:
     """:func:`drive` on a fresh event loop (uvloop where installed)."""
-    try:
-        import uvloop
-
-        factory: Callable[[], asyncio.AbstractEventLoop] | None = uvloop.new_event_loop
-    except ImportError:
-        factory = None
-    with asyncio.Runner(loop_factory=factory) as runner:
+    with event_loop_runner() as runner:
         return runner.run(drive(spec))
 
 
