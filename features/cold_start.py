@@ -21,7 +21,7 @@ from their queries alone. Three checks:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -44,6 +44,7 @@ from ranking.shrinkage import learn_alpha
 from ranking.types import CENTER, Method, PairwiseData
 from ranking.users import (
     Shrinkage,
+    UserRatings,
     aggregate_prior,
     expected_user_ratings,
     fit_user_ratings,
@@ -194,24 +195,11 @@ def evaluate_cold_start(
             ]
             if method == "bt":
                 found.append(("contextual BT", prediction.ratings))
-                if shrinkage != "none" and fitted.prior_sd:
-                    # the fit these preferences get from the user's votes, under the prior
-                    expected = expected_user_ratings(
-                        prediction.ratings,
-                        fitted.n_battles[tested],
-                        pair_share(train),
-                        prior=aggregate,
-                        alpha=(ELO_PER_NAT / fitted.prior_sd) ** 2,
-                    )
-                    found.append(("contextual BT, expected fit", expected))
-            else:  # the Elo these preferences reach over the user's number of votes
-                expected = expected_online_elo(
-                    prediction.ratings,
-                    fitted.n_battles[tested],
-                    pair_share(train),
-                    initial=CENTER if shrinkage == "none" else aggregate,
-                )
-                found.append(("contextual BT, expected Elo", expected))
+            reached = _as_fitted(method, shrinkage, fitted, tested, pair_share(train), aggregate)
+            if reached is not None:
+                found.append((f"contextual BT, {reached[0]}", reached[1](prediction.ratings)))
+                if truth is not None and np.isfinite(truth).all():  # the best any prediction can do
+                    found.append((f"true ratings, {reached[0]}", reached[1](truth)))
             for name, predicted in found:
                 row = _rating_row(method, name, predicted, y_test, mean, truth)
                 rows.append({"target": target, **row})
@@ -239,6 +227,34 @@ def evaluate_cold_start(
         votes=_cold_to_warm(
             data, users, test_user, predictor, prediction, train, aggregates["bt"], own_votes, rng
         ),
+    )
+
+
+def _as_fitted(
+    method: Method,
+    shrinkage: Shrinkage,
+    fitted: UserRatings,
+    tested: npt.NDArray[np.intp],
+    share: FloatArray,
+    aggregate: FloatArray,
+) -> tuple[str, Callable[[FloatArray], FloatArray]] | None:
+    """What the test users' fit is expected to be, given the preferences their votes follow.
+
+    The targets are fits to a few votes, not preferences: a shrunk BT fit lies between
+    the prior and the preferences, and online Elo drifts from its start in proportion to
+    the number of votes. This maps preferences to the fit they are expected to produce
+    (:func:`ranking.users.expected_user_ratings`, :func:`ranking.elo.expected_online_elo`),
+    named for the table; None for plain BT, whose fit estimates the preferences directly.
+    """
+    n_votes = fitted.n_battles[tested]
+    if method == "elo":
+        start = CENTER if shrinkage == "none" else aggregate
+        return "expected Elo", lambda p: expected_online_elo(p, n_votes, share, initial=start)
+    if shrinkage == "none" or not fitted.prior_sd:
+        return None
+    alpha = (ELO_PER_NAT / fitted.prior_sd) ** 2
+    return "expected fit", lambda p: expected_user_ratings(
+        p, n_votes, share, prior=aggregate, alpha=alpha
     )
 
 

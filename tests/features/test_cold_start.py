@@ -40,6 +40,15 @@ def test_cold_start_reports_every_check() -> None:
             "elo",
             "ridge on profile",
         ) in rows
+    # the noise ceiling: the fit the true preferences are expected to produce
+    for target, method, name in (
+        ("shrunk", "bt", "expected fit"),
+        ("shrunk", "elo", "expected Elo"),
+        ("plain", "elo", "expected Elo"),
+    ):
+        ceiling = rows[(target, method, f"true ratings, {name}")]
+        assert ceiling["improvement"] > 0.0
+        assert (target, method, f"contextual BT, {name}") in rows
     truth = rows[("truth", "bt", "contextual BT")]
     assert 0.0 <= truth["interval_coverage_truth"] <= 1.0
     assert -1.0 <= truth["spearman_truth"] <= 1.0
