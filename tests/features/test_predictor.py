@@ -26,9 +26,12 @@ def test_fit_learns_a_contextual_model_and_a_blend_strength(
 ) -> None:
     n_models = labelled_battles["model_a"].nunique()
     assert fitted.models_ == tuple(sorted(labelled_battles["model_a"].unique()))
-    components = fitted.style_components_.n_components_
-    assert components in STYLE_COMPONENTS  # chosen with the penalty, by held-out users
-    assert fitted.model_.coef.shape == (n_models, 1 + 4 + components)
+    assert len(fitted.members_) == len(STYLE_COMPONENTS)  # one model per style size, averaged
+    for member, wanted in zip(fitted.members_, STYLE_COMPONENTS, strict=True):
+        components = member.components.n_components_
+        assert components <= wanted
+        assert member.model.coef.shape == (n_models, 1 + 4 + components)
+        assert member.model.alpha > 0  # chosen by held-out users' votes
     assert fitted.blend_alpha_ > 0 and np.isfinite(fitted.prior_sd)
     assert len(fitted.training_profiles_.user_ids) == labelled_battles["user_id"].nunique()
 
@@ -94,9 +97,11 @@ def test_save_and_load(fitted: RatingPredictor, tmp_path: Path) -> None:
 
 def test_style_context_per_query_is_an_option(labelled_battles: pd.DataFrame) -> None:
     profiler = UserProfiler(TopicModel("tfidf", n_topics=3))
-    query = RatingPredictor(profiler, style_context="query", folds=2, alpha=1.0)
+    query = RatingPredictor(profiler, style_context="query", style_components=2, folds=2, alpha=1.0)
     query.fit(labelled_battles)
-    assert query.model_.coef.shape[1] == 1 + 3 + query.style_components_.n_components_
+    (member,) = query.members_  # a given style size: one model
+    assert member.components.n_components_ == 2 and member.model.alpha == 1.0
+    assert member.model.coef.shape[1] == 1 + 3 + 2
     with pytest.raises(ValueError, match="'style_components' must be a positive integer"):
         RatingPredictor(profiler, style_components=0).fit(labelled_battles)
     with pytest.raises(ValueError, match="'style_context' must be 'user' or 'query', not 'x'"):
