@@ -50,7 +50,7 @@ from ranking.users import (
     fit_user_ratings,
 )
 
-__all__ = ["ColdStart", "OWN_VOTES", "evaluate_cold_start", "split_users"]
+__all__ = ["ColdStart", "OWN_VOTES", "evaluate_cold_start", "expected_fit", "split_users"]
 
 FloatArray = npt.NDArray[np.float64]
 OWN_VOTES: tuple[int, ...] = (5, 10, 20)
@@ -195,7 +195,7 @@ def evaluate_cold_start(
             ]
             if method == "bt":
                 found.append(("contextual BT", prediction.ratings))
-            reached = _as_fitted(method, shrinkage, fitted, tested, pair_share(train), aggregate)
+            reached = expected_fit(method, shrinkage, fitted, tested, pair_share(train), aggregate)
             if reached is not None:
                 found.append((f"contextual BT, {reached[0]}", reached[1](prediction.ratings)))
                 if truth is not None and np.isfinite(truth).all():  # the best any prediction can do
@@ -230,7 +230,7 @@ def evaluate_cold_start(
     )
 
 
-def _as_fitted(
+def expected_fit(
     method: Method,
     shrinkage: Shrinkage,
     fitted: UserRatings,
