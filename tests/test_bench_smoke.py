@@ -35,3 +35,16 @@ def test_run_writes_a_table_per_benchmark(tmp_path: Path, monkeypatch: pytest.Mo
         assert f"<!-- bench:{name} -->" in text
     assert "| step | tiny | 0.500 s | 1.00 s | 2.00× | < 1 s | yes |" in text
     assert "numpy" in text and "cpu count" in text
+
+
+def test_ceiling_table_runs_on_a_small_simulation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bench.ceiling import main as ceiling_main
+    from data.simulate import simulate, write_simulation
+
+    write_simulation(simulate(80, 40, 6, rng=3), tmp_path / "sim")
+    ceiling_main([str(tmp_path / "sim")])
+    table = capsys.readouterr().out
+    assert "| shrunk elo: true ratings | +" in table  # the exact truth beats the mean
+    assert table.count("\n") == 2 + 1 + 3 * 3
