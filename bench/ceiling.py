@@ -4,10 +4,11 @@
 fit to a few dozen votes, so part of every error is the fit's own noise. And a
 simulated user's preferences hold parts no query shows: idiosyncratic tastes, and the
 part of their answer-style taste their writing does not reflect. This script measures,
-on the same split as ``plb evaluate --new-users 0.2 --seed 0``, three predictors that no
-real model can beat:
+on the same split as ``plb evaluate --new-users 0.2 --seed 0``, three reference
+predictors that know the simulator's truth:
 
-* **true ratings**: the user's exact preferences;
+* **true ratings**: the user's exact preferences, about the best any prediction of
+  preferences can do;
 * **true features**: a ridge regression, fitted on the training users, from the
   simulator's own topic mixture and writing style of each user (what topic and style
   features measure at best) to their true ratings; the truth is linear in both;
@@ -16,7 +17,10 @@ real model can beat:
 
 The first two are turned into the fit they are expected to produce after the user's
 number of votes (as ``plb evaluate`` does for its own prediction), and all are scored as
-MAE improvement over predicting the training users' mean. Run::
+MAE improvement over predicting the training users' mean. The feature references are
+not hard bounds: a user's fitted ratings follow the topics their prompts actually had,
+which the prompts show and the true mixture does not, so a predictor from the prompts
+can edge past them. Run::
 
     plb simulate --out /tmp/sim500 --users 500 --seed 0
     python -m bench.ceiling /tmp/sim500 [more simulation folders]
@@ -70,10 +74,14 @@ def ceilings(folder: Path, *, fraction: float = 0.2, seed: int = 0) -> dict[str,
         ]
     )
     from_features = _ridge(features[trained], truth[trained], features[tested])
+    deviation = truth[tested] - truth[trained].mean(axis=0)
     out = {
         "Spearman against the truth: true features": float(
             np.nanmean(spearman_per_row(from_features, truth[tested]))
-        )
+        ),
+        "R² of the true ratings: true features": float(
+            1 - ((truth[tested] - from_features) ** 2).sum() / (deviation**2).sum()
+        ),
     }
     share = pair_share(train)
     for method, target, shrinkage in TARGETS:
@@ -116,7 +124,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         cells = []
         for values in results.values():
             value = values[name]
-            cells.append(f"{value:.3f}" if name.startswith("Spearman") else f"{value:+.1%}")
+            plain = name.startswith(("Spearman", "R²"))
+            cells.append(f"{value:.3f}" if plain else f"{value:+.1%}")
         print(f"| {name} | " + " | ".join(cells) + " |")
 
 

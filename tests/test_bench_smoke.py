@@ -47,4 +47,4 @@ def test_ceiling_table_runs_on_a_small_simulation(
     ceiling_main([str(tmp_path / "sim")])
     table = capsys.readouterr().out
     assert "| shrunk elo: true ratings | +" in table  # the exact truth beats the mean
-    assert table.count("\n") == 2 + 1 + 3 * 3
+    assert table.count("\n") == 2 + 2 + 3 * 3
