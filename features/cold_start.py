@@ -198,7 +198,7 @@ def evaluate_cold_start(
             reached = expected_fit(method, shrinkage, fitted, tested, pair_share(train), aggregate)
             if reached is not None:
                 found.append((f"contextual BT, {reached[0]}", reached[1](prediction.ratings)))
-                if truth is not None and np.isfinite(truth).all():  # the best any prediction can do
+                if truth is not None and np.isfinite(truth).all():  # about the best possible
                     found.append((f"true ratings, {reached[0]}", reached[1](truth)))
             for name, predicted in found:
                 row = _rating_row(method, name, predicted, y_test, mean, truth)
@@ -243,8 +243,28 @@ def expected_fit(
     The targets are fits to a few votes, not preferences: a shrunk BT fit lies between
     the prior and the preferences, and online Elo drifts from its start in proportion to
     the number of votes. This maps preferences to the fit they are expected to produce
-    (:func:`ranking.users.expected_user_ratings`, :func:`ranking.elo.expected_online_elo`),
-    named for the table; None for plain BT, whose fit estimates the preferences directly.
+    (:func:`ranking.users.expected_user_ratings`, :func:`ranking.elo.expected_online_elo`).
+
+    Parameters
+    ----------
+    method : {"bt", "elo"}
+        The fit.
+    shrinkage : str
+        ``"none"`` for a plain fit, else the shrinkage it was fitted with.
+    fitted : UserRatings
+        The fit of every user (:func:`ranking.users.fit_user_ratings`).
+    tested : array of int
+        The rows of ``fitted`` to map.
+    share : ndarray
+        ``(k, k)`` share of votes on each ordered pair.
+    aggregate : ndarray
+        ``(k,)`` the prior (shrunk fits) or the start (shrunk Elo).
+
+    Returns
+    -------
+    (str, callable) or None
+        A name for reports and a map from ``(len(tested), k)`` Elo-scale preferences to
+        the expected fit; None for plain BT, whose fit estimates the preferences.
     """
     n_votes = fitted.n_battles[tested]
     if method == "elo":

@@ -50,7 +50,7 @@ from ranking.users import fit_user_ratings
 
 __all__ = ["STYLE_COMPONENTS", "Prediction", "RatingPredictor", "StyleMember"]
 
-#: Numbers of style components :class:`RatingPredictor` chooses from.
+#: Numbers of style components of the models :class:`RatingPredictor` averages.
 STYLE_COMPONENTS: tuple[int, ...] = (4, 8, 16)
 _MODEL_FILE = "predictor.joblib"
 _SUMMARY_FILE = "predictor.json"
