@@ -45,7 +45,8 @@ __all__ = [
     "write_fit",
 ]
 
-FORMAT = "personal-leaderboard/fit-1"
+#: fit-2: the rating predictor averages a model per style size (plb-rating-predictor/2).
+FORMAT = "personal-leaderboard/fit-2"
 BATTLES_FILE = "battles.parquet"
 TOPICS_DIR = "topics"
 PREDICTOR_DIR = "predictor"

@@ -12,6 +12,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from service.artifacts import load_fit
 from service.cli.common import UsageError, add_output_options, emit
 
 __all__ = ["add_parser", "add_refit_parser"]
@@ -60,8 +61,13 @@ def _demo_fit(args: argparse.Namespace) -> Path:
     root = Path(args.demo_dir)
     fit_dir = root / "fit"
     if (fit_dir / "manifest.json").exists():
-        print(f"plb serve: reusing the demo fit in {fit_dir}", file=sys.stderr)
-        return fit_dir
+        try:
+            load_fit(fit_dir)
+        except ValueError as error:  # from an older version, or damaged: fit it again
+            print(f"plb serve: not reusing the demo fit ({error}); fitting again", file=sys.stderr)
+        else:
+            print(f"plb serve: reusing the demo fit in {fit_dir}", file=sys.stderr)
+            return fit_dir
     sim = root / "sim"
     steps = [
         ["simulate", "--out", str(sim), "--users", str(args.users)],

@@ -6,6 +6,7 @@ The demo test runs the README's main command, ``plb serve --demo``, as a real pr
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import socket
@@ -127,6 +128,27 @@ def demo(demo_dir: Path, log: Path) -> ServeProcess:
     return ServeProcess(
         ["--demo", "--users", "60", "--demo-dir", str(demo_dir)], demo_dir.parent, log
     )
+
+
+def test_demo_fits_again_over_a_fit_of_an_older_format(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from service.cli.serve import _demo_fit
+
+    stale = tmp_path / "demo" / "fit"
+    stale.mkdir(parents=True)
+    (stale / "manifest.json").write_text('{"format": "personal-leaderboard/fit-1"}')
+    steps: list[str] = []
+
+    def plb(argv: list[str]) -> int:  # the demo's steps, recorded instead of run
+        steps.append(argv[0])
+        return 0
+
+    monkeypatch.setattr("service.cli.main", plb)
+    assert _demo_fit(argparse.Namespace(demo_dir=str(tmp_path / "demo"), users=60)) == stale
+    assert steps == ["simulate", "fit", "report"]
+    err = capsys.readouterr().err
+    assert "not reusing the demo fit" in err and "personal-leaderboard/fit-2" in err
 
 
 @pytest.mark.slow
