@@ -2,14 +2,14 @@
 
 In-memory frames and records only, no files, so that the file reader
 (:mod:`ranking.ingest`) and ``POST /v1/battles`` share one definition of a valid battle:
-:func:`normalise_columns` (aliases, prompt, nested columns), :func:`validate_battles`
+:func:`normalise_columns` (aliases, prompt, nested columns; from :mod:`ranking.records`,
+with :func:`frame_from_records`), :func:`validate_battles`
 (one boolean mask per check), :func:`to_battle_frame` (compact dtypes),
 :func:`drop_duplicate_ids`, and :func:`battles_from_records` chaining them for dicts.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +18,16 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from ranking.records import (
+    ALIASES,
+    BATTLE_COLUMNS,
+    NOT_TEXT,
+    InvalidText,
+    Whole,
+    bool_mask,
+    frame_from_records,
+    normalise_columns,
+)
 from ranking.types import WINNER_OUTCOME
 
 __all__ = [
@@ -35,27 +45,13 @@ __all__ = [
     "validate_battles",
 ]
 
-#: Columns of a battle frame, in order; label columns follow them.
-BATTLE_COLUMNS = ("battle_id", "model_a", "model_b", "winner", "user_id", "prompt", "tstamp")
 #: Columns every record must have.
 REQUIRED_COLUMNS: tuple[str, ...] = ("model_a", "model_b", "winner")
-#: Canonical column to its aliases, in order of preference; an alias is used only when
-#: the canonical column is absent (otherwise it stays a label column).
-ALIASES: Mapping[str, tuple[str, ...]] = {
-    "battle_id": ("id", "question_id"),
-    "user_id": ("judge",),
-    "prompt": ("question",),
-}
 #: The canonical ``winner`` values, in the order of their categories.
 WINNERS: tuple[str, ...] = tuple(WINNER_OUTCOME)
 
 _WINNER_REASON = "is not one of " + ", ".join(WINNERS)
 _Mask = npt.NDArray[np.bool_]
-#: Fields that hold one value: an object or a list there is a wrong type, kept whole (not
-#: flattened into dotted columns, nor dropped as a list column) for validation to reject.
-_SCALAR_FIELDS = frozenset(BATTLE_COLUMNS).union(*ALIASES.values())
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_NOT_TEXT = "is not valid Unicode text (it holds a lone surrogate)"
 
 
 @dataclass(frozen=True)
@@ -106,148 +102,6 @@ def _short_repr(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-class _Whole:
-    """A dict in a one-value field (``model_a``, ``user_id``, ...), kept from flattening."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-    def __repr__(self) -> str:
-        return repr(self.value)
-
-
-class _InvalidText(_Whole):
-    """A string, or a field name (``name=True``), holding a lone surrogate (JSON "\\ud800")."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, value: str, name: bool = False) -> None:
-        super().__init__(value)
-        self.name = name
-
-
-def _is_text(text: str) -> bool:
-    return text.isascii() or _SURROGATE.search(text) is None
-
-
-def _mark_invalid_text(record: dict[Any, Any]) -> dict[Any, Any]:
-    """``record`` with each string holding a lone surrogate wrapped in :class:`_InvalidText`."""
-    marked: dict[Any, Any] = {}
-    for key, value in record.items():
-        if isinstance(key, str) and not _is_text(key):
-            marked[key.encode("utf-8", "backslashreplace").decode()] = _InvalidText(key, True)
-        elif isinstance(value, str) and not _is_text(value):
-            marked[key] = _InvalidText(value)
-        elif isinstance(value, dict):
-            marked[key] = _mark_invalid_text(value)
-        else:
-            marked[key] = value
-    return marked
-
-
-def frame_from_records(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
-    """Build a raw frame from dict records, nested dicts flattened to dotted names.
-
-    ``{"category_tag": {"math_v0": {"math": True}}}`` becomes column
-    ``category_tag.math_v0.math``; lists are left as values. Values that
-    :func:`validate_battles` must reject are kept whole: a dict in a one-value field such
-    as ``model_a``, and a string holding a lone surrogate (not Unicode text, which
-    pandas' Arrow strings cannot hold).
-    """
-    dicts = [r if isinstance(r, dict) else dict(r) for r in records]
-    try:
-        frame = _records_frame(dicts)
-        kept = [c for c in _objects(frame) if c in _SCALAR_FIELDS or not _is_list_column(frame[c])]
-        if not any(_bool(frame[c].map(_is_invalid_text)).any() for c in kept):
-            return frame  # (list columns are dropped: see normalise_columns)
-    except UnicodeEncodeError:  # in a text column, or a field name
-        pass
-    return _records_frame([_mark_invalid_text(d) for d in dicts])  # rare: scan only then
-
-
-def _objects(frame: pd.DataFrame) -> list[Any]:
-    """The columns of mixed values (text columns are text, and are checked as they are made)."""
-    return [c for c in frame.columns if frame[c].dtype == object]
-
-
-def _is_invalid_text(value: Any) -> bool:
-    return isinstance(value, str) and not _is_text(value)
-
-
-def _records_frame(dicts: list[dict[Any, Any]]) -> pd.DataFrame:
-    frame = pd.DataFrame(dicts, index=pd.RangeIndex(len(dicts)))  # fast for flat records
-    nested = [c for c in _objects(frame) if _bool(frame[c].map(_is_dict)).any()]
-    if not nested:
-        return frame
-    whole = [c for c in nested if c in _SCALAR_FIELDS]
-    if whole:
-        dicts = [
-            {k: _Whole(v) if k in whole and _is_dict(v) else v for k, v in d.items()} for d in dicts
-        ]
-    return pd.json_normalize(dicts, sep=".")
-
-
-def _is_dict(value: Any) -> bool:
-    return isinstance(value, dict)
-
-
-def normalise_columns(frame: pd.DataFrame) -> pd.DataFrame:
-    """Rename aliases, extract the prompt and drop list-valued columns (but not lists in
-    one-value fields such as ``model_a``: validation rejects those).
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        Raw records with source column names; not modified.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Same rows; values untouched, so that :func:`validate_battles` sees them as read.
-    """
-    renames: dict[str, str] = {}
-    for canonical, aliases in ALIASES.items():
-        if canonical not in frame.columns:
-            alias = next((a for a in aliases if a in frame.columns), None)
-            if alias is not None:
-                renames[alias] = canonical
-    out = frame.rename(columns=renames) if renames else frame.copy(deep=False)
-    if "prompt" not in out.columns and "conversation_a" in out.columns:
-        out["prompt"] = out["conversation_a"].map(_first_user_turn)
-    listy = [c for c in out.columns if c not in _SCALAR_FIELDS and _is_list_column(out[c])]
-    return out.drop(columns=listy) if listy else out
-
-
-def _first_user_turn(conversation: Any) -> str | _InvalidText | None:
-    """Content of the first turn with role ``user`` in a list of ``{role, content}``
-    (marked when it is not Unicode text, for :func:`validate_battles` to reject)."""
-    if not isinstance(conversation, list | tuple | np.ndarray):
-        return None
-    for turn in conversation:
-        if isinstance(turn, Mapping) and turn.get("role") == "user":
-            content = turn.get("content")
-            if isinstance(content, list | tuple | np.ndarray) and len(content) > 0:
-                content = content[0]  # multimodal turns: [text, images]
-            if not isinstance(content, str):
-                return None
-            return content if _is_text(content) else _InvalidText(content)
-    return None
-
-
-def _is_list_column(column: pd.Series) -> bool:
-    first = column.dropna().iloc[:1].tolist() if column.dtype == object else []
-    return bool(first) and isinstance(first[0], list | tuple | np.ndarray)
-
-
-def _bool(values: Any) -> _Mask:
-    """Boolean array from a possibly nullable boolean result, NA counting as False."""
-    if isinstance(values, pd.Series):
-        return values.astype("boolean").fillna(False).to_numpy(dtype=np.bool_)
-    return np.asarray(values, dtype=np.bool_)
-
-
 def _non_string(column: pd.Series) -> _Mask:
     """True where a present value is not a ``str``."""
     if isinstance(column.dtype, pd.StringDtype):
@@ -256,8 +110,8 @@ def _non_string(column: pd.Series) -> _Mask:
         column = column.astype(object)
         if pd.api.types.infer_dtype(column, skipna=True) in ("string", "empty"):
             return np.zeros(len(column), dtype=bool)
-        return _bool(column.map(lambda v: not isinstance(v, str), na_action="ignore"))
-    return _bool(column.notna())
+        return bool_mask(column.map(lambda v: not isinstance(v, str), na_action="ignore"))
+    return bool_mask(column.notna())
 
 
 def _as_text(column: pd.Series, usable: _Mask) -> pd.Series:
@@ -274,7 +128,7 @@ def _numbers(column: pd.Series) -> pd.Series:
     if pd.api.types.is_numeric_dtype(column.dtype):
         return column.astype("float64")
     values = column.astype(object)
-    flags = _bool(values.map(lambda v: isinstance(v, bool | np.bool_), na_action="ignore"))
+    flags = bool_mask(values.map(lambda v: isinstance(v, bool | np.bool_), na_action="ignore"))
     return pd.to_numeric(values, errors="coerce").astype("float64").mask(flags)
 
 
@@ -315,31 +169,31 @@ def validate_battles(
     models: dict[str, pd.Series] = {}
     for name in ("model_a", "model_b"):
         column = frame[name] if name in frame.columns else pd.Series([None] * n, dtype=object)
-        missing = _bool(column.isna())
+        missing = bool_mask(column.isna())
         wrong_type = ~missing & _non_string(column)
         text = _as_text(column, ~missing & ~wrong_type)
         checks += [
             (name, missing, "is missing"),
             (name, wrong_type, "is not a string"),
-            (name, _bool(text.str.strip().eq("")), "is empty"),
+            (name, bool_mask(text.str.strip().eq("")), "is empty"),
         ]
         models[name] = text
     if not allow_self_battles:
-        same = _bool(models["model_a"].eq(models["model_b"]))
+        same = bool_mask(models["model_a"].eq(models["model_b"]))
         checks.append(("model_b", same, "is the same model as model_a"))
     if "winner" in frame.columns:
         winner = frame["winner"]
-        missing = _bool(winner.isna())
+        missing = bool_mask(winner.isna())
         text = _as_text(winner, ~missing & ~_non_string(winner))
         checks += [
             ("winner", missing, "is missing"),
-            ("winner", ~missing & ~_bool(text.isin(WINNERS)), _WINNER_REASON),
+            ("winner", ~missing & ~bool_mask(text.isin(WINNERS)), _WINNER_REASON),
         ]
     else:
         checks.append(("winner", np.ones(n, dtype=bool), "is missing"))
     if "tstamp" in frame.columns:
         stamps = frame["tstamp"]
-        bad = _bool(stamps.notna()) & ~np.isfinite(_numbers(stamps).to_numpy())
+        bad = bool_mask(stamps.notna()) & ~np.isfinite(_numbers(stamps).to_numpy())
         checks.append(("tstamp", bad, "is not a finite number (unix seconds)"))
     for name in ("battle_id", "user_id", "prompt"):
         if name in frame.columns:
@@ -350,7 +204,7 @@ def validate_battles(
 
     for name in frame.columns:  # an object under an alias kept as a label, e.g. "judge"
         if frame[name].dtype == object:
-            whole = _bool(frame[name].map(lambda v: isinstance(v, _Whole)))
+            whole = bool_mask(frame[name].map(lambda v: isinstance(v, Whole)))
             checks.append((str(name), whole, "is not a string or a number"))
 
     errors, flagged = _invalid_text(frame)
@@ -367,21 +221,21 @@ def validate_battles(
 
 
 def _unwrap(value: Any) -> Any:
-    return value.value if isinstance(value, _Whole) else value
+    return value.value if isinstance(value, Whole) else value
 
 
 def _longer(column: pd.Series, limit: int) -> _Mask:
     """True where a value is a string of more than ``limit`` characters."""
-    return _bool(column.map(lambda v: isinstance(v, str) and len(v) > limit))
+    return bool_mask(column.map(lambda v: isinstance(v, str) and len(v) > limit))
 
 
 def _not_scalar(column: pd.Series) -> _Mask:
     """True where a present value is neither a string nor a number (booleans are not)."""
     if pd.api.types.is_bool_dtype(column.dtype):
-        return _bool(column.notna())
+        return bool_mask(column.notna())
     if column.dtype != object:
         return np.zeros(len(column), dtype=bool)
-    return _bool(
+    return bool_mask(
         column.map(
             lambda v: (
                 isinstance(v, bool | np.bool_) or not isinstance(v, str | int | float | np.number)
@@ -399,14 +253,14 @@ def _invalid_text(frame: pd.DataFrame) -> tuple[list[RowError], _Mask]:
         if frame[name].dtype != object:  # text read as text is always valid
             continue
         values = frame[name].to_numpy(dtype=object)
-        for i in np.flatnonzero(_bool(frame[name].map(lambda v: isinstance(v, _InvalidText)))):
+        for i in np.flatnonzero(bool_mask(frame[name].map(lambda v: isinstance(v, InvalidText)))):
             if not flagged[i]:
                 mark = values[i]
                 if mark.name:
-                    reason = f"field name {mark.value!r} {_NOT_TEXT}"
+                    reason = f"field name {mark.value!r} {NOT_TEXT}"
                     errors.append(RowError(int(i), None, None, reason))
                 else:
-                    errors.append(RowError(int(i), str(name), mark.value, _NOT_TEXT))
+                    errors.append(RowError(int(i), str(name), mark.value, NOT_TEXT))
                 flagged[i] = True
     return errors, flagged
 
@@ -495,14 +349,14 @@ def drop_duplicate_ids(
         Number of rows dropped.
     """
     ids = frame["battle_id"]
-    present = _bool(ids.notna())
+    present = bool_mask(ids.notna())
     if not present.any():
         return frame, 0
     chunk_ids = set(ids[present].to_numpy(dtype=object))
     repeated = (chunk_ids & seen) | (chunk_ids & known)  # set algebra in C, no row loop
-    duplicate = present & _bool(ids.duplicated())
+    duplicate = present & bool_mask(ids.duplicated())
     if repeated:
-        duplicate |= _bool(ids.isin(repeated))
+        duplicate |= bool_mask(ids.isin(repeated))
     seen |= chunk_ids - repeated
     n_duplicates = int(duplicate.sum())
     if n_duplicates == 0:

@@ -1,4 +1,4 @@
-"""Tests for ranking.validation: column normalisation, row checks, typing, de-duplication."""
+"""Tests for ranking.validation: row checks, typing, de-duplication."""
 
 from __future__ import annotations
 
@@ -90,31 +90,6 @@ def test_messages() -> None:
     assert broken.message == "malformed JSON (Expecting value at column 3)"
     assert broken.summary == "malformed JSON"
     assert len(RowError(0, "prompt", "x" * 500, "is odd").message) < 100
-
-
-def test_aliases_are_used_only_when_the_canonical_column_is_absent() -> None:
-    frame = pd.DataFrame(
-        {"id": ["1"], "question_id": ["q"], "judge": ["u"], "question": ["p"], "user_id": ["v"]}
-    )
-    out = normalise_columns(frame)
-    assert out["battle_id"].tolist() == ["1"] and out["question_id"].tolist() == ["q"]
-    assert out["user_id"].tolist() == ["v"] and out["judge"].tolist() == ["u"]
-    assert out["prompt"].tolist() == ["p"]
-    assert list(frame.columns) == ["id", "question_id", "judge", "question", "user_id"]
-
-
-def test_prompt_comes_from_the_first_user_turn() -> None:
-    conversations = [
-        [{"role": "system", "content": "s"}, {"role": "user", "content": "first"}],
-        [{"role": "user", "content": ["multimodal", ["image"]]}],
-        [{"role": "assistant", "content": "no user"}],
-        None,
-    ]
-    frame = pd.DataFrame({"conversation_a": conversations, "conversation_b": conversations})
-    out = normalise_columns(frame)
-    assert list(out.columns) == ["prompt"]
-    assert out["prompt"].tolist()[:2] == ["first", "multimodal"]
-    assert out["prompt"].isna().tolist() == [False, False, True, True]
 
 
 def test_to_battle_frame_types_and_orders_columns() -> None:

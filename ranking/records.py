@@ -1,0 +1,189 @@
+"""From raw battle records to a raw frame, with what validation must reject kept visible.
+
+:func:`frame_from_records` flattens dict records (the REST body, JSON Lines) into a frame;
+:func:`normalise_columns` renames aliases, extracts the prompt from an Arena
+``conversation_a`` and drops list-valued label columns. Neither judges a value: a dict in
+a one-value field stays whole (:class:`Whole`) and a string holding a lone surrogate is
+marked (:class:`InvalidText`), so that :func:`ranking.validation.validate_battles` can
+name the field and the value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+__all__ = [
+    "ALIASES",
+    "BATTLE_COLUMNS",
+    "NOT_TEXT",
+    "InvalidText",
+    "Whole",
+    "bool_mask",
+    "frame_from_records",
+    "normalise_columns",
+]
+
+#: Columns of a battle frame, in order; label columns follow them.
+BATTLE_COLUMNS = ("battle_id", "model_a", "model_b", "winner", "user_id", "prompt", "tstamp")
+#: Canonical column to its aliases, in order of preference; an alias is used only when
+#: the canonical column is absent (otherwise it stays a label column).
+ALIASES: Mapping[str, tuple[str, ...]] = {
+    "battle_id": ("id", "question_id"),
+    "user_id": ("judge",),
+    "prompt": ("question",),
+}
+#: Why a marked string is rejected.
+NOT_TEXT = "is not valid Unicode text (it holds a lone surrogate)"
+
+#: Fields that hold one value: an object or a list there is a wrong type, kept whole (not
+#: flattened into dotted columns, nor dropped as a list column) for validation to reject.
+_SCALAR_FIELDS = frozenset(BATTLE_COLUMNS).union(*ALIASES.values())
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class Whole:
+    """A dict in a one-value field (``model_a``, ``user_id``, ...), kept from flattening."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+class InvalidText(Whole):
+    """A string, or a field name (``name=True``), holding a lone surrogate (JSON "\\ud800")."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, value: str, name: bool = False) -> None:
+        super().__init__(value)
+        self.name = name
+
+
+def _is_text(text: str) -> bool:
+    return text.isascii() or _SURROGATE.search(text) is None
+
+
+def _mark_invalid_text(record: dict[Any, Any]) -> dict[Any, Any]:
+    """``record`` with each string holding a lone surrogate wrapped in :class:`InvalidText`."""
+    marked: dict[Any, Any] = {}
+    for key, value in record.items():
+        if isinstance(key, str) and not _is_text(key):
+            marked[key.encode("utf-8", "backslashreplace").decode()] = InvalidText(key, True)
+        elif isinstance(value, str) and not _is_text(value):
+            marked[key] = InvalidText(value)
+        elif isinstance(value, dict):
+            marked[key] = _mark_invalid_text(value)
+        else:
+            marked[key] = value
+    return marked
+
+
+def frame_from_records(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """Build a raw frame from dict records, nested dicts flattened to dotted names.
+
+    ``{"category_tag": {"math_v0": {"math": True}}}`` becomes column
+    ``category_tag.math_v0.math``; lists are left as values. Values that
+    :func:`validate_battles` must reject are kept whole: a dict in a one-value field such
+    as ``model_a``, and a string holding a lone surrogate (not Unicode text, which
+    pandas' Arrow strings cannot hold).
+    """
+    dicts = [r if isinstance(r, dict) else dict(r) for r in records]
+    try:
+        frame = _records_frame(dicts)
+        kept = [c for c in _objects(frame) if c in _SCALAR_FIELDS or not _is_list_column(frame[c])]
+        if not any(bool_mask(frame[c].map(_is_invalid_text)).any() for c in kept):
+            return frame  # (list columns are dropped: see normalise_columns)
+    except UnicodeEncodeError:  # in a text column, or a field name
+        pass
+    return _records_frame([_mark_invalid_text(d) for d in dicts])  # rare: scan only then
+
+
+def _objects(frame: pd.DataFrame) -> list[Any]:
+    """The columns of mixed values (text columns are text, and are checked as they are made)."""
+    return [c for c in frame.columns if frame[c].dtype == object]
+
+
+def _is_invalid_text(value: Any) -> bool:
+    return isinstance(value, str) and not _is_text(value)
+
+
+def _records_frame(dicts: list[dict[Any, Any]]) -> pd.DataFrame:
+    frame = pd.DataFrame(dicts, index=pd.RangeIndex(len(dicts)))  # fast for flat records
+    nested = [c for c in _objects(frame) if bool_mask(frame[c].map(_is_dict)).any()]
+    if not nested:
+        return frame
+    whole = [c for c in nested if c in _SCALAR_FIELDS]
+    if whole:
+        dicts = [
+            {k: Whole(v) if k in whole and _is_dict(v) else v for k, v in d.items()} for d in dicts
+        ]
+    return pd.json_normalize(dicts, sep=".")
+
+
+def _is_dict(value: Any) -> bool:
+    return isinstance(value, dict)
+
+
+def normalise_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rename aliases, extract the prompt and drop list-valued columns (but not lists in
+    one-value fields such as ``model_a``: validation rejects those).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Raw records with source column names; not modified.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Same rows; values untouched, so that :func:`validate_battles` sees them as read.
+    """
+    renames: dict[str, str] = {}
+    for canonical, aliases in ALIASES.items():
+        if canonical not in frame.columns:
+            alias = next((a for a in aliases if a in frame.columns), None)
+            if alias is not None:
+                renames[alias] = canonical
+    out = frame.rename(columns=renames) if renames else frame.copy(deep=False)
+    if "prompt" not in out.columns and "conversation_a" in out.columns:
+        out["prompt"] = out["conversation_a"].map(_first_user_turn)
+    listy = [c for c in out.columns if c not in _SCALAR_FIELDS and _is_list_column(out[c])]
+    return out.drop(columns=listy) if listy else out
+
+
+def _first_user_turn(conversation: Any) -> str | InvalidText | None:
+    """Content of the first turn with role ``user`` in a list of ``{role, content}``
+    (marked when it is not Unicode text, for :func:`validate_battles` to reject)."""
+    if not isinstance(conversation, list | tuple | np.ndarray):
+        return None
+    for turn in conversation:
+        if isinstance(turn, Mapping) and turn.get("role") == "user":
+            content = turn.get("content")
+            if isinstance(content, list | tuple | np.ndarray) and len(content) > 0:
+                content = content[0]  # multimodal turns: [text, images]
+            if not isinstance(content, str):
+                return None
+            return content if _is_text(content) else InvalidText(content)
+    return None
+
+
+def _is_list_column(column: pd.Series) -> bool:
+    first = column.dropna().iloc[:1].tolist() if column.dtype == object else []
+    return bool(first) and isinstance(first[0], list | tuple | np.ndarray)
+
+
+def bool_mask(values: Any) -> npt.NDArray[np.bool_]:
+    """Boolean array from a possibly nullable boolean result, NA counting as False."""
+    if isinstance(values, pd.Series):
+        return values.astype("boolean").fillna(False).to_numpy(dtype=np.bool_)
+    return np.asarray(values, dtype=np.bool_)
