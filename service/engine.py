@@ -16,38 +16,35 @@ directory, and calls ``ranking`` and ``features`` for the numbers:
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ranking.elo import online_elo
 from ranking.frames import filter_battles, pairwise_from_battles
-from ranking.leaderboard import build_leaderboard, fit_leaderboard
-from ranking.pairwise import ModelCounts
+from ranking.leaderboard import fit_leaderboard
 from ranking.types import Method
 from ranking.validation import battles_from_records, empty_battle_frame, to_battle_frame
 from service.artifacts import FitArtifacts
 from service.personal import personal_leaderboard
 from service.recommendation import recommendation, unknown_models
+from service.served import METHODS, Served, live_elo_leaderboard, served_version
 from service.settings import Settings
 from service.snapshot import refit_snapshot, snapshot_from_fit
 from service.store import Store
 from service.tokens import user_token, verify_user_token
+from service.votes import battle_documents, battle_frame, elo_update
 
 __all__ = ["MAX_USER_ID_CHARS", "Engine", "InputError", "NotAvailable", "Served"]
 
 log = logging.getLogger(__name__)
 
-METHODS: tuple[Method, ...] = ("bt", "elo")
 #: The longest user id: ``/v1/users/{user_id}/...`` reads no longer one, so none is stored.
 MAX_USER_ID_CHARS = 256
 #: The most of a user's latest prompts that their predicted prior is made from.
@@ -62,76 +59,6 @@ class InputError(ValueError):
 
 class NotAvailable(LookupError):
     """What was asked for does not exist in this fit (the API answers 404 or 409)."""
-
-
-@dataclass(frozen=True)
-class Served:
-    """One published model version, as the readers use it.
-
-    Attributes
-    ----------
-    version : int
-        The store's snapshot version.
-    snapshot : dict
-        The published document (:mod:`service.snapshot`).
-    models : tuple of str
-        The models of this version, sorted.
-    aggregate : dict
-        Method to ``(k,)`` aggregate ratings in the order of ``models``.
-    predictor : RatingPredictor or None
-        The rating predictor of this version.
-    bt_json : bytes
-        The Bradley-Terry leaderboard document of this version, encoded once: the most
-        read answer of the service.
-    """
-
-    version: int
-    snapshot: dict[str, Any]
-    models: tuple[str, ...]
-    aggregate: dict[str, np.ndarray]
-    predictor: Any | None
-    bt_json: bytes = b""
-
-    def ratings(self, method: str) -> dict[str, float]:
-        """Model to aggregate rating of ``method``."""
-        return dict(zip(self.models, self.aggregate[method].tolist(), strict=True))
-
-
-def _aggregate_arrays(snapshot: dict[str, Any], models: tuple[str, ...]) -> dict[str, np.ndarray]:
-    arrays: dict[str, np.ndarray] = {}
-    for method in METHODS:
-        ratings = {m["model"]: m["rating"] for m in snapshot["leaderboards"][method]["models"]}
-        arrays[method] = np.array([ratings.get(m, np.nan) for m in models], dtype=np.float64)
-    return arrays
-
-
-def _battle_documents(battles: pd.DataFrame) -> list[dict[str, Any]]:
-    """Canonical battles as JSON-able dicts, each with a ``battle_id`` (made when absent)."""
-    frame = battles.astype(object).where(battles.notna(), None)
-    documents: list[dict[str, Any]] = frame.to_dict("records")  # type: ignore[assignment]
-    for document in documents:
-        if document["battle_id"] is None:
-            document["battle_id"] = uuid.uuid4().hex
-    return documents
-
-
-def _frame(documents: list[dict[str, Any]]) -> pd.DataFrame:
-    return to_battle_frame(pd.DataFrame(documents)) if documents else empty_battle_frame()
-
-
-def elo_update(state: dict[str, float], battles: list[dict[str, Any]]) -> dict[str, float]:
-    """Online Elo (FastChat's constants) continued from ``state`` over ``battles`` in order.
-
-    A model not in ``state`` starts at 1000, as in a fresh run.
-    """
-    if not battles:
-        return state
-    frame = _frame(battles)
-    models = tuple(sorted(set(state) | set(frame["model_a"].astype(str)) | set(frame["model_b"])))
-    data = pairwise_from_battles(frame.assign(tstamp=np.nan), models=models)  # arrival order
-    start = np.array([state.get(m, 1000.0) for m in models])
-    ratings = online_elo(len(models), data.matchups, data.outcomes, initial=start)
-    return dict(zip(models, ratings.tolist(), strict=True))
 
 
 class Engine:
@@ -196,17 +123,7 @@ class Engine:
     def _load(self, version: int, snapshot: dict[str, Any] | None) -> Served:
         if snapshot is None:
             raise RuntimeError("the store holds no published model version")
-        models = tuple(snapshot["models"])
-        predictor = self._predictor(snapshot.get("predictor_dir"))
-        bt = {**snapshot["leaderboards"]["bt"], "version": version}
-        return Served(
-            version,
-            snapshot,
-            models,
-            _aggregate_arrays(snapshot, models),
-            predictor,
-            json.dumps(bt, separators=(",", ":")).encode("utf-8"),
-        )
+        return served_version(version, snapshot, self._predictor(snapshot.get("predictor_dir")))
 
     def served(self) -> Served:
         """The current version; checks the store for a newer one every ``version_poll_s``."""
@@ -235,7 +152,7 @@ class Engine:
         if where:
             document = self._segment(served, method, where)
         elif method == "elo":
-            document = self._live_elo(served)
+            document = live_elo_leaderboard(served, self.store.elo(), self.store.n_battles())
         else:
             document = dict(served.snapshot["leaderboards"][method])
         return {**document, "version": served.version}
@@ -259,40 +176,9 @@ class Engine:
             self._segments.popitem(last=False)
         return document
 
-    def _live_elo(self, served: Served) -> dict[str, Any]:
-        published = served.snapshot["leaderboards"]["elo"]
-        rows = {m["model"]: m for m in published["models"]}
-        live = self.store.elo()
-        models = tuple(sorted(set(rows) | set(live)))
-        point = np.array([live.get(m, rows.get(m, {}).get("rating", 1000.0)) for m in models])
-        below = np.array(
-            [rows[m]["rating"] - rows[m]["lower"] if m in rows else 0.0 for m in models]
-        )
-        above = np.array(
-            [rows[m]["upper"] - rows[m]["rating"] if m in rows else 0.0 for m in models]
-        )
-
-        def column(name: str) -> np.ndarray:
-            return np.array([rows[m][name] if m in rows else 0 for m in models], dtype=np.int64)
-
-        counts = ModelCounts(column("battles"), column("wins"), column("losses"), column("ties"))
-        new_votes = self.store.n_battles() - int(served.snapshot.get("store_battles", 0))
-        board = build_leaderboard(
-            "elo",
-            models,
-            point,
-            point - below,
-            point + above,
-            counts,
-            n_battles=int(published["n_battles"]) + max(new_votes, 0),
-            interval=published.get("interval", "bootstrap"),
-            confidence=published.get("confidence", 0.95),
-        )
-        return board.to_dict()
-
     def all_battles(self) -> pd.DataFrame:
         """Every battle: the fit's, then those ingested since."""
-        stored = _frame(self.store.battles())
+        stored = battle_frame(self.store.battles())
         if stored.empty:
             return self._fit_battles
         return to_battle_frame(pd.concat([self._fit_battles, stored], ignore_index=True))
@@ -303,7 +189,7 @@ class Engine:
         parts = [] if rows is None else [self._fit_battles.iloc[rows]]
         stored = self.store.battles(user_id)
         if stored:
-            parts.append(_frame(stored))
+            parts.append(battle_frame(stored))
         if not parts:
             return empty_battle_frame()
         return parts[0] if len(parts) == 1 else to_battle_frame(pd.concat(parts, ignore_index=True))
@@ -474,7 +360,7 @@ class Engine:
         frame, errors, duplicates = battles_from_records(
             records, known_ids=self._fit_ids, max_chars={"user_id": MAX_USER_ID_CHARS}
         )
-        documents = _battle_documents(frame)
+        documents = battle_documents(frame)
         result = self.store.ingest(documents, elo_update)
         accepted = [documents[i] for i in result.accepted]
         served = self.served()

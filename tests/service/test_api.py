@@ -18,8 +18,8 @@ from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
 from service.artifacts import load_fit
-from service.engine import elo_update
 from service.tokens import user_token
+from service.votes import elo_update
 from tests.service.conftest import (
     ADMIN_KEY,
     INGEST_KEY,
