@@ -12,6 +12,9 @@ directory, and calls ``ranking`` and ``features`` for the numbers:
 * **A refit** (:meth:`Engine.refit`, periodic in a background thread) fits the aggregate
   Bradley-Terry, per-user agreement and shrinkage (and, if asked, the predictor) on all
   battles, then publishes them as the next version; reads go on meanwhile.
+
+A version as readers see it is built in :mod:`service.served`; a stored batch's Elo
+update is :func:`service.votes.elo_update`.
 """
 
 from __future__ import annotations
