@@ -8,6 +8,7 @@ read by a small launcher process with ``RUSAGE_CHILDREN`` (see :mod:`bench._chil
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import functools
 import json
@@ -17,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -189,3 +190,23 @@ def event_loop_runner() -> asyncio.Runner:
     except ImportError:
         factory = None
     return asyncio.Runner(loop_factory=factory)
+
+
+def load_task_main(
+    prog: str,
+    run: Callable[[dict[str, Any]], dict[str, Any]],
+    spec_help: str,
+    argv: Sequence[str] | None = None,
+) -> int:
+    """``python -m PROG load SPEC OUT``: run a load generator in its own process.
+
+    Reads the JSON ``SPEC``, runs ``run`` on it and writes its JSON result to ``OUT``.
+    """
+    parser = argparse.ArgumentParser(prog=f"python -m {prog}")
+    parser.add_argument("task", choices=["load"])
+    parser.add_argument("spec", type=Path, help=spec_help)
+    parser.add_argument("out", type=Path, help="where the JSON result goes")
+    args = parser.parse_args(argv)
+    result = run(json.loads(args.spec.read_text(encoding="utf-8")))
+    args.out.write_text(json.dumps(result), encoding="utf-8")
+    return 0

@@ -16,7 +16,6 @@ uvicorn workers, the most this client and uvicorn can do here.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import logging
@@ -36,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, Row, error_text, event_loop_runner, make_row
+from bench.common import ROOT, Row, error_text, event_loop_runner, load_task_main, make_row
 
 __all__ = ["LoadResult", "main", "run", "serving_app", "trivial_app"]
 
@@ -201,14 +200,8 @@ def _run_loop(spec: dict[str, Any]) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m bench.service load SPEC OUT``: run one load phase, write its result."""
-    parser = argparse.ArgumentParser(prog="python -m bench.service")
-    parser.add_argument("task", choices=["load"])
-    parser.add_argument("spec", type=Path, help="JSON: base, requests, clients, durations")
-    parser.add_argument("out", type=Path, help="where the JSON result goes")
-    args = parser.parse_args(argv)
-    result = _run_loop(json.loads(args.spec.read_text(encoding="utf-8")))
-    args.out.write_text(json.dumps(result), encoding="utf-8")
-    return 0
+    spec_help = "JSON: base, requests, clients, durations"
+    return load_task_main("bench.service", _run_loop, spec_help, argv)
 
 
 # -- processes ---------------------------------------------------------------------------------

@@ -25,7 +25,6 @@ which ``tests/service/test_soak.py`` runs for a few seconds.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import logging
@@ -47,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.common import ROOT, Row, error_text, event_loop_runner, make_row
+from bench.common import ROOT, Row, error_text, event_loop_runner, load_task_main, make_row
 from bench.service import _env, _fit_dir, _free_port, _process, _redis
 
 __all__ = ["drive", "main", "run", "soak_spec"]
@@ -376,14 +375,7 @@ def run_load(spec: dict[str, Any]) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m bench.soak load SPEC OUT``: run the soak's load, write its result."""
-    parser = argparse.ArgumentParser(prog="python -m bench.soak")
-    parser.add_argument("task", choices=["load"])
-    parser.add_argument("spec", type=Path, help="JSON of soak_spec()")
-    parser.add_argument("out", type=Path, help="where the JSON result goes")
-    args = parser.parse_args(argv)
-    result = run_load(json.loads(args.spec.read_text(encoding="utf-8")))
-    args.out.write_text(json.dumps(result), encoding="utf-8")
-    return 0
+    return load_task_main("bench.soak", run_load, "JSON of soak_spec()", argv)
 
 
 # -- the benchmark -----------------------------------------------------------------------------
