@@ -7,9 +7,12 @@ from their queries alone. Three checks:
 1. **The study's metric.** MAE of the predicted ratings against the test users' own
    fitted ratings, relative to predicting the training users' mean rating; for
    Bradley-Terry (the contextual model; a ridge regression on the profile, as the study
-   did; and a ridge regression on the profile and the contextual model's prediction,
-   cross-fitted for the training users) and for Elo (ridge). The targets are fitted two
-   ways: plain per-user fits, as the study's, and our shrunk ones.
+   did; the regression chosen by cross-validation among ridge, kernel, low-rank and
+   boosted models, :class:`features.regression.ProfileRegressor`, with the coverage of its
+   intervals; and a ridge regression on the profile and the contextual model's
+   prediction, cross-fitted for the training users) and for Elo (the same regressions).
+   The targets are fitted two ways: plain per-user fits, as the study's, and our shrunk
+   ones.
 2. **Rankings.** Spearman of predicted against fitted rankings, and against the true
    rankings where a simulation's truth is given (with the intervals' coverage of the
    truth).
@@ -34,6 +37,7 @@ from sklearn.preprocessing import StandardScaler
 
 from features.predictor import Prediction, RatingPredictor
 from features.profile import UserProfiler
+from features.regression import ProfileRegressor
 from features.topics import TopicModel
 from ranking.agreement import spearman_per_row
 from ranking.elo import expected_online_elo
@@ -50,10 +54,19 @@ from ranking.users import (
     fit_user_ratings,
 )
 
-__all__ = ["ColdStart", "OWN_VOTES", "evaluate_cold_start", "expected_fit", "split_users"]
+__all__ = [
+    "ColdStart",
+    "OWN_VOTES",
+    "REGRESSION",
+    "evaluate_cold_start",
+    "expected_fit",
+    "split_users",
+]
 
 FloatArray = npt.NDArray[np.float64]
 OWN_VOTES: tuple[int, ...] = (5, 10, 20)
+#: The row of :class:`features.regression.ProfileRegressor`, the study's model chosen by CV.
+REGRESSION = "regression on profile (chosen by CV)"
 MIN_HELD_OUT = 5
 
 
@@ -183,6 +196,14 @@ def evaluate_cold_start(
             y_train, y_test = fitted.ratings[trained], fitted.ratings[tested]
             mean = np.broadcast_to(y_train.mean(axis=0), y_test.shape)
             ridge = _ridge(train_profiles.values, y_train, test_profiles.values)
+            regression = ProfileRegressor(random_state=rng).fit(train_profiles.values, y_train)
+            regressed, lower, upper = regression.predict_interval(test_profiles.values)
+            chosen = {
+                "chosen": regression.best_,
+                "cv_mae": regression.cv_mae_,
+                "interval_coverage_fitted": float(((y_test >= lower) & (y_test <= upper)).mean()),
+                "confidence": regression.confidence,
+            }
             stacked = _ridge(
                 np.hstack([train_profiles.values, predictor.training_predictions_]),
                 y_train,
@@ -191,6 +212,7 @@ def evaluate_cold_start(
             found = [
                 ("mean of training users", mean),
                 ("ridge on profile", ridge),
+                (REGRESSION, regressed),
                 ("ridge on profile + contextual BT", stacked),
             ]
             if method == "bt":
@@ -202,7 +224,7 @@ def evaluate_cold_start(
                     found.append((f"true ratings, {reached[0]}", reached[1](truth)))
             for name, predicted in found:
                 row = _rating_row(method, name, predicted, y_test, mean, truth)
-                rows.append({"target": target, **row})
+                rows.append({"target": target, **row, **(chosen if name == REGRESSION else {})})
     if truth is not None:
         centred = truth - truth.mean(axis=1, keepdims=True) + CENTER
         inside = (centred >= prediction.lower) & (centred <= prediction.upper)

@@ -211,6 +211,14 @@ def format_new_users(section: dict[str, Any]) -> str:
         for r in rating_rows
     ]
     lines = [title, "", format_table(headers, rows)]
+    chosen = [r for r in rating_rows if "chosen" in r]
+    if chosen:
+        lines += ["", "Regression on the profile, chosen by cross-validation over users:"]
+        lines += [
+            f"  {r['target']} {r['method']}: {r['chosen']}; {r['confidence']:.0%} intervals "
+            f"hold {r['interval_coverage_fitted']:.1%} of fitted ratings"
+            for r in chosen
+        ]
     for r in section["ratings"]:
         if r["target"] == "truth":
             lines += [

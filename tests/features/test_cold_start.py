@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from data.simulate import simulate
-from features.cold_start import evaluate_cold_start, split_users
+from features.cold_start import REGRESSION, evaluate_cold_start, split_users
 from features.topics import TopicModel
 
 
@@ -40,6 +40,11 @@ def test_cold_start_reports_every_check() -> None:
             "elo",
             "ridge on profile",
         ) in rows
+    for target in ("shrunk", "plain"):
+        for method in ("bt", "elo"):
+            regression = rows[(target, method, REGRESSION)]
+            assert regression["chosen"] in regression["cv_mae"]
+            assert 0.0 <= regression["interval_coverage_fitted"] <= 1.0
     # the noise ceiling: the fit the true preferences are expected to produce
     for target, method, name in (
         ("shrunk", "bt", "expected fit"),
