@@ -31,13 +31,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from sklearn.linear_model import RidgeCV
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
 
 from features.predictor import Prediction, RatingPredictor
 from features.profile import UserProfiler
-from features.regression import ProfileRegressor
+from features.regression import ProfileRegressor, ridge_model
 from features.topics import TopicModel
 from ranking.agreement import spearman_per_row
 from ranking.elo import expected_online_elo
@@ -109,8 +106,8 @@ def split_users(
 
 
 def _ridge(x_train: FloatArray, y_train: FloatArray, x_test: FloatArray) -> FloatArray:
-    model = make_pipeline(StandardScaler(), RidgeCV(alphas=np.logspace(-2, 4, 13)))
-    return np.asarray(model.fit(x_train, y_train).predict(x_test), dtype=np.float64)
+    model = ridge_model().fit(x_train, y_train)
+    return np.asarray(model.predict(x_test), dtype=np.float64)
 
 
 def _rating_row(
