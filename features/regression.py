@@ -53,22 +53,21 @@ def default_candidates(random_state: int = 0, n_features: int | None = None) -> 
     leave-one-out); the others come in a few fixed sizes, the low-rank ones no larger
     than ``n_features``.
     """
-    scaled = StandardScaler()
     candidates: dict[str, Any] = {"ridge": ridge_model()}
     sizes = (2, 4, 8) if n_features is None else sorted({min(k, n_features) for k in (2, 4, 8)})
     for components in sizes:
         candidates[f"low-rank (PLS, {components})"] = make_pipeline(
-            clone(scaled), PLSRegression(components, scale=False)
+            StandardScaler(), PLSRegression(components, scale=False)
         )
     for alpha in (1.0, 10.0):  # no intercept of its own: the targets are standardised
         kernel = KernelRidge(alpha=alpha, kernel="rbf")
         candidates[f"kernel ridge (rbf, alpha {alpha:g})"] = make_pipeline(
-            clone(scaled), TransformedTargetRegressor(kernel, transformer=StandardScaler())
+            StandardScaler(), TransformedTargetRegressor(kernel, transformer=StandardScaler())
         )
     boosted = HistGradientBoostingRegressor(  # small: a few hundred users, one per row
         max_iter=30, learning_rate=0.1, max_leaf_nodes=8, max_bins=32, random_state=random_state
     )
-    candidates["boosted trees"] = make_pipeline(clone(scaled), MultiOutputRegressor(boosted))
+    candidates["boosted trees"] = make_pipeline(StandardScaler(), MultiOutputRegressor(boosted))
     return candidates
 
 
