@@ -13,7 +13,7 @@ from ranking.leaderboard import fit_leaderboard
 from ranking.types import Leaderboard, Method, PairwiseData
 from ranking.users import Shrinkage, UserRatings, fit_user_ratings
 
-__all__ = ["UserAnalysis", "analyse_users"]
+__all__ = ["UserAnalysis", "analyse_users", "fit_user_agreement"]
 
 
 @dataclass(frozen=True)
@@ -126,17 +126,41 @@ def analyse_users(
             f"Argument 'aggregate' was fitted with method {aggregate.method!r}, not {method!r}."
         )
     prior = np.array([aggregate[m].rating for m in data.models])
+    ratings, spearman, kendall = fit_user_agreement(
+        data, users, len(user_names), method=method, shrinkage=shrinkage, prior=prior, rng=rng
+    )
+    summary = summarise(spearman, kendall, ratings.n_battles, min_battles)
+    return UserAnalysis(aggregate, user_names, ratings, spearman, kendall, summary, min_battles)
+
+
+def fit_user_agreement(
+    data: PairwiseData,
+    users: npt.NDArray[np.intp],
+    n_users: int,
+    *,
+    method: Method,
+    shrinkage: Shrinkage,
+    prior: npt.NDArray[np.float64],
+    alpha: float | None = None,
+    rng: np.random.Generator | int | None = 0,
+) -> tuple[UserRatings, npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Each user's ratings, and their Spearman and Kendall agreement with ``prior``.
+
+    Votes without a user (``users`` of -1) are left out; ``prior`` is the aggregate on
+    the Elo scale, in the order of ``data.models``, and the prior of shrunk fits.
+    ``alpha`` is the learnt prior precision (learnt here when None).
+    """
     known = users >= 0
     ratings = fit_user_ratings(
         data.select(known),
         users[known],
-        len(user_names),
+        n_users,
         method=method,
         shrinkage=shrinkage,
         prior=prior,
+        alpha=alpha,
         rng=rng,
     )
     spearman = spearman_per_row(ratings.ratings, prior, ratings.seen)
     kendall = kendall_per_row(ratings.ratings, prior, ratings.seen)
-    summary = summarise(spearman, kendall, ratings.n_battles, min_battles)
-    return UserAnalysis(aggregate, user_names, ratings, spearman, kendall, summary, min_battles)
+    return ratings, spearman, kendall

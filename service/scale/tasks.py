@@ -17,12 +17,12 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from ranking.agreement import kendall_per_row, spearman_per_row
+from ranking.analysis import fit_user_agreement
 from ranking.frames import pairwise_from_battles
 from ranking.intervals import bootstrap_elo_batch
 from ranking.pairwise import collapse
 from ranking.types import Method, PairwiseData
-from ranking.users import Shrinkage, UserRatings, fit_user_ratings
+from ranking.users import Shrinkage, UserRatings
 from service.scale.partitions import ROW
 
 __all__ = [
@@ -165,18 +165,15 @@ def partition_users(
     """
     if not votes.user_names:
         return None
-    known = votes.users >= 0
-    ratings = fit_user_ratings(
-        votes.data.select(known),
-        votes.users[known],
+    ratings, spearman, kendall = fit_user_agreement(
+        votes.data,
+        votes.users,
         len(votes.user_names),
         method=method,
         shrinkage=shrinkage,
         prior=prior,
         alpha=alpha,
     )
-    spearman = spearman_per_row(ratings.ratings, prior, ratings.seen)
-    kendall = kendall_per_row(ratings.ratings, prior, ratings.seen)
     return PartitionUsers(votes.user_names, ratings, spearman, kendall)
 
 
