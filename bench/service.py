@@ -313,6 +313,10 @@ def _server(app: str, workers: int, env: dict[str, str], log: Path) -> Iterator[
 # -- setup ------------------------------------------------------------------------------------
 
 
+#: Why the benchmarks that need Redis are skipped.
+NO_REDIS_SERVER = "redis-server is not on PATH (Debian/Ubuntu: apt-get install redis-server)"
+
+
 def _fit_dir(quick: bool) -> Path:
     """A fit of the simulator, cached under ``bench/out`` (the full one takes minutes)."""
     from service.artifacts import FORMAT
@@ -519,8 +523,7 @@ def run(quick: bool = False) -> list[Row]:
     """Run benchmark G; ``quick`` uses 60 users, 2 s phases and evaluates no goal."""
     redis_server = shutil.which("redis-server")
     if redis_server is None:
-        reason = "redis-server is not on PATH (Debian/Ubuntu: apt-get install redis-server)"
-        return [make_row("the service under load", "—", ours="skipped", notes=reason)]
+        return [make_row("the service under load", "—", ours="skipped", notes=NO_REDIS_SERVER)]
     fit = _fit_dir(quick)
     rows: list[Row] = []
     configs = [

@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from bench.common import ROOT, Row, error_text, event_loop_runner, load_task_main, make_row
-from bench.service import _env, _fit_dir, _free_port, _process, _redis
+from bench.service import NO_REDIS_SERVER, _env, _fit_dir, _free_port, _process, _redis
 
 __all__ = ["drive", "main", "run", "soak_spec"]
 
@@ -519,8 +519,7 @@ def run(quick: bool = False) -> list[Row]:
     """Run benchmark I; ``quick``: the 60-user fit, 30 s, goals not evaluated."""
     redis_server = shutil.which("redis-server")
     if redis_server is None:
-        reason = "redis-server is not on PATH (Debian/Ubuntu: apt-get install redis-server)"
-        return [make_row("the soak", "—", ours="skipped", notes=reason)]
+        return [make_row("the soak", "—", ours="skipped", notes=NO_REDIS_SERVER)]
     fit = _fit_dir(quick)
     duration = QUICK_DURATION_S if quick else DURATION_S
     bucket_s = QUICK_BUCKET_S if quick else BUCKET_S
