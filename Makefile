@@ -1,22 +1,40 @@
-# The README's two commands: `make demo` and `make test`. Both install what they need.
+# The README's two commands: `make demo` and `make test`. Both create the project
+# environment .venv/ (python3 -m venv) and install into it from the lock, never into the
+# system interpreter. `make lock` refreshes the lock.
 PYTHON ?= python3
-PIP := $(PYTHON) -m pip
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --disable-pip-version-check
+LOCK := requirements/lock.txt
+# Every command below finds plb, ruff and mypy in the environment first.
+export PATH := $(abspath $(VENV))/bin:$(PATH)
 ARENA := ../shared/data/arena-140k/battles.csv.gz
 HOST ?= 127.0.0.1
 PORT ?= 8000
+DEMO_USERS ?= 300
+DEMO_DIR ?= out/demo
 SAMPLE := data/sample/battles.jsonl.gz
 
-.PHONY: install install-torch install-system install-test demo test lint audit bench
+.PHONY: venv install install-torch install-system install-test demo test lint audit bench lock clean-venv
 
 # PyTorch's CPU build first: sentence-transformers would otherwise pull a CUDA build (~6 GB).
-# Elsewhere, TORCH="torch --index-url <PyTorch's CPU wheel index>" does the same.
+# Elsewhere, TORCH="torch==2.13.0+cpu --index-url <PyTorch's CPU wheel index>" does the same.
 TORCH ?= torch==2.13.0
 
-install-torch:
-	$(PIP) install --quiet --disable-pip-version-check $(TORCH)
+$(PY):
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+		{ echo "make: $(PYTHON) is older than Python 3.11 (set PYTHON=python3.11)" >&2; exit 2; }
+	@$(PYTHON) -m venv $(VENV) || \
+		{ echo "make: '$(PYTHON) -m venv' failed (on Debian: apt-get install python3-venv)" >&2; exit 2; }
+	@$(PIP) install --quiet -c $(LOCK) --upgrade pip
+
+venv: $(PY)
+
+install-torch: $(PY)
+	$(PIP) install --quiet -c $(LOCK) $(TORCH)
 
 install: install-torch
-	$(PIP) install --quiet --disable-pip-version-check -e .
+	$(PIP) install --quiet -c $(LOCK) -e .
 
 # The real parts the tests use: a redis-server and a headless Chromium (Debian packages).
 SYSTEM_PACKAGES := redis-server chromium fonts-dejavu-core
@@ -30,20 +48,21 @@ install-system:
 	fi
 
 install-test: install-torch install-system
-	$(PIP) install --quiet --disable-pip-version-check -e '.[test]'
+	$(PIP) install --quiet -c $(LOCK) -e '.[test,dask]'
 
 ## demo: install; the real Arena leaderboard (or the sample's); then a simulated arena,
 ## fitted, reported, and served with the web page at http://127.0.0.1:8000/
 demo: install
 	@if [ -f $(ARENA) ]; then data=$(ARENA); else data=$(SAMPLE); fi; \
 	echo "plb leaderboard $$data" >&2; plb leaderboard $$data
-	plb serve --demo --demo-dir out/demo --host $(HOST) --port $(PORT)
+	plb serve --demo --demo-dir $(DEMO_DIR) --users $(DEMO_USERS) --host $(HOST) --port $(PORT)
 
-## lint: ruff and mypy
+## lint: ruff, mypy, and deptry (every import declared, every dependency used)
 lint:
 	ruff check .
 	ruff format --check .
 	mypy
+	deptry .
 
 ## audit: known vulnerabilities of the installed packages (pip-audit). Fails on one, unless
 ## .pip-audit-ignore lists its id with a reason; only warns when the vulnerability service
@@ -51,7 +70,7 @@ lint:
 audit:
 	@ignore=$$(sed 's/#.*//' .pip-audit-ignore | awk 'NF { printf " --ignore-vuln %s", $$1 }'); \
 	out=$$(mktemp); err=$$(mktemp); trap 'rm -f "$$out" "$$err"' EXIT; \
-	$(PYTHON) -m pip_audit --progress-spinner off --skip-editable --desc on $$ignore >"$$out" 2>"$$err"; \
+	$(PY) -m pip_audit --progress-spinner off --skip-editable --desc on $$ignore >"$$out" 2>"$$err"; \
 	status=$$?; skipped=$$(grep -c "could not be audited" "$$out"); \
 	if [ $$status -ne 0 ] && grep -q "known vulnerabilit" "$$err"; then \
 		cat "$$out" "$$err" >&2; \
@@ -69,9 +88,26 @@ audit:
 
 ## test: install everything, lint, audit the dependencies, run the whole test suite
 test: install-test lint audit
-	$(PYTHON) -m pytest -q
+	$(PY) -m pytest -q
 
 ## bench: the benchmarks of bench/, results in bench/RESULTS.md
 bench: EXTRA_PACKAGES := wrk
 bench: install-test
-	$(PYTHON) -m bench.run
+	$(PY) -m bench.run
+
+## lock: resolve pyproject.toml (every extra) afresh in a throw-away environment, and
+## write every resolved version to requirements/lock.txt, which both commands install from
+lock:
+	rm -rf .venv-lock
+	$(PYTHON) -m venv .venv-lock
+	.venv-lock/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	.venv-lock/bin/python -m pip install --quiet --disable-pip-version-check $(TORCH)
+	.venv-lock/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test,dask]'
+	{ echo "# Every package of the project environment (all extras) at the version pip resolved."; \
+	  echo "# Made by 'make lock' on Python $$(.venv-lock/bin/python -c 'import platform; print(platform.python_version())'); installed with pip -c (constraints)."; \
+	  .venv-lock/bin/python -m pip freeze --exclude-editable --all; } > $(LOCK)
+	rm -rf .venv-lock
+
+## clean-venv: delete the project environment (the next make builds it again)
+clean-venv:
+	rm -rf $(VENV)
