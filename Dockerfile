@@ -14,17 +14,19 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /app
 
-# PyTorch first, then the package. Plain PyPI torch is a CUDA build of several GB: for
-# the CPU build pass --build-arg TORCH="torch==2.13.0 --index-url <PyTorch's CPU index>".
+# PyTorch first, then the package, both at the versions of the lock (make lock). Plain
+# PyPI torch is a CUDA build of several GB: for the CPU build pass
+# --build-arg TORCH="torch==2.13.0+cpu --index-url <PyTorch's CPU index>".
 ARG TORCH="torch==2.13.0"
-RUN pip install $TORCH
+COPY requirements/lock.txt requirements/lock.txt
+RUN pip install -c requirements/lock.txt $TORCH
 
 COPY pyproject.toml README.md ./
 COPY ranking ranking
 COPY features features
 COPY service service
 COPY data data
-RUN pip install ".[dask]" \
+RUN pip install -c requirements/lock.txt ".[dask]" \
     && useradd --create-home --uid 10001 plb \
     && mkdir /data && chown plb:plb /data
 
