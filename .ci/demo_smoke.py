@@ -4,7 +4,7 @@ Starts ``make demo`` (install, the real Arena leaderboard, then ``plb serve --de
 real process on a free loopback port, waits for ``/healthz``, fetches the page, the
 aggregate leaderboard and a recommendation, and stops it. Every step is bounded in time.
 
-    python .ci/demo_smoke.py [--users N] [--timeout SECONDS]
+    python .ci/demo_smoke.py [--users N] [--timeout SECONDS] [--log FILE]
 
 Exit code 0 when every check passed, 1 otherwise; the demo's terminal output is echoed
 on failure, and the time from the command to the first page is printed either way.
@@ -85,6 +85,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--users", type=int, default=60, help="simulated users (60)")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds to serve (900)")
+    parser.add_argument("--log", type=Path, help="also keep the demo's terminal output here")
     args = parser.parse_args()
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -119,9 +120,12 @@ def main() -> int:
                 except subprocess.TimeoutExpired:
                     os.killpg(process.pid, signal.SIGKILL)
                     process.wait()
+        log.seek(0)
+        output = log.read().decode("utf-8", "replace")
+        if args.log is not None:
+            args.log.write_text(output, encoding="utf-8")
         if failures:
-            log.seek(0)
-            sys.stderr.write(log.read().decode("utf-8", "replace")[-20000:])
+            sys.stderr.write(output[-20000:])
             for failure in failures:
                 print(f"demo smoke: FAILED: {failure}", file=sys.stderr)
             return 1
