@@ -34,7 +34,7 @@ from service.artifacts import load_fit
 from service.engine import Engine, InputError, NotAvailable
 from service.settings import Settings, get_settings
 from service.store import StoreUnavailable, open_store
-from service.web import WEB_DIR
+from service.web import DOCS_ASSETS_DIR, WEB_DIR
 
 __all__ = ["create_app", "open_engine"]
 
@@ -106,6 +106,9 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         summary="Which LLM is best for you: aggregate and personal leaderboards.",
         version="0.1.0",
         lifespan=lifespan,
+        # Served by the web routes instead, from this origin: FastAPI's own load a CDN.
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.metrics = metrics
@@ -132,6 +135,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     for module in (leaderboard, users, recommend, battles, catalog, admin, health, web):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=WEB_DIR), name="static")
+    app.mount("/docs/assets", StaticFiles(directory=DOCS_ASSETS_DIR), name="docs-assets")
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(
         RateLimit,

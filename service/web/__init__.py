@@ -3,7 +3,10 @@
 The page (``index.html``, ``app.js``, ``style.css``) and the widget (``widget.html``,
 ``widget.js``) are static files in this folder, served from the service's own origin with
 no build step and nothing loaded from elsewhere; they call the ``/v1`` JSON API. The badge
-is rendered here, as a string, by :func:`render_badge`.
+is rendered here, as a string, by :func:`render_badge`. The API documentation pages
+(``docs.html`` with its initialiser ``docs.js``, and ``redoc.html``) load Swagger UI and
+ReDoc from :data:`DOCS_ASSETS_DIR`, the copies the package ``fastapi-offline`` ships, so
+that they too work with no network.
 """
 
 from __future__ import annotations
@@ -12,10 +15,16 @@ import unicodedata
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-__all__ = ["WEB_DIR", "render_badge"]
+import fastapi_offline
+
+__all__ = ["DOCS_ASSETS_DIR", "WEB_DIR", "render_badge"]
 
 #: The folder holding the static files of the page and the widget.
 WEB_DIR: Path = Path(__file__).resolve().parent
+
+#: Swagger UI and ReDoc (``swagger-ui-bundle.js``, ``swagger-ui.css``,
+#: ``redoc.standalone.js``, ``favicon.png``), as installed with ``fastapi-offline``.
+DOCS_ASSETS_DIR: Path = Path(fastapi_offline.__file__).resolve().parent / "static"
 
 #: Messages longer than this many characters are cut and end with an ellipsis.
 MAX_MESSAGE_CHARS = 40

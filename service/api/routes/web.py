@@ -1,4 +1,9 @@
-"""``GET /`` (the web page), ``/widget/...`` (the embeddable widget and badge), ``/static``."""
+"""``GET /`` (the web page), ``/widget/...`` (the embeddable widget and badge), and the API
+documentation pages ``/docs`` (Swagger UI) and ``/redoc`` (ReDoc).
+
+The app mounts their files: ``/static`` (:data:`service.web.WEB_DIR`) and ``/docs/assets``
+(:data:`service.web.DOCS_ASSETS_DIR`).
+"""
 
 from __future__ import annotations
 
@@ -19,6 +24,16 @@ router = APIRouter(tags=["web"])
 _PAGE_POLICY = "default-src 'self'; img-src 'self' data:; frame-ancestors 'self'"
 #: The widget is meant to be framed by any site.
 _WIDGET_POLICY = "default-src 'self'; img-src 'self' data:; frame-ancestors *"
+#: Swagger UI, as measured in Chromium: its stylesheet draws icons from ``data:`` SVGs, and
+#: that is all it needs beyond our own files (no inline script or style).
+_SWAGGER_POLICY = "default-src 'self'; img-src 'self' data:; frame-ancestors 'self'"
+#: ReDoc, as measured in Chromium: it injects ``<style>`` elements (styled-components) and
+#: runs its search in a worker made from a ``blob:`` URL. The Redocly logo it loads from
+#: cdn.redoc.ly stays blocked (it then hides the image): nothing leaves the machine.
+_REDOC_POLICY = (
+    "default-src 'self'; style-src 'self' 'unsafe-inline'; worker-src blob:; "
+    "img-src 'self' data:; frame-ancestors 'self'"
+)
 
 
 def _page(name: str, policy: str) -> FileResponse:
@@ -33,6 +48,18 @@ def _page(name: str, policy: str) -> FileResponse:
 def index() -> FileResponse:
     """The web page: the aggregate leaderboard beside yours."""
     return _page("index.html", _PAGE_POLICY)
+
+
+@router.get("/docs", include_in_schema=False)
+def swagger_ui() -> FileResponse:
+    """The API documentation in Swagger UI, from this origin only."""
+    return _page("docs.html", _SWAGGER_POLICY)
+
+
+@router.get("/redoc", include_in_schema=False)
+def redoc() -> FileResponse:
+    """The API documentation in ReDoc, from this origin only."""
+    return _page("redoc.html", _REDOC_POLICY)
 
 
 @router.get("/widget/leaderboard", include_in_schema=False)
