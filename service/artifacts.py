@@ -2,7 +2,8 @@
 
 Layout (all files UTF-8 JSON or Parquet)::
 
-    manifest.json     what was fitted, from what, when; the format version
+    manifest.json     what was fitted, from what, when; the format version; ``truth``, the
+                      truth file of ``plb simulate`` when fitted from a simulation
     leaderboard.json  {"bt": <leaderboard>, "elo": <leaderboard>}  (SPEC section 3)
     summary.json      {"bt": {"cv": <users summary>, "none": ...}, "elo": {...}}
     users.parquet     one row per (method, shrinkage, user, model): rating, lower, upper,
@@ -71,6 +72,19 @@ class FitArtifacts:
     topics: list[dict[str, Any]] | None = None
     profiles: pd.DataFrame | None = None
     root: Path | None = None
+
+    @property
+    def simulated(self) -> bool:
+        """Whether the fit is of a simulated arena, whose models and users are made up.
+
+        The manifest's ``simulated`` when it says so; else whether the fit was made with
+        the truth of ``plb simulate`` (``plb fit --truth``, as ``plb serve --demo`` does):
+        only a simulation knows its users' true ratings.
+        """
+        flag = self.manifest.get("simulated")
+        if isinstance(flag, bool):
+            return flag
+        return self.manifest.get("truth") is not None
 
     @property
     def predictor_dir(self) -> Path | None:

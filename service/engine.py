@@ -320,6 +320,15 @@ class Engine:
         models = [{"model": m["model"], "battles": m["battles"]} for m in rows]
         return {"models": sorted(models, key=lambda m: -m["battles"]), "version": served.version}
 
+    def about(self) -> dict[str, Any]:
+        """What the service serves: whether its fit is of a simulated arena, and when it
+        was made."""
+        return {
+            "simulated": self.fit.simulated,
+            "fit_created": self.fit.manifest.get("created"),
+            "version": self.served().version,
+        }
+
     def topics(self) -> dict[str, Any]:
         """The topics of the users' queries.
 

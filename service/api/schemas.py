@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "ERRORS",
+    "AboutPublic",
     "BattlesIn",
     "CorrelationsPublic",
     "ErrorPublic",
@@ -185,6 +186,18 @@ class TopicsPublic(BaseModel):
     """The topics of the users' queries."""
 
     topics: list[TopicPublic]
+    version: int
+
+
+class AboutPublic(BaseModel):
+    """What the service serves."""
+
+    simulated: bool = Field(
+        description="true when the served fit is of a simulated arena (fitted with the "
+        "truth of 'plb simulate', as 'plb serve --demo' does): its models and users are "
+        "made up; false for a fit of a real battle log"
+    )
+    fit_created: str | None = Field(description="when the served fit was made (ISO 8601)")
     version: int
 
 

@@ -468,6 +468,20 @@ async function loadCorrelations() {
 }
 
 /* ------------------------------------------------------------------------------------
+ * What is served
+ * ---------------------------------------------------------------------------------- */
+
+/** Show the notice of a simulated arena (plb serve --demo) when GET /v1/about says so. */
+async function loadAbout() {
+  try {
+    const data = await api('/v1/about');
+    $('simulated-notice').hidden = data.simulated !== true;
+  } catch {
+    // an older service without /v1/about, or none reachable: the other cards say so
+  }
+}
+
+/* ------------------------------------------------------------------------------------
  * Embed snippets
  * ---------------------------------------------------------------------------------- */
 
@@ -558,6 +572,7 @@ function start() {
   });
 
   updateEmbed();
+  loadAbout();
   loadAggregate();
   loadCorrelations();
   restoreToken();

@@ -1,4 +1,5 @@
-"""``GET /v1/models``, ``GET /v1/topics`` and ``GET /v1/analysis/correlations``."""
+"""``GET /v1/models``, ``GET /v1/topics``, ``GET /v1/analysis/correlations`` and
+``GET /v1/about``: what the served fit holds."""
 
 from __future__ import annotations
 
@@ -7,7 +8,13 @@ from typing import Any, Literal
 from fastapi import APIRouter
 
 from service.api.deps import EngineDep
-from service.api.schemas import CorrelationsPublic, ModelsPublic, TopicsPublic, errors
+from service.api.schemas import (
+    AboutPublic,
+    CorrelationsPublic,
+    ModelsPublic,
+    TopicsPublic,
+    errors,
+)
 
 router = APIRouter(prefix="/v1", tags=["catalog"])
 
@@ -37,3 +44,10 @@ def read_correlations(
     """How per-user rankings agree with the aggregate: the users summary of SPEC section 3
     and the histogram of per-user Spearman (``shrinkage=none`` is the study's plain fit)."""
     return engine.correlations(method, shrinkage)
+
+
+@router.get("/about", response_model=AboutPublic, responses=errors(429, 503))
+def read_about(engine: EngineDep) -> dict[str, Any]:
+    """What is served: whether the arena is simulated (``plb serve --demo``), and the fit's
+    date. The web page says so when it is."""
+    return engine.about()
