@@ -3,7 +3,10 @@
 ``plb fit`` with topics and the rating predictor takes tens of seconds, so every module
 that serves a fit (the API, the replicas, the engine, the browser tests) shares
 :func:`shared_fit`; :func:`shared_fit_no_features` is the same log fitted without
-topics or predictor, for the "not available" answers. The helpers below open a test
+topics or predictor, for the "not available" answers, and :func:`shared_fit_with_truth`
+the same fitted with the simulation's truth, as ``plb serve --demo`` fits (a fit the
+service shows as simulated; the other two are of simulated data too, but nothing in them
+says so). The helpers below open a test
 service on them and check the SPEC shapes; the test modules import them.
 """
 
@@ -62,6 +65,18 @@ def shared_fit_no_features(shared_sim: Path) -> Path:
     fit = shared_sim.parent / "fit-no-features"
     argv = ["fit", str(shared_sim / "battles.jsonl.gz"), "--out", str(fit), "--no-features"]
     assert main(argv) == 0
+    return fit
+
+
+@pytest.fixture(scope="session")
+def shared_fit_with_truth(shared_sim: Path) -> Path:
+    """``plb fit --truth --no-features`` of :func:`shared_sim`: fitted as the demo fits
+    (with the simulation's truth), so served as a simulated arena; no topics, no predictor."""
+    from service.cli import main
+
+    fit = shared_sim.parent / "fit-with-truth"
+    argv = ["fit", str(shared_sim / "battles.jsonl.gz"), "--truth", str(shared_sim / "truth.json")]
+    assert main([*argv, "--out", str(fit), "--no-features"]) == 0
     return fit
 
 

@@ -8,6 +8,7 @@ and any 5xx answer fails the test (:func:`open_client`).
 from __future__ import annotations
 
 import logging
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
@@ -281,13 +282,47 @@ def test_health_docs_and_openapi(client: TestClient) -> None:
     assert health.status_code == 200
     assert health.json() == {"status": "ok", "version": 1}
 
-    docs = client.get("/docs")
-    assert docs.status_code == 200 and "text/html" in docs.headers["content-type"]
     schema = client.get("/openapi.json")
     assert schema.status_code == 200
     paths = schema.json()["paths"]
     for route, method in SPEC_ROUTES.items():
         assert method in paths.get(route, {}), f"{method.upper()} {route} is not in the schema"
+    assert "get" in paths["/v1/about"]
+    for page in ("/", "/docs", "/redoc", "/widget/leaderboard"):
+        assert page not in paths, f"{page} is in the schema"
+
+
+@pytest.mark.parametrize("page", ["/docs", "/redoc"])
+def test_docs_are_served_from_this_origin(client: TestClient, page: str) -> None:
+    docs = client.get(page)
+    assert docs.status_code == 200 and docs.headers["content-type"].startswith("text/html")
+    policy = docs.headers["content-security-policy"]
+    assert "default-src 'self'" in policy and "'unsafe-eval'" not in policy
+    assert "script-src" not in policy  # scripts: our own files only, no inline script
+    assert "<script>" not in docs.text and "<style" not in docs.text
+    assets = re.findall(r'(?:src|href|spec-url)="([^"]+)"', docs.text)
+    assert "/openapi.json" in assets
+    for asset in assets:
+        assert asset.startswith("/"), f"{page} refers to {asset}, not on this origin"
+        answer = client.get(asset)
+        assert answer.status_code == 200, f"{page}: {asset} answers {answer.status_code}"
+        assert answer.content, f"{page}: {asset} is empty"
+    if page == "/docs":
+        assert "/static/docs.js" in assets and "/docs/assets/swagger-ui-bundle.js" in assets
+        assert "'unsafe-inline'" not in policy
+
+
+def test_about_says_whether_the_arena_is_simulated(
+    client: TestClient, shared_fit_with_truth: Path, store: dict[str, Any]
+) -> None:
+    about = client.get("/v1/about")
+    assert about.status_code == 200, about.text
+    document = about.json()
+    # the shared fit is of simulated votes, but fitted without the truth: nothing says so
+    assert document["simulated"] is False
+    assert document["version"] == 1 and document["fit_created"]
+    with open_client(service_settings(shared_fit_with_truth, **store)) as demo:
+        assert demo.get("/v1/about").json()["simulated"] is True
 
 
 def test_web_page_and_widgets(client: TestClient, busiest_user: str) -> None:

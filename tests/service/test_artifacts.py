@@ -55,3 +55,23 @@ def test_load_errors_are_clear(tmp_path: Path) -> None:
     (tmp_path / "manifest.json").write_text('{"format": "other"}')
     with pytest.raises(ValueError, match="not a fit directory"):
         load_fit(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("manifest", "simulated"),
+    [
+        ({}, False),  # a fit of a real log
+        ({"truth": None}, False),
+        ({"truth": "sim/truth.json"}, True),  # plb fit --truth: the demo's fit
+        ({"truth": "sim/truth.json", "simulated": False}, False),  # an explicit flag wins
+        ({"simulated": True}, True),
+    ],
+)
+def test_simulated_from_the_manifest(
+    tmp_path: Path,
+    analysis,  # type: ignore[no-untyped-def]
+    manifest: dict[str, object],
+    simulated: bool,
+) -> None:
+    write_fit(tmp_path / "fit", manifest=manifest, analyses=[analysis], evaluation=None)
+    assert load_fit(tmp_path / "fit").simulated is simulated

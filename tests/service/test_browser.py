@@ -1,9 +1,12 @@
-"""The web page and the widget in a real headless Chromium, against the real service.
+"""The web page, the widget and the API docs in a real headless Chromium, against the
+real service.
 
 A small simulated arena, fitted once a session (``shared_fit`` of the conftest), is
 served by uvicorn on a free local port, and driven with Playwright through the Debian
-``chromium`` binary (never a downloaded browser). Screenshots go to ``tests/artifacts/``
-(or ``$PLB_TEST_ARTIFACTS``).
+``chromium`` binary (never a downloaded browser). Every request to another origin is
+aborted and recorded, and so is every Content-Security-Policy violation (:class:`Offline`):
+the pages must work with no network. Screenshots go to ``tests/artifacts/`` (or
+``$PLB_TEST_ARTIFACTS``).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,6 +63,41 @@ class Errors:
         page.on("pageerror", lambda error: self.messages.append(f"uncaught: {error}"))
 
 
+#: Reports each CSP violation of a document to the test (through an exposed binding).
+_CSP_LISTENER = """
+document.addEventListener('securitypolicyviolation', (event) => {
+  window.plbCspViolation([event.effectiveDirective, event.blockedURI, event.sourceFile || '']);
+});
+"""
+
+
+@dataclass
+class Offline:
+    """What the pages of one browser context tried beyond the test server.
+
+    Requests to any other origin are aborted and listed in ``blocked``; the
+    Content-Security-Policy violations the pages report are listed in ``violations``, as
+    ``(directive, blocked URI, source file)``.
+    """
+
+    origin: str
+    blocked: list[str] = field(default_factory=list)
+    violations: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def watch(self, context: Any) -> None:
+        context.route("**/*", self._route)
+        context.expose_function("plbCspViolation", lambda v: self.violations.append(tuple(v)))
+        context.add_init_script(_CSP_LISTENER)
+
+    def _route(self, route: Any) -> None:
+        url = route.request.url
+        if url == self.origin or url.startswith(self.origin + "/"):
+            route.continue_()
+        else:
+            self.blocked.append(url)
+            route.abort("internetdisconnected")
+
+
 def chromium_path() -> str:
     """The system's Chromium; a skip where there is none (a failure on CI)."""
     path = shutil.which("chromium") or "/usr/bin/chromium"
@@ -87,15 +126,30 @@ def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None
 
 @pytest.fixture(scope="module")
 def server(shared_fit: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """The real app on the shared fit (not shown as simulated: fitted without the truth)."""
+    with serve(shared_fit, tmp_path_factory.mktemp("state")) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def demo_server(
+    shared_fit_with_truth: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    """The real app on a fit made as the demo makes it (with the truth): a simulated arena."""
+    with serve(shared_fit_with_truth, tmp_path_factory.mktemp("demo-state")) as running:
+        yield running
+
+
+@contextmanager
+def serve(fit_dir: Path, state: Path) -> Iterator[Server]:
     """The real app under uvicorn, in a thread, on a free port of 127.0.0.1."""
     import uvicorn
 
     from service.api.app import create_app
     from service.settings import Settings
 
-    state = tmp_path_factory.mktemp("state")
     settings = Settings(
-        fit_dir=shared_fit,
+        fit_dir=fit_dir,
         store_path=state / "store.sqlite",
         state_dir=state,
         redis_url=None,
@@ -116,7 +170,7 @@ def server(shared_fit: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         with httpx.Client(base_url=base_url, timeout=60) as client:
             users = client.get("/v1/analysis/correlations")
             assert users.status_code == 200, users.text
-            yield Server(base_url, client, user_id=first_user(shared_fit))
+            yield Server(base_url, client, user_id=first_user(fit_dir))
     finally:
         uv.should_exit = True
         thread.join(timeout=15)
@@ -151,6 +205,19 @@ def tab(chromium: Any) -> Iterator[Any]:
     page = context.new_page()
     try:
         yield page
+    finally:
+        context.close()
+
+
+@contextmanager
+def offline_tab(chromium: Any, server: Server) -> Iterator[tuple[Any, Offline]]:
+    """A fresh page that can reach ``server`` only, and what it tried beyond it."""
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(60_000)
+    offline = Offline(server.base_url)
+    offline.watch(context)
+    try:
+        yield context.new_page(), offline
     finally:
         context.close()
 
@@ -265,3 +332,98 @@ def test_widget_shows_the_detail_of_an_error(server: Server, tab: Any) -> None:
         f"/v1/users/{server.user_id}/leaderboard", params={"token": "wrong"}
     )
     assert refused.json()["detail"] in tab.inner_text("#widget-error")
+
+
+# -- the notice of a simulated arena ---------------------------------------------------
+
+NOTICE = (
+    "This is a simulated arena: the models and users are made up. To rank real models, "
+    "fit your own battle log: plb fit LOG --out DIR, then plb serve DIR."
+)
+
+
+def test_page_says_plainly_that_the_demo_arena_is_simulated(
+    demo_server: Server, chromium: Any
+) -> None:
+    assert demo_server.client.get("/v1/about").json()["simulated"] is True
+    with offline_tab(chromium, demo_server) as (tab, offline):
+        errors = Errors()
+        errors.watch(tab)
+        tab.goto(f"{demo_server.base_url}/")
+        notice = tab.wait_for_selector("#simulated-notice", state="visible")
+        assert " ".join(notice.inner_text().split()) == NOTICE
+        # at the top: above the page's title, as wide as the window
+        box, title = notice.bounding_box(), tab.locator("h1").bounding_box()
+        assert box is not None and title is not None
+        assert box["y"] + box["height"] <= title["y"] and box["width"] >= 1200
+        tab.wait_for_selector("#aggregate-table tbody tr")
+        tab.screenshot(path=str(artifacts_dir() / "web-page-demo.png"))
+        assert errors.messages == []
+        assert offline.blocked == [] and offline.violations == []
+
+
+def test_page_of_a_fit_without_truth_shows_no_notice(server: Server, chromium: Any) -> None:
+    assert server.client.get("/v1/about").json()["simulated"] is False
+    with offline_tab(chromium, server) as (tab, offline):
+        with tab.expect_response(lambda response: response.url.endswith("/v1/about")):
+            tab.goto(f"{server.base_url}/")
+        tab.wait_for_selector("#aggregate-table tbody tr")
+        assert tab.locator("#simulated-notice").is_hidden()
+        assert "simulated arena" not in tab.inner_text("body")
+        assert offline.blocked == [] and offline.violations == []
+
+
+# -- the API docs, with no network -----------------------------------------------------
+
+
+def test_offline_guard_stops_other_origins(server: Server, chromium: Any) -> None:
+    with offline_tab(chromium, server) as (tab, offline):
+        tab.goto(f"{server.base_url}/openapi.json")  # JSON: no CSP of ours in the way
+        sent = tab.evaluate("fetch('https://cdn.example.org/x.js').then(() => 1, () => 0)")
+        assert sent == 0 and offline.blocked == ["https://cdn.example.org/x.js"]
+
+
+def test_swagger_ui_renders_offline(server: Server, chromium: Any) -> None:
+    schema = server.client.get("/openapi.json").json()
+    operations = sum(len(methods) for methods in schema["paths"].values())
+    with offline_tab(chromium, server) as (tab, offline):
+        errors = Errors()
+        errors.watch(tab)
+        tab.goto(f"{server.base_url}/docs")
+        leaderboard = tab.locator('.opblock-summary-path[data-path="/v1/leaderboard"]')
+        leaderboard.wait_for()
+        assert tab.locator(".opblock").count() == operations
+        assert tab.locator(".info .title").inner_text().startswith(schema["info"]["title"])
+
+        # "Try it out" calls the API of this origin, under the page's CSP
+        leaderboard.click()
+        block = tab.locator("#operations-leaderboard-read_leaderboard_v1_leaderboard_get")
+        block.locator("button.try-out__btn").click()
+        block.locator("button.execute").click()
+        status = block.locator(".live-responses-table tr.response .response-col_status")
+        status.wait_for()
+        assert status.inner_text().strip() == "200"
+
+        tab.screenshot(path=str(artifacts_dir() / "docs.png"), full_page=True)
+        assert offline.blocked == []
+        assert offline.violations == []
+        assert errors.messages == []
+
+
+def test_redoc_renders_offline(server: Server, chromium: Any) -> None:
+    with offline_tab(chromium, server) as (tab, offline):
+        errors = Errors()
+        errors.watch(tab)
+        tab.goto(f"{server.base_url}/redoc")
+        tab.get_by_role("heading", name="Read Leaderboard").wait_for()
+        # the search runs in ReDoc's worker (worker-src blob: of its policy)
+        tab.get_by_label("Search").fill("correlations")
+        found = tab.locator('[data-role="search:results"]')
+        found.wait_for()
+        assert "Read Correlations" in found.inner_text()
+        tab.screenshot(path=str(artifacts_dir() / "redoc.png"))
+        assert offline.blocked == []
+        # ReDoc's only try beyond this origin: the Redocly logo, stopped by the CSP
+        assert {v[1] for v in offline.violations} <= {"https://cdn.redoc.ly/redoc/logo-mini.svg"}
+        assert {v[0] for v in offline.violations} <= {"img-src"}
+        assert [m for m in errors.messages if "cdn.redoc.ly" not in m] == []
