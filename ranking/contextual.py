@@ -30,6 +30,7 @@ from scipy import sparse
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
+from ranking.progress import Advance
 from ranking.types import Matchups, Outcomes
 
 __all__ = [
@@ -176,11 +177,13 @@ def alpha_losses(
     n_models: int,
     folds: npt.ArrayLike,
     grid: Sequence[float] = ALPHA_GRID,
+    advance: Advance | None = None,
 ) -> FloatArray:
     """Held-out log-loss per vote of each penalty of ``grid``, over the given folds.
 
     ``folds`` labels each vote with its fold; grouping votes by user makes this the loss
-    of predicting *new users*.
+    of predicting *new users*. ``advance``, if given, is told of each of the
+    ``len(grid) * n_folds`` fits as it is done.
     """
     fold = np.asarray(folds)
     c = np.asarray(contexts, dtype=np.float64)
@@ -192,6 +195,8 @@ def alpha_losses(
             train, test = fold != f, fold == f
             model = fit_contextual_bt(m[train], y[train], c[train], n_models, alpha=alpha)
             losses[i] += held_out_log_loss(model, m[test], y[test], c[test]) * test.sum()
+            if advance is not None:
+                advance(1)
     return losses / len(y)
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ranking.pairwise import position_in_group
+from ranking.progress import Advance
 from ranking.types import BASE, CENTER, SCALE, Matchups, Outcomes, Ratings
 
 __all__ = ["INITIAL", "K_FACTOR", "expected_online_elo", "online_elo", "online_elo_grouped"]
@@ -75,6 +76,7 @@ def online_elo_grouped(
     *,
     k: float = K_FACTOR,
     initial: float | npt.ArrayLike = INITIAL,
+    advance: Advance | None = None,
 ) -> npt.NDArray[np.float64]:
     """Run online Elo independently within each group, all groups in step.
 
@@ -100,6 +102,9 @@ def online_elo_grouped(
         Starting ratings: one value, one per model ``(n_models,)``, or one per group and
         model ``(n_groups, n_models)`` (for example the aggregate ratings, so that a sparse
         group starts from what is known).
+    advance : callable, optional
+        Told, about a hundred times in all, how many more steps are done; there are as
+        many steps as votes in the largest group.
 
     Returns
     -------
@@ -119,13 +124,18 @@ def online_elo_grouped(
     g_all, a_all, b_all = groups[by_step], matchups[by_step, 0], matchups[by_step, 1]
     y_all = np.asarray(outcomes, dtype=np.float64)[by_step]
     flat = ratings.ravel()
-    for lo, hi in zip(step_bounds[:-1], step_bounds[1:], strict=True):
+    n_steps = len(step_bounds) - 1
+    every, reported = max(1, -(-n_steps // 100)), 0
+    for step, (lo, hi) in enumerate(zip(step_bounds[:-1], step_bounds[1:], strict=True), 1):
         ia = g_all[lo:hi] * n_models + a_all[lo:hi]
         ib = g_all[lo:hi] * n_models + b_all[lo:hi]
         ra, rb = flat[ia], flat[ib]
         delta = k * (y_all[lo:hi] - 1.0 / (1.0 + np.power(BASE, (rb - ra) / SCALE)))
         flat[ia] = ra + delta
         flat[ib] = rb - delta
+        if advance is not None and (step % every == 0 or step == n_steps):
+            advance(step - reported)
+            reported = step
     return ratings
 
 

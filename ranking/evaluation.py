@@ -21,6 +21,7 @@ from scipy.special import expit
 
 from ranking.agreement import spearman_per_row
 from ranking.pairwise import ELO_PER_NAT, position_in_group
+from ranking.progress import Progress, start
 from ranking.types import Method, PairwiseData
 from ranking.users import Shrinkage, aggregate_prior, fit_user_ratings
 
@@ -162,6 +163,7 @@ def evaluate_personalisation(
     true_ratings: FloatArray | None = None,
     eval_users: npt.NDArray[np.bool_] | None = None,
     rng: np.random.Generator | int | None = 0,
+    progress: Progress | None = None,
 ) -> list[EvaluationRow]:
     """Score aggregate, plain per-user and shrunk per-user ratings on held-out votes.
 
@@ -183,6 +185,8 @@ def evaluate_personalisation(
         ``(n_users,)`` users whose latest votes are held out; all by default.
     rng : numpy.random.Generator or int, optional
         Randomness of the empirical Bayes subsample.
+    progress : Progress, optional
+        Told of the stage ``"held-out evaluation"``, in per-user fits (two a method).
 
     Returns
     -------
@@ -203,9 +207,10 @@ def evaluate_personalisation(
     per_user_train = train.select(known)
     tested_users = np.unique(users[test])
     rows = []
+    shrinkages: dict[str, Shrinkage] = {"per-user": "none", "shrunk": "cv"}
+    advance = start(progress, "held-out evaluation", len(methods) * len(shrinkages), "fits")
     for method in methods:
         fits: dict[str, FloatArray] = {"aggregate": aggregate_prior(train, method)}
-        shrinkages: dict[str, Shrinkage] = {"per-user": "none", "shrunk": "cv"}
         for name, shrinkage in shrinkages.items():
             fits[name] = fit_user_ratings(
                 per_user_train,
@@ -216,6 +221,7 @@ def evaluate_personalisation(
                 prior=fits["aggregate"],
                 rng=rng,
             ).ratings
+            advance(1)
         for name, ratings in fits.items():
             p = predict(ratings, data.matchups[test], users[test])
             truth = float("nan")

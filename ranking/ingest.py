@@ -164,7 +164,7 @@ def read_battles(
     chunksize : int, default 100_000
         Records converted at a time.
     progress : bool, default False
-        Show a progress bar (bytes read) on stderr.
+        Show a progress bar (``"reading FILE"``, bytes read) on stderr.
 
     Returns
     -------
@@ -183,9 +183,16 @@ def read_battles(
         raise ValueError(f"Argument 'chunksize' must be a positive integer, not {chunksize!r}.")
     reader = _Reader(skip_invalid, frozenset() if seen_ids is None else seen_ids)
     total = sum(_size(f) for f in files)
-    with tqdm(total=total, unit="B", unit_scale=True, disable=not progress, file=sys.stderr) as bar:
+    with tqdm(
+        total=total,
+        desc=_reading(files[0]),
+        unit="B",
+        unit_scale=True,
+        disable=not progress,
+        file=sys.stderr,
+    ) as bar:
         for file in files:
-            bar.set_description(os.path.basename(os.fspath(file)))
+            bar.set_description(_reading(file))
             reader.read_file(file, chunksize, bar)
     if seen_ids is not None:
         seen_ids.update(reader.seen)
@@ -245,6 +252,11 @@ class _Chunk(NamedTuple):
     frame: pd.DataFrame
     rows: npt.NDArray[np.int64]
     errors: list[RowError]  # index = row number
+
+
+def _reading(file: PathArg) -> str:
+    """The progress bar's name while ``file`` is read."""
+    return f"reading {os.path.basename(os.fspath(file))}"
 
 
 def _size(file: PathArg) -> int:

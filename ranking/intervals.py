@@ -9,6 +9,7 @@ from scipy.stats import norm
 
 from ranking.bt import DEFAULT_ALPHA, bt_hessian, fit_bt_grouped, pair_matrices
 from ranking.elo import K_FACTOR, online_elo_grouped
+from ranking.progress import Advance, Progress, start
 from ranking.types import Matchups, Outcomes, PairwiseData, Ratings, Weights
 
 __all__ = [
@@ -139,6 +140,7 @@ def bootstrap_bt(
     *,
     alpha: float = DEFAULT_ALPHA,
     initial_params: Ratings | None = None,
+    progress: Progress | None = None,
 ) -> FloatArray:
     """Bradley-Terry strengths of ``rounds`` multinomial bootstrap replicates.
 
@@ -158,6 +160,9 @@ def bootstrap_bt(
         Prior precision, as in the point fit.
     initial_params : Ratings, optional
         Warm start, typically the point estimate.
+    progress : Progress, optional
+        Told of the stage ``"BT bootstrap"``, in rounds (all done at once: the
+        replicates are solved together).
 
     Returns
     -------
@@ -166,11 +171,12 @@ def bootstrap_bt(
     """
     if rounds < 1:
         raise ValueError(f"Argument 'rounds' must be at least 1, not {rounds}.")
+    advance = start(progress, "BT bootstrap", rounds, "rounds")
     total = int(round(data.n_votes))
     counts = rng.multinomial(total, data.weights / data.weights.sum(), size=rounds)
     replicate, row = np.nonzero(counts)
     initial = None if initial_params is None else np.tile(initial_params, (rounds, 1))
-    return fit_bt_grouped(
+    strengths = fit_bt_grouped(
         data.n_models,
         data.matchups[row],
         data.outcomes[row],
@@ -180,6 +186,8 @@ def bootstrap_bt(
         alpha=alpha,
         initial_params=initial,
     )
+    advance(rounds)
+    return strengths
 
 
 def bootstrap_elo(
@@ -190,6 +198,7 @@ def bootstrap_elo(
     rng: np.random.Generator,
     *,
     k: float = K_FACTOR,
+    progress: Progress | None = None,
 ) -> FloatArray:
     """Online Elo ratings of ``rounds`` bootstrap replicates (FastChat's method).
 
@@ -197,7 +206,8 @@ def bootstrap_elo(
     online Elo over them; replicates run in step (:func:`online_elo_grouped`), in the
     batches of :func:`elo_bootstrap_plan`, one after another. Each batch draws from its
     own generator, so running the batches elsewhere (``service.scale`` maps them over a
-    Dask cluster) gives the same replicates.
+    Dask cluster) gives the same replicates. ``progress`` is told of the stage
+    ``"Elo bootstrap"``, in rounds.
 
     Returns
     -------
@@ -205,9 +215,10 @@ def bootstrap_elo(
         ``(rounds, n_models)`` Elo-scale ratings.
     """
     plan = elo_bootstrap_plan(len(outcomes), rounds, rng)
+    advance = start(progress, "Elo bootstrap", rounds, "rounds")
     return np.concatenate(
         [
-            bootstrap_elo_batch(n_models, matchups, outcomes, size, child, k=k)
+            bootstrap_elo_batch(n_models, matchups, outcomes, size, child, k=k, advance=advance)
             for size, child in plan
         ],
         axis=0,
@@ -253,8 +264,12 @@ def bootstrap_elo_batch(
     rng: np.random.Generator,
     *,
     k: float = K_FACTOR,
+    advance: Advance | None = None,
 ) -> FloatArray:
     """``size`` Elo bootstrap replicates drawn with ``rng``: one batch of :func:`bootstrap_elo`.
+
+    The replicates run in step, so they finish together; ``advance``, if given, is told
+    how many rounds' worth of votes are done as they go, ``size`` in all.
 
     Returns
     -------
@@ -264,7 +279,24 @@ def bootstrap_elo_batch(
     n = len(outcomes)
     rows = rng.integers(0, n, size=(size, n)).ravel()
     groups = np.repeat(np.arange(size), n)
-    return online_elo_grouped(n_models, matchups[rows], outcomes[rows], groups, size, k=k)
+    steps = None if advance is None else _rounds_of_steps(advance, size, n)
+    return online_elo_grouped(
+        n_models, matchups[rows], outcomes[rows], groups, size, k=k, advance=steps
+    )
+
+
+def _rounds_of_steps(advance: Advance, size: int, n_steps: int) -> Advance:
+    """Turn steps of ``size`` replicates run in step into whole rounds' worth of work."""
+    done = [0, 0]  # steps, rounds
+
+    def steps(n: int) -> None:
+        done[0] += n
+        rounds = size * done[0] // max(n_steps, 1)
+        if rounds > done[1]:
+            advance(rounds - done[1])
+            done[1] = rounds
+
+    return steps
 
 
 def percentile_intervals(

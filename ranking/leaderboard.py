@@ -14,6 +14,7 @@ from ranking.intervals import (
     sandwich_intervals,
 )
 from ranking.pairwise import ModelCounts, collapse, model_counts, to_elo_scale
+from ranking.progress import Progress
 from ranking.types import Interval, Leaderboard, Method, ModelRating, PairwiseData, Ratings
 
 __all__ = ["DEFAULT_INTERVAL", "build_leaderboard", "fit_leaderboard"]
@@ -29,6 +30,7 @@ def _bt_ratings(
     confidence: float,
     rng: np.random.Generator,
     alpha: float,
+    progress: Progress | None,
 ) -> tuple[Ratings, Ratings, Ratings]:
     theta = fit_bt(votes.n_models, votes.matchups, votes.outcomes, votes.weights, alpha=alpha)
     if interval == "sandwich":
@@ -36,7 +38,9 @@ def _bt_ratings(
             theta, votes.matchups, votes.outcomes, votes.weights, alpha=alpha, confidence=confidence
         )
     elif interval == "bootstrap":
-        samples = bootstrap_bt(votes, rounds, rng, alpha=alpha, initial_params=theta)
+        samples = bootstrap_bt(
+            votes, rounds, rng, alpha=alpha, initial_params=theta, progress=progress
+        )
         lo, hi = percentile_intervals(samples, confidence)
     else:
         lo = hi = theta
@@ -50,6 +54,7 @@ def _elo_ratings(
     confidence: float,
     rng: np.random.Generator,
     k: float,
+    progress: Progress | None,
 ) -> tuple[Ratings, Ratings, Ratings]:
     if interval == "sandwich":
         raise ValueError(
@@ -58,7 +63,9 @@ def _elo_ratings(
         )
     point = online_elo(data.n_models, data.matchups, data.outcomes, k=k)
     if interval == "bootstrap":
-        samples = bootstrap_elo(data.n_models, data.matchups, data.outcomes, rounds, rng, k=k)
+        samples = bootstrap_elo(
+            data.n_models, data.matchups, data.outcomes, rounds, rng, k=k, progress=progress
+        )
         lo, hi = percentile_intervals(samples, confidence)
         return point, lo, hi
     return point, point, point
@@ -75,6 +82,7 @@ def fit_leaderboard(
     rng: np.random.Generator | int | None = None,
     alpha: float = DEFAULT_ALPHA,
     k: float = K_FACTOR,
+    progress: Progress | None = None,
 ) -> Leaderboard:
     """Fit an aggregate leaderboard with intervals and interval-aware ranks.
 
@@ -99,6 +107,9 @@ def fit_leaderboard(
         Prior precision of the Bradley-Terry fit (see :mod:`ranking.bt`).
     k : float
         K-factor of online Elo.
+    progress : Progress, optional
+        Told of the bootstrap's rounds (stage ``"BT bootstrap"`` or ``"Elo bootstrap"``),
+        when there is one.
 
     Returns
     -------
@@ -125,9 +136,13 @@ def fit_leaderboard(
     generator = np.random.default_rng(rng)
     votes = collapse(data)
     if method == "bt":
-        point, lower, upper = _bt_ratings(votes, interval, rounds, confidence, generator, alpha)
+        point, lower, upper = _bt_ratings(
+            votes, interval, rounds, confidence, generator, alpha, progress
+        )
     else:
-        point, lower, upper = _elo_ratings(data, interval, rounds, confidence, generator, k)
+        point, lower, upper = _elo_ratings(
+            data, interval, rounds, confidence, generator, k, progress
+        )
 
     if anchor is not None:
         name, value = anchor

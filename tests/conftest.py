@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,43 @@ def arena_path() -> Path:
     if not ARENA_140K.exists():
         pytest.skip(f"the shared real battle log is absent (looked for {ARENA_140K})")
     return ARENA_140K
+
+
+@dataclass
+class Stage:
+    """One stage a :class:`RecordedProgress` was told of, and the steps advanced."""
+
+    name: str
+    total: int
+    unit: str
+    done: int = 0
+    calls: int = 0
+
+
+@dataclass
+class RecordedProgress:
+    """A :class:`ranking.progress.Progress` that records its stages instead of drawing."""
+
+    stages: list[Stage] = field(default_factory=list)
+
+    def __call__(self, stage: str, total: int, unit: str, /) -> object:
+        entry = Stage(stage, total, unit)
+        self.stages.append(entry)
+
+        def advance(steps: int) -> None:
+            assert steps > 0, f"{stage}: advanced by {steps}"
+            entry.done += steps
+            entry.calls += 1
+
+        return advance
+
+    def named(self) -> list[str]:
+        return [s.name for s in self.stages]
+
+    def assert_complete(self) -> None:
+        """Every stage was advanced exactly to its total."""
+        for s in self.stages:
+            assert s.done == s.total, f"{s.name}: {s.done} of {s.total} {s.unit}"
 
 
 def simulate_votes(

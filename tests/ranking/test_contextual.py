@@ -8,6 +8,7 @@ import pytest
 from ranking.bt import fit_bt
 from ranking.contextual import (
     ALPHA_GRID,
+    alpha_losses,
     choose_alpha,
     contextual_design,
     fit_contextual_bt,
@@ -65,6 +66,17 @@ def test_choose_alpha_picks_from_the_grid_and_beats_the_extremes() -> None:
     assert alpha in ALPHA_GRID
     model = fit_contextual_bt(data.matchups, data.outcomes, contexts, 5, alpha=alpha)
     assert held_out_log_loss(model, data.matchups, data.outcomes, contexts) < np.log(2)
+
+
+def test_alpha_losses_tells_each_fit() -> None:
+    data, _ = simulate_votes(n_models=4, n_votes=300, seed=8)
+    contexts, folds = np.ones((300, 1)), np.arange(300) % 3
+    fits: list[int] = []
+    told = alpha_losses(data.matchups, data.outcomes, contexts, 4, folds, advance=fits.append)
+    np.testing.assert_array_equal(
+        told, alpha_losses(data.matchups, data.outcomes, contexts, 4, folds)
+    )
+    assert fits == [1] * (len(ALPHA_GRID) * 3)
 
 
 def test_one_class_and_bad_arguments() -> None:

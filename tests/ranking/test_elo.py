@@ -77,6 +77,18 @@ def test_grouped_equals_one_run_per_group() -> None:
     assert grouped[3] == pytest.approx(np.full(5, 1000.0))
 
 
+@pytest.mark.parametrize("n_votes", [1, 99, 100, 250])
+def test_grouped_tells_its_steps_about_a_hundred_times(n_votes: int) -> None:
+    data, _ = simulate_votes(4, n_votes, seed=n_votes)
+    groups = np.arange(n_votes) % 2  # two groups: ceil(n / 2) steps
+    steps: list[int] = []
+    told = online_elo_grouped(4, data.matchups, data.outcomes, groups, 2, advance=steps.append)
+    plain = online_elo_grouped(4, data.matchups, data.outcomes, groups, 2)
+    np.testing.assert_array_equal(told, plain)
+    assert sum(steps) == -(-n_votes // 2)
+    assert all(s > 0 for s in steps) and len(steps) <= 100
+
+
 def test_grouped_initial_ratings_per_model() -> None:
     initial = np.array([1000.0, 1100.0, 900.0])
     ratings = online_elo_grouped(

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ranking.evaluation import evaluate_personalisation, latest_split, score_predictions
-from tests.conftest import simulate_users
+from tests.conftest import RecordedProgress, simulate_users
 
 
 def test_scores_known_answers() -> None:
@@ -44,3 +44,17 @@ def test_shrunk_per_user_beats_aggregate_and_plain() -> None:
     assert shrunk.scores.log_loss < aggregate.scores.log_loss < plain.scores.log_loss
     assert shrunk.spearman_truth > max(plain.spearman_truth, aggregate.spearman_truth)
     assert shrunk.scores.n_votes == aggregate.scores.n_votes > 0
+
+
+def test_evaluation_reports_its_fits() -> None:
+    data, users, _, _ = simulate_users(40, 30, 5, seed=3)
+    progress = RecordedProgress()
+    told = evaluate_personalisation(data, users, 40, progress=progress)
+    plain = evaluate_personalisation(data, users, 40)
+    assert [(r.method, r.predictor, r.scores) for r in told] == [
+        (r.method, r.predictor, r.scores) for r in plain
+    ]
+    assert [(s.name, s.total, s.unit) for s in progress.stages] == [
+        ("held-out evaluation", 4, "fits")  # two methods, plain and shrunk each
+    ]
+    progress.assert_complete()

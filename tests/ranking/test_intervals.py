@@ -19,7 +19,7 @@ from ranking.intervals import (
 )
 from ranking.pairwise import collapse
 from ranking.types import PairwiseData
-from tests.conftest import simulate_votes
+from tests.conftest import RecordedProgress, simulate_votes
 
 
 def test_interval_ranks_known_answer() -> None:
@@ -150,3 +150,32 @@ def test_elo_bootstrap_batches_are_independent_of_their_order(
     assert np.array_equal(bootstrap_elo_batch(4, data.matchups, data.outcomes, *alone), whole[6:9])
     with pytest.raises(ValueError, match="'rounds'"):
         elo_bootstrap_plan(300, 0, np.random.default_rng(5))
+
+
+@pytest.mark.parametrize("rounds", [1, 7, 40])
+def test_elo_bootstrap_reports_its_rounds_and_draws_the_same_replicates(
+    rounds: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data, _ = simulate_votes(5, 300, seed=4)
+    monkeypatch.setattr(intervals, "_MAX_ELO_BOOTSTRAP_ROWS", 300 * 3)  # batches of 3
+    plain = bootstrap_elo(5, data.matchups, data.outcomes, rounds, np.random.default_rng(2))
+    progress = RecordedProgress()
+    told = bootstrap_elo(
+        5, data.matchups, data.outcomes, rounds, np.random.default_rng(2), progress=progress
+    )
+    np.testing.assert_array_equal(told, plain)
+    assert [(s.name, s.total, s.unit) for s in progress.stages] == [
+        ("Elo bootstrap", rounds, "rounds")
+    ]
+    progress.assert_complete()
+    assert progress.stages[0].calls >= -(-rounds // 3)  # at least once a batch
+
+
+def test_bt_bootstrap_reports_its_rounds() -> None:
+    data, _ = simulate_votes(4, 200, seed=5)
+    plain = bootstrap_bt(collapse(data), 12, np.random.default_rng(1))
+    progress = RecordedProgress()
+    told = bootstrap_bt(collapse(data), 12, np.random.default_rng(1), progress=progress)
+    np.testing.assert_array_equal(told, plain)
+    assert progress.named() == ["BT bootstrap"]
+    progress.assert_complete()

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
 from ranking.leaderboard import fit_leaderboard
 from ranking.pairwise import collapse
 from ranking.types import PairwiseData
-from tests.conftest import simulate_votes
+from tests.conftest import RecordedProgress, simulate_votes
 
 
 @pytest.fixture(scope="module")
@@ -123,3 +125,24 @@ def test_bt_of_collapsed_counts_equals_bt_of_the_votes(interval: str) -> None:
     raw = fit_leaderboard(data, method="bt", interval=interval, rng=3)
     counted = fit_leaderboard(summed, method="bt", interval=interval, rng=3)
     assert counted == raw
+
+
+@pytest.mark.parametrize(
+    ("method", "interval", "stages"),
+    [
+        ("elo", None, ["Elo bootstrap"]),  # Elo's default interval is a bootstrap
+        ("bt", "bootstrap", ["BT bootstrap"]),
+        ("bt", None, []),
+        ("elo", "none", []),
+    ],
+)
+def test_a_bootstrap_reports_its_rounds(
+    votes: PairwiseData, method: str, interval: str | None, stages: list[str]
+) -> None:
+    progress = RecordedProgress()
+    options: dict[str, Any] = {"method": method, "interval": interval, "rounds": 30, "rng": 1}
+    told = fit_leaderboard(votes, progress=progress, **options)
+    assert progress.named() == stages
+    assert all(s.total == 30 and s.unit == "rounds" for s in progress.stages)
+    progress.assert_complete()
+    assert told == fit_leaderboard(votes, **options)
