@@ -41,6 +41,7 @@ from ranking.elo import expected_online_elo
 from ranking.evaluation import predict, score_predictions
 from ranking.frames import pairwise_from_battles, user_codes, vote_order
 from ranking.pairwise import ELO_PER_NAT, pair_share, position_in_group
+from ranking.progress import Progress, start
 from ranking.shrinkage import learn_alpha
 from ranking.types import CENTER, Method, PairwiseData
 from ranking.users import (
@@ -143,6 +144,7 @@ def evaluate_cold_start(
     own_votes: Sequence[int] = OWN_VOTES,
     topic_model: TopicModel | None = None,
     rng: int = 0,
+    progress: Progress | None = None,
 ) -> ColdStart:
     """Run the three checks of the module docstring.
 
@@ -160,6 +162,9 @@ def evaluate_cold_start(
         Unfitted topic model for the predictor; the default one when omitted.
     rng : int
         Seed of the split and of every learnt step.
+    progress : Progress, optional
+        Told of the predictor's stages (:meth:`RatingPredictor.fit`), of embedding the
+        test users' queries, and of ``"new-user regressions"``, in targets.
     """
     battles = battles.iloc[vote_order(battles)]
     battles = battles[battles["user_id"].notna()]
@@ -170,9 +175,9 @@ def evaluate_cold_start(
     test_vote = test_user[users]
     train = data.select(~test_vote)
     predictor = RatingPredictor(UserProfiler(topic_model), random_state=rng)
-    predictor.fit(battles[~test_vote], models=data.models)
+    predictor.fit(battles[~test_vote], models=data.models, progress=progress)
     train_profiles = predictor.training_profiles_
-    test_profiles = predictor.profiler_.transform(battles[test_vote])
+    test_profiles = predictor.profiler_.transform(battles[test_vote], progress=progress)
     tested = np.flatnonzero(test_user)  # sorted, as the profiles' rows
     trained = np.flatnonzero(~test_user)
     truth = None
@@ -184,8 +189,9 @@ def evaluate_cold_start(
     rows = []
     methods: tuple[Method, ...] = ("bt", "elo")
     aggregates = {method: aggregate_prior(train, method) for method in methods}
+    targets: tuple[tuple[str, Shrinkage], ...] = (("shrunk", "cv"), ("plain", "none"))
+    advance = start(progress, "new-user regressions", len(methods) * len(targets), "targets")
     for method, aggregate in aggregates.items():
-        targets: tuple[tuple[str, Shrinkage], ...] = (("shrunk", "cv"), ("plain", "none"))
         for target, shrinkage in targets:
             fitted = fit_user_ratings(
                 data, users, n_users, method=method, shrinkage=shrinkage, prior=aggregate, rng=rng
@@ -222,6 +228,7 @@ def evaluate_cold_start(
             for name, predicted in found:
                 row = _rating_row(method, name, predicted, y_test, mean, truth)
                 rows.append({"target": target, **row, **(chosen if name == REGRESSION else {})})
+            advance(1)
     if truth is not None:
         centred = truth - truth.mean(axis=1, keepdims=True) + CENTER
         inside = (centred >= prediction.lower) & (centred <= prediction.upper)

@@ -43,6 +43,8 @@ import numpy.typing as npt
 from bertopic.backend import BaseEmbedder
 from tqdm import tqdm
 
+from ranking.progress import Progress, start
+
 __all__ = [
     "BACKENDS",
     "DEFAULT_MAX_TOKENS",
@@ -50,6 +52,7 @@ __all__ = [
     "StaticEmbedder",
     "TfidfEmbedder",
     "cache_dir",
+    "embed",
     "make_embedder",
     "minilm_path",
 ]
@@ -147,12 +150,19 @@ class MiniLMEmbedder(BaseEmbedder):
         size = max(1, self.batch_size)
         return [positions[i : i + size] for i in range(0, positions.size, size)]
 
-    def embed(self, documents: Sequence[str], verbose: bool = False) -> npt.NDArray[np.float32]:
-        """Embed documents into an ``(n, 384)`` array of unit vectors, batch by batch."""
+    def embed(
+        self, documents: Sequence[str], verbose: bool = False, *, progress: Progress | None = None
+    ) -> npt.NDArray[np.float32]:
+        """Embed documents into an ``(n, 384)`` array of unit vectors, batch by batch.
+
+        ``verbose`` (BERTopic's argument) draws its own bar on stderr; ``progress`` is
+        told of the stage ``"embedding queries"``, in queries.
+        """
         model = self._load()
         documents = list(documents)
         vectors = np.zeros((len(documents), model.get_sentence_embedding_dimension()), np.float32)
         batches = self.batches(documents)
+        advance = start(progress, "embedding queries", len(documents), "queries")
         for batch in tqdm(batches, disable=not verbose or len(batches) < 2, file=sys.stderr):
             vectors[batch] = model.encode(
                 [documents[i] for i in batch],
@@ -161,6 +171,7 @@ class MiniLMEmbedder(BaseEmbedder):
                 normalize_embeddings=True,
                 convert_to_numpy=True,
             )
+            advance(batch.size)
         return vectors
 
     def __getstate__(self) -> dict[str, Any]:
@@ -212,13 +223,30 @@ class StaticEmbedder(BaseEmbedder):
         positions = np.arange(len(documents), dtype=np.intp)
         return [positions[i : i + 4096] for i in range(0, positions.size, 4096)]
 
-    def embed(self, documents: Sequence[str], verbose: bool = False) -> npt.NDArray[np.float32]:
-        """Embed documents into an ``(n, 256)`` array of unit vectors."""
+    def embed(
+        self, documents: Sequence[str], verbose: bool = False, *, progress: Progress | None = None
+    ) -> npt.NDArray[np.float32]:
+        """Embed documents into an ``(n, 256)`` array of unit vectors.
+
+        With ``progress``, batch by batch (:meth:`batches`), telling it of the stage
+        ``"embedding queries"``, in queries.
+        """
         if self._model is None:
             self._model = _load_static()
-        vectors = np.asarray(
-            self._model.encode(list(documents), show_progress_bar=verbose), dtype=np.float32
-        )
+        documents = list(documents)
+        if progress is None:
+            vectors = np.asarray(
+                self._model.encode(documents, show_progress_bar=verbose), dtype=np.float32
+            )
+        else:
+            advance = start(progress, "embedding queries", len(documents), "queries")
+            blocks = []
+            for batch in self.batches(documents):  # in order: the blocks stack up
+                blocks.append(self._model.encode([documents[i] for i in batch]))
+                advance(batch.size)
+            vectors = np.asarray(
+                np.concatenate(blocks) if blocks else self._model.encode([]), dtype=np.float32
+            )
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return (vectors / np.where(norms > 0, norms, 1.0)).astype(np.float32)
 
@@ -293,14 +321,25 @@ class TfidfEmbedder(BaseEmbedder):
     def name(self) -> str:
         return "tfidf"
 
-    def embed(self, documents: Sequence[str], verbose: bool = False) -> npt.NDArray[np.float64]:
-        """Embed documents; the first call fits the vocabulary and the SVD on them."""
+    def embed(
+        self, documents: Sequence[str], verbose: bool = False, *, progress: Progress | None = None
+    ) -> npt.NDArray[np.float64]:
+        """Embed documents; the first call fits the vocabulary and the SVD on them.
+
+        ``progress`` is told of the stage ``"embedding queries (TF-IDF)"``, in queries,
+        all done at once.
+        """
+        advance = start(progress, "embedding queries (TF-IDF)", len(documents), "queries")
+        vectors = self._embed(list(documents))
+        advance(len(vectors))
+        return vectors
+
+    def _embed(self, documents: list[str]) -> npt.NDArray[np.float64]:
         from sklearn.decomposition import TruncatedSVD
         from sklearn.feature_extraction.text import TfidfVectorizer
         from sklearn.pipeline import make_pipeline
         from sklearn.preprocessing import Normalizer
 
-        documents = list(documents)
         if self.pipeline is None:
             vectorizer = TfidfVectorizer(
                 sublinear_tf=True, stop_words="english", min_df=min(2, len(documents))
@@ -312,6 +351,19 @@ class TfidfEmbedder(BaseEmbedder):
             self.pipeline = make_pipeline(vectorizer, svd, Normalizer())
             return np.asarray(self.pipeline.fit_transform(documents), dtype=np.float64)
         return np.asarray(self.pipeline.transform(documents), dtype=np.float64)
+
+
+def embed(
+    embedder: BaseEmbedder, documents: Sequence[str], progress: Progress | None = None
+) -> npt.NDArray[np.floating[Any]]:
+    """``embedder.embed(documents)``, telling ``progress`` of it where the backend can.
+
+    The backends of this module count the queries they have embedded (the stage
+    ``"embedding queries"``); any other BERTopic backend is called as BERTopic calls it.
+    """
+    if isinstance(embedder, MiniLMEmbedder | StaticEmbedder | TfidfEmbedder):
+        return embedder.embed(documents, progress=progress)
+    return np.asarray(embedder.embed(list(documents)))
 
 
 def make_embedder(name: str, *, max_tokens: int = DEFAULT_MAX_TOKENS) -> BaseEmbedder:

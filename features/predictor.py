@@ -44,6 +44,7 @@ from ranking.contextual import ALPHA_GRID, ContextualBT, alpha_losses, fit_conte
 from ranking.frames import pairwise_from_battles, user_codes, vote_order
 from ranking.intervals import interval_ranks
 from ranking.pairwise import ELO_PER_NAT, to_elo_scale
+from ranking.progress import Advance, Progress, start
 from ranking.shrinkage import learn_alpha
 from ranking.types import PairwiseData
 from ranking.users import fit_user_ratings
@@ -184,6 +185,7 @@ class RatingPredictor(BaseEstimator):
         battles: pd.DataFrame,
         models: tuple[str, ...] | None = None,
         embeddings: Mapping[str, npt.ArrayLike] | None = None,
+        progress: Progress | None = None,
     ) -> RatingPredictor:
         """Fit on the votes and queries of the training users.
 
@@ -197,6 +199,9 @@ class RatingPredictor(BaseEstimator):
         embeddings : mapping of str to vector, optional
             Precomputed embeddings of the prompts by text, from the topic model's
             backend (:meth:`features.topics.TopicModel.fit`); used, not kept.
+        progress : Progress, optional
+            Told of the profiler's stages (:meth:`features.profile.UserProfiler.fit`),
+            then of ``"rating predictor"``, in contextual Bradley-Terry fits.
         """
         if self.folds < 2:
             raise ValueError(f"Argument 'folds' must be at least 2, not {self.folds}.")
@@ -215,7 +220,7 @@ class RatingPredictor(BaseEstimator):
         data = pairwise_from_battles(battles, models)
         users, user_ids = user_codes(battles)
         profiler = self.profiler if self.profiler is not None else UserProfiler()
-        profiles = profiler.fit_transform(battles, embeddings)
+        profiles = profiler.fit_transform(battles, embeddings, progress)
         if tuple(profiles.user_ids) != user_ids:  # both sorted: a mismatch is a bug
             raise RuntimeError("profiles and votes disagree on the users")
         self.profiler_ = profiler
@@ -229,11 +234,14 @@ class RatingPredictor(BaseEstimator):
         fold = fold_of_user[users]
         user_style = np.clip((style - self.style_center_) / self.style_scale_, -5.0, 5.0)
         sizes = (self.style_components,) if self.style_components else STYLE_COMPONENTS
+        searched = len(ALPHA_GRID) * len(np.unique(fold)) if self.alpha is None else 0
+        fits = len(sizes) * (searched + 1 + self.folds)
+        advance = start(progress, "rating predictor", fits, "fits")
         self.members_ = []
         crossed = np.zeros((n_users, data.n_models))
         for k in sizes:
             member, member_crossed = self._fit_member(
-                battles, data, users, profiles, user_style, k, fold, fold_of_user
+                battles, data, users, profiles, user_style, k, fold, fold_of_user, advance
             )
             self.members_.append(member)
             crossed += member_crossed / len(sizes)
@@ -259,11 +267,13 @@ class RatingPredictor(BaseEstimator):
         components: int,
         fold: npt.NDArray[np.intp],
         fold_of_user: npt.NDArray[np.intp],
+        advance: Advance,
     ) -> tuple[StyleMember, FloatArray]:
         """One averaged model: its style components, penalty, fit and cross-fitted users.
 
         Returns the member and the ``(n_users, n_models)`` strengths of each training
-        user predicted by a model fitted without their fold.
+        user predicted by a model fitted without their fold; ``advance`` is told of each
+        contextual fit.
         """
         n = max(1, min(components, *user_style.shape))
         pca = PCA(n, random_state=self.random_state).fit(user_style)
@@ -273,11 +283,14 @@ class RatingPredictor(BaseEstimator):
         contexts = self._vote_contexts(battles, users, user_contexts, pca, scale)
         alpha = self.alpha
         if alpha is None:  # by held-out users' votes
-            losses = alpha_losses(data.matchups, data.outcomes, contexts, data.n_models, fold)
+            losses = alpha_losses(
+                data.matchups, data.outcomes, contexts, data.n_models, fold, advance=advance
+            )
             alpha = float(ALPHA_GRID[int(np.argmin(losses))])
         model = fit_contextual_bt(
             data.matchups, data.outcomes, contexts, data.n_models, alpha=alpha
         )
+        advance(1)
         crossed = np.zeros((len(user_contexts), data.n_models))
         for f in range(self.folds):
             train = fold != f
@@ -290,6 +303,7 @@ class RatingPredictor(BaseEstimator):
             )
             held = fold_of_user == f
             crossed[held] = fold_model.strengths(user_contexts[held])
+            advance(1)
         return StyleMember(pca, scale, model), crossed
 
     def _vote_contexts(

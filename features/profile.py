@@ -29,6 +29,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from features.style import STYLE_FEATURES, style_features
 from features.topics import Embeddings, TopicModel
+from ranking.progress import Progress
 
 __all__ = ["UserProfiler", "UserProfiles"]
 
@@ -118,7 +119,10 @@ class UserProfiler(BaseEstimator):
         return self
 
     def fit_transform(
-        self, battles: pd.DataFrame, embeddings: Embeddings | None = None
+        self,
+        battles: pd.DataFrame,
+        embeddings: Embeddings | None = None,
+        progress: Progress | None = None,
     ) -> UserProfiles:
         """Fit, and return the training users' profiles (embedding each query once).
 
@@ -129,6 +133,8 @@ class UserProfiler(BaseEstimator):
         embeddings : array of shape (rows with a prompt, d), or mapping, optional
             Precomputed embeddings of the non-missing prompts, in row order, or a table
             of vectors by prompt text (:meth:`features.topics.TopicModel.fit`).
+        progress : Progress, optional
+            Told of the topic model's stages (:meth:`features.topics.TopicModel.fit`).
         """
         if not np.isfinite(self.smoothing) or self.smoothing < 0:
             raise ValueError(
@@ -141,9 +147,9 @@ class UserProfiler(BaseEstimator):
         texts = prompts[present].astype(str).tolist()
         model = self.topic_model if self.topic_model is not None else TopicModel()
         if hasattr(model, "bertopic_"):
-            topics = model.predict(texts, embeddings)
+            topics = model.predict(texts, embeddings, progress)
         else:
-            topics = model.fit(texts, embeddings=embeddings).labels_
+            topics = model.fit(texts, embeddings=embeddings, progress=progress).labels_
         style = style_features(texts)
         self.topic_model_ = model
         self.topic_share_ = np.bincount(topics, minlength=model.n_topics_) / topics.size
@@ -158,14 +164,20 @@ class UserProfiler(BaseEstimator):
         return self._profiles(codes, names, present, topics, style)
 
     def transform(
-        self, battles: pd.DataFrame, embeddings: Embeddings | None = None
+        self,
+        battles: pd.DataFrame,
+        embeddings: Embeddings | None = None,
+        progress: Progress | None = None,
     ) -> UserProfiles:
-        """Profiles of the users in ``battles`` (new users included) with the fitted model."""
+        """Profiles of the users in ``battles`` (new users included) with the fitted model.
+
+        ``progress`` is told of the stage ``"embedding queries"`` of their queries.
+        """
         check_is_fitted(self, "feature_names_")
         codes, names, prompts = _queries(battles)
         present = prompts.notna().to_numpy()
         texts = prompts[present].astype(str).tolist()
-        topics = self.topic_model_.predict(texts, embeddings)
+        topics = self.topic_model_.predict(texts, embeddings, progress)
         return self._profiles(codes, names, present, topics, style_features(texts))
 
     def get_feature_names_out(self, input_features: Any = None) -> npt.NDArray[np.str_]:

@@ -26,6 +26,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from features.persistence import load_folder, save_folder
+from ranking.progress import Progress, start
 
 __all__ = [
     "CLUSTERERS",
@@ -149,7 +150,13 @@ class TopicModel(TransformerMixin, BaseEstimator):
 
     # -- fitting ---------------------------------------------------------------------------
 
-    def fit(self, X: Any, y: Any = None, embeddings: Embeddings | None = None) -> TopicModel:
+    def fit(
+        self,
+        X: Any,
+        y: Any = None,
+        embeddings: Embeddings | None = None,
+        progress: Progress | None = None,
+    ) -> TopicModel:
         """Fit topics to queries.
 
         Parameters
@@ -161,6 +168,9 @@ class TopicModel(TransformerMixin, BaseEstimator):
             Precomputed embeddings of ``X`` from the same backend (skips embedding): one
             row per query, or a table by query text, whose missing queries the backend
             embeds. The table is used, not kept.
+        progress : Progress, optional
+            Told of the stages ``"embedding queries"`` (the distinct queries, unless
+            precomputed) and ``"topics"`` (the clustering).
 
         Returns
         -------
@@ -173,7 +183,8 @@ class TopicModel(TransformerMixin, BaseEstimator):
             raise ValueError("Argument 'queries' must hold at least one query, not 0.")
         distinct, inverse = np.unique(np.asarray(queries, dtype=object), return_inverse=True)
         docs = distinct.tolist()
-        vectors = self._distinct_embeddings(docs, queries, inverse, embeddings)
+        vectors = self._distinct_embeddings(docs, queries, inverse, embeddings, progress)
+        advance = start(progress, "topics", 1, "fits")
         model = self._bertopic(len(docs))
         found = np.asarray(model.fit_transform(docs, vectors)[0], dtype=np.intp)
         if (found < 0).all():  # HDBSCAN found no cluster: one topic holds every query
@@ -197,6 +208,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
         self.n_topics_ = int(topics.max()) + 1
         self.labels_ = topics[inverse]
         self.topics_ = self._describe(self.labels_)
+        advance(1)
         return self
 
     def _check_params(self) -> None:
@@ -227,14 +239,15 @@ class TopicModel(TransformerMixin, BaseEstimator):
         queries: list[str],
         inverse: npt.NDArray[np.intp],
         embeddings: Embeddings | None,
+        progress: Progress | None,
     ) -> npt.NDArray[np.floating[Any]]:
-        from features.embeddings import make_embedder
+        from features.embeddings import embed, make_embedder
 
         self.embedder_ = make_embedder(self.embedding or default_embedding())
         if embeddings is None:
-            return np.asarray(self.embedder_.embed(docs), dtype=np.float32)
+            return np.asarray(embed(self.embedder_, docs, progress), dtype=np.float32)
         if isinstance(embeddings, Mapping):
-            return self._looked_up(docs, embeddings)
+            return self._looked_up(docs, embeddings, progress)
         vectors = np.asarray(embeddings, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(queries):
             raise ValueError(
@@ -246,13 +259,20 @@ class TopicModel(TransformerMixin, BaseEstimator):
         return vectors[first]
 
     def _looked_up(
-        self, docs: list[str], table: Mapping[str, npt.ArrayLike]
+        self,
+        docs: list[str],
+        table: Mapping[str, npt.ArrayLike],
+        progress: Progress | None = None,
     ) -> npt.NDArray[np.float32]:
         """Embeddings of distinct ``docs`` from ``table``; the backend embeds the rest."""
+        from features.embeddings import embed
+
         rows: list[Any] = [table.get(doc) for doc in docs]
         missing = [i for i, row in enumerate(rows) if row is None]
         if missing:
-            computed = np.asarray(self.embedder_.embed([docs[i] for i in missing]), np.float32)
+            computed = np.asarray(
+                embed(self.embedder_, [docs[i] for i in missing], progress), np.float32
+            )
             for position, i in enumerate(missing):
                 rows[i] = computed[position]
         if not rows:
@@ -318,7 +338,9 @@ class TopicModel(TransformerMixin, BaseEstimator):
 
     # -- using a fitted model --------------------------------------------------------------
 
-    def predict(self, X: Any, embeddings: Embeddings | None = None) -> npt.NDArray[np.intp]:
+    def predict(
+        self, X: Any, embeddings: Embeddings | None = None, progress: Progress | None = None
+    ) -> npt.NDArray[np.intp]:
         """Topic id of each query, in ``0 .. n_topics_ - 1``.
 
         Parameters
@@ -327,6 +349,8 @@ class TopicModel(TransformerMixin, BaseEstimator):
             Queries.
         embeddings : array of shape (len(X), d), or mapping of str to vector, optional
             Their precomputed embeddings from the fitted backend (see :meth:`fit`).
+        progress : Progress, optional
+            Told of the stage ``"embedding queries"``, unless precomputed.
         """
         check_is_fitted(self, "bertopic_")
         queries = as_queries(X)
@@ -335,10 +359,12 @@ class TopicModel(TransformerMixin, BaseEstimator):
         if embeddings is None or isinstance(embeddings, Mapping):  # each distinct query once
             distinct, inverse = np.unique(np.asarray(queries, dtype=object), return_inverse=True)
             docs = distinct.tolist()
+            from features.embeddings import embed
+
             vectors = (
-                np.asarray(self.embedder_.embed(docs), dtype=np.float32)
+                np.asarray(embed(self.embedder_, docs, progress), dtype=np.float32)
                 if embeddings is None
-                else self._looked_up(docs, embeddings)
+                else self._looked_up(docs, embeddings, progress)
             )
             return self._predict(docs, vectors)[inverse]
         vectors = np.asarray(embeddings, dtype=np.float32)

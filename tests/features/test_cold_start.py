@@ -8,6 +8,7 @@ import pytest
 from data.simulate import simulate
 from features.cold_start import REGRESSION, evaluate_cold_start, split_users
 from features.topics import TopicModel
+from tests.conftest import RecordedProgress
 
 
 def test_split_users_by_ids_or_fraction() -> None:
@@ -24,13 +25,23 @@ def test_split_users_by_ids_or_fraction() -> None:
 
 def test_cold_start_reports_every_check() -> None:
     sim = simulate(60, 40, 6, rng=5)
+    progress = RecordedProgress()
     result = evaluate_cold_start(
         sim.battles,
         fraction=0.25,
         true_ratings=sim.user_ratings,
         topic_model=TopicModel("minilm-int8", n_topics=4),
+        progress=progress,
     )
     assert result.n_test_users == 15 and result.n_train_users == 45
+    assert progress.named() == [
+        "embedding queries",  # the training users'
+        "topics",
+        "rating predictor",
+        "embedding queries",  # the test users'
+        "new-user regressions",
+    ]
+    progress.assert_complete()
     rows = {(r["target"], r["method"], r["predictor"]): r for r in result.ratings}
     for target in ("shrunk", "plain"):
         mean = rows[(target, "bt", "mean of training users")]

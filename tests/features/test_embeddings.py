@@ -7,8 +7,10 @@ import pickle
 
 import numpy as np
 import pytest
+from bertopic.backend import BaseEmbedder
 
-from features.embeddings import BACKENDS, MiniLMEmbedder, make_embedder, minilm_path
+from features.embeddings import BACKENDS, MiniLMEmbedder, embed, make_embedder, minilm_path
+from tests.conftest import RecordedProgress
 
 SENTENCES = [
     "How do I sort a list in Python?",
@@ -83,3 +85,35 @@ def test_each_batch_embedded_alone_gives_the_vectors_of_embed(
     for batch in reversed(batches):
         alone[batch] = make_embedder(name).embed([docs[i] for i in batch])
     np.testing.assert_array_equal(alone, whole)
+
+
+@pytest.mark.parametrize(
+    ("name", "stage"),
+    [
+        ("minilm-int8", "embedding queries"),
+        ("static", "embedding queries"),
+        ("tfidf", "embedding queries (TF-IDF)"),
+    ],
+)
+def test_progress_counts_the_queries_and_changes_no_vector(
+    name: str, stage: str, corpus: tuple[list[str], np.ndarray]
+) -> None:
+    docs = corpus[0][:150]  # three MiniLM batches
+    plain = make_embedder(name).embed(docs)
+    progress = RecordedProgress()
+    told = embed(make_embedder(name), docs, progress)
+    np.testing.assert_array_equal(told, plain)
+    assert [(s.name, s.total, s.unit) for s in progress.stages] == [(stage, 150, "queries")]
+    progress.assert_complete()
+    if name == "minilm-int8":
+        assert progress.stages[0].calls == 3  # one a batch
+
+
+def test_embed_calls_another_backend_as_bertopic_does() -> None:
+    class Counting(BaseEmbedder):  # a backend that knows nothing of progress
+        def embed(self, documents: list[str], verbose: bool = False) -> np.ndarray:
+            return np.ones((len(documents), 2))
+
+    progress = RecordedProgress()
+    assert embed(Counting(), SENTENCES, progress).shape == (3, 2)
+    assert progress.stages == []

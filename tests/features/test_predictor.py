@@ -11,14 +11,33 @@ import pytest
 from features.predictor import STYLE_COMPONENTS, RatingPredictor
 from features.profile import UserProfiler
 from features.topics import TopicModel
+from ranking.contextual import ALPHA_GRID
 from ranking.frames import pairwise_from_battles
 from ranking.types import CENTER
+from tests.conftest import RecordedProgress
 
 
 @pytest.fixture(scope="module")
-def fitted(labelled_battles: pd.DataFrame) -> RatingPredictor:
+def recorded() -> RecordedProgress:
+    """The stages :func:`fitted` reported."""
+    return RecordedProgress()
+
+
+@pytest.fixture(scope="module")
+def fitted(labelled_battles: pd.DataFrame, recorded: RecordedProgress) -> RatingPredictor:
     profiler = UserProfiler(TopicModel("minilm-int8", n_topics=4))
-    return RatingPredictor(profiler, folds=2).fit(labelled_battles)
+    return RatingPredictor(profiler, folds=2).fit(labelled_battles, progress=recorded)
+
+
+def test_fit_reports_embedding_topics_and_every_contextual_fit(
+    fitted: RatingPredictor, recorded: RecordedProgress, labelled_battles: pd.DataFrame
+) -> None:
+    assert recorded.named() == ["embedding queries", "topics", "rating predictor"]
+    recorded.assert_complete()
+    assert recorded.stages[0].total == labelled_battles["prompt"].nunique()
+    # per member: the penalty's grid on each fold, the fit on all votes, one a fold
+    per_member = len(ALPHA_GRID) * 2 + 1 + 2
+    assert recorded.stages[2].total == len(STYLE_COMPONENTS) * per_member
 
 
 def test_fit_learns_a_contextual_model_and_a_blend_strength(

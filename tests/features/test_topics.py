@@ -10,6 +10,7 @@ from sklearn.base import clone
 from sklearn.metrics import adjusted_rand_score
 
 from features.topics import Topic, TopicModel
+from tests.conftest import RecordedProgress
 
 Corpus = tuple[list[str], np.ndarray]
 
@@ -90,6 +91,33 @@ def test_load_names_what_is_missing(tmp_path: Path) -> None:
 def test_fit_end_to_end_with_the_tfidf_fallback(corpus: Corpus) -> None:
     model = TopicModel("tfidf", n_topics=5).fit(corpus[0])
     assert model.n_topics_ == 5 and model.predict(["write a python function"]).shape == (1,)
+
+
+def test_fit_and_predict_report_their_stages(corpus: Corpus) -> None:
+    docs = corpus[0][:200]
+    progress = RecordedProgress()
+    model = TopicModel("tfidf", n_topics=4).fit(docs + docs[:5], progress=progress)
+    assert [(s.name, s.total) for s in progress.stages] == [
+        ("embedding queries (TF-IDF)", 200),  # each distinct query once
+        ("topics", 1),
+    ]
+    progress.assert_complete()
+    np.testing.assert_array_equal(
+        model.labels_, TopicModel("tfidf", n_topics=4).fit(docs + docs[:5]).labels_
+    )
+    later = RecordedProgress()
+    model.predict(["write a python function", "bake bread"], progress=later)
+    assert [(s.name, s.total) for s in later.stages] == [("embedding queries (TF-IDF)", 2)]
+
+
+def test_precomputed_embeddings_leave_only_the_clustering_to_report(
+    corpus: Corpus, corpus_embeddings: np.ndarray
+) -> None:
+    progress = RecordedProgress()
+    TopicModel("minilm-int8", n_topics=4).fit(
+        corpus[0], embeddings=corpus_embeddings, progress=progress
+    )
+    assert progress.named() == ["topics"]
 
 
 def test_clone_keeps_parameters() -> None:
