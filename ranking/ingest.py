@@ -14,7 +14,6 @@ import io
 import json
 import logging
 import os
-import sys
 import zlib
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -28,8 +27,8 @@ import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
-from tqdm import tqdm
 
+from ranking.progress import Advance, Progress, start
 from ranking.validation import (
     ALIASES,
     BATTLE_COLUMNS,
@@ -147,7 +146,7 @@ def read_battles(
     skip_invalid: bool = False,
     seen_ids: set[str] | None = None,
     chunksize: int = 100_000,
-    progress: bool = False,
+    progress: Progress | None = None,
 ) -> IngestResult:
     """Read, validate and de-duplicate one or more battle logs into one frame.
 
@@ -163,8 +162,8 @@ def read_battles(
         failed read leaves it unchanged.
     chunksize : int, default 100_000
         Records converted at a time.
-    progress : bool, default False
-        Show a progress bar (``"reading FILE"``, bytes read) on stderr.
+    progress : Progress, optional
+        Told of one stage a file, ``"reading FILE"``, in bytes of the file as stored.
 
     Returns
     -------
@@ -182,18 +181,9 @@ def read_battles(
     if chunksize < 1:
         raise ValueError(f"Argument 'chunksize' must be a positive integer, not {chunksize!r}.")
     reader = _Reader(skip_invalid, frozenset() if seen_ids is None else seen_ids)
-    total = sum(_size(f) for f in files)
-    with tqdm(
-        total=total,
-        desc=_reading(files[0]),
-        unit="B",
-        unit_scale=True,
-        disable=not progress,
-        file=sys.stderr,
-    ) as bar:
-        for file in files:
-            bar.set_description(_reading(file))
-            reader.read_file(file, chunksize, bar)
+    for file in files:
+        advance = start(progress, _reading(file), _size(file), "B")
+        reader.read_file(file, chunksize, advance)
     if seen_ids is not None:
         seen_ids.update(reader.seen)
     battles, skipped = _concat(reader.frames), sum(reader.reasons.values())
@@ -255,7 +245,7 @@ class _Chunk(NamedTuple):
 
 
 def _reading(file: PathArg) -> str:
-    """The progress bar's name while ``file`` is read."""
+    """The progress stage of reading ``file``."""
     return f"reading {os.path.basename(os.fspath(file))}"
 
 
@@ -285,15 +275,17 @@ class _Reader:
         self.n_read = self.n_dup = self.n_self = 0
         self.reasons: Counter[str] = Counter()
 
-    def read_file(self, file: PathArg, chunksize: int, bar: tqdm[Any]) -> None:
+    def read_file(self, file: PathArg, chunksize: int, advance: Advance) -> None:
         suffix, gz = _format(file)
-        done = bar.n
+        done = 0  # bytes of the file read and told
         try:
             with open(file, "rb") as raw, gzip.GzipFile(fileobj=raw) if gz else raw as stream:
                 chunks = _CHUNKERS[suffix](file, cast(IO[bytes], stream), chunksize)
                 for number, chunk in enumerate(chunks):
                     self._add(file, chunk, check_columns=number == 0)
-                    bar.update(max(0, done + raw.tell() - bar.n))
+                    if raw.tell() > done:
+                        advance(raw.tell() - done)
+                        done = raw.tell()
         except BattleLogError:
             raise
         except Exception as exc:
@@ -303,7 +295,8 @@ class _Reader:
             plain = isinstance(exc, FileNotFoundError | IsADirectoryError)
             detail = "" if plain else " ".join(str(exc).split())
             raise BattleLogError(file, reason, detail=detail) from None
-        bar.update(max(0, done + _size(file) - bar.n))
+        if _size(file) > done:
+            advance(_size(file) - done)
 
     def _add(self, file: PathArg, chunk: _Chunk, *, check_columns: bool) -> None:
         frame = normalise_columns(chunk.frame)
@@ -439,8 +432,8 @@ def _json_chunks(file: PathArg, stream: IO[bytes], chunksize: int) -> Iterator[_
     if not isinstance(data, list):
         kind = type(data).__name__
         raise BattleLogError(file, f"expected a JSON array of battle records, not a {kind}")
-    for start in range(0, max(len(data), 1), chunksize):
-        yield _record_chunk(list(enumerate(data[start : start + chunksize], start + 1)), [])
+    for first in range(0, max(len(data), 1), chunksize):
+        yield _record_chunk(list(enumerate(data[first : first + chunksize], first + 1)), [])
 
 
 def _parquet_chunks(file: PathArg, stream: IO[bytes], chunksize: int) -> Iterator[_Chunk]:

@@ -13,6 +13,7 @@ import pytest
 
 from ranking.ingest import SUFFIXES, BattleLogError, IngestResult, read_battles, read_frame
 from ranking.validation import BATTLE_COLUMNS, WINNERS
+from tests.conftest import RecordedProgress
 
 DATA = Path(__file__).parent.parent / "data" / "ingest"
 WINNER_ERROR = "is not one of model_a, model_b, tie, tie (bothbad), both_bad"
@@ -282,10 +283,20 @@ def test_header_only_and_empty_array_give_empty_frames(tmp_path: Path) -> None:
     assert len(read_battles(write(tmp_path / "b.json", "[]")).battles) == 0
 
 
-def test_progress_bar_goes_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
-    read_battles(DATA / "battles.csv", progress=True)
-    captured = capsys.readouterr()
-    assert captured.out == "" and "battles.csv" in captured.err
+def test_progress_is_one_stage_a_file_in_bytes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    packed = tmp_path / "battles.csv.gz"
+    packed.write_bytes(gzip.compress((DATA / "battles.csv").read_bytes()))
+    progress = RecordedProgress()
+    result = read_battles([DATA / "battles.csv", packed], chunksize=2, progress=progress)
+    assert [(s.name, s.total, s.unit) for s in progress.stages] == [
+        ("reading battles.csv", (DATA / "battles.csv").stat().st_size, "B"),
+        ("reading battles.csv.gz", packed.stat().st_size, "B"),  # as stored, compressed
+    ]
+    progress.assert_complete()
+    assert result.n_read == 2 * read_battles(DATA / "battles.csv").n_read
+    assert capsys.readouterr() == ("", "")  # the maths prints nothing itself
 
 
 def test_arguments_are_checked() -> None:
