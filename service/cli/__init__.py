@@ -17,6 +17,7 @@ from service.cli import (
     evaluate,
     fit,
     leaderboard,
+    progress,
     recommend,
     report,
     serve,
@@ -45,6 +46,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="personal-leaderboard: which LLM is best for you, from pairwise votes.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress bars and no progress notes on stderr (bars are drawn only when "
+        "stderr is a terminal anyway); warnings, what reading skipped, and errors are still "
+        "printed",
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     subparsers.required = True
     for module in (leaderboard, users, topics, fit, recommend, evaluate, simulate, report, serve):
@@ -62,10 +71,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="plb: %(message)s",
         stream=sys.stderr,
     )
+    progress.configure(quiet=args.quiet)
     try:
         args.run(args)
     except (UsageError, BattleLogError, ValueError) as error:
-        print(f"plb {args.command}: error: {error}", file=sys.stderr)
+        reason = str(error).strip().replace("\n", " ") or type(error).__name__
+        print(f"plb {args.command}: error: {reason}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0

@@ -4,23 +4,34 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any, Protocol
 
 import pandas as pd
 
-from ranking.ingest import read_battles
+from ranking.ingest import IngestResult, read_battles
+from service.cli import progress
 
 __all__ = [
     "EMBEDDINGS",
+    "LeftOut",
     "UsageError",
     "add_input_options",
     "add_output_options",
     "add_topic_options",
+    "battles_phrase",
+    "check_at_least",
+    "check_existing",
+    "check_seed",
+    "check_share",
     "check_topic_options",
     "emit",
     "load_battles",
+    "nothing_left",
+    "read_log",
     "report_left_out",
 ]
 
@@ -67,8 +78,33 @@ def add_topic_options(parser: argparse.ArgumentParser) -> None:
 
 def check_topic_options(args: argparse.Namespace) -> None:
     """Reject a bad ``--n-topics`` before any work starts."""
-    if args.n_topics < 1:
-        raise UsageError(f"--n-topics must be at least 1, not {args.n_topics}")
+    check_at_least("--n-topics", args.n_topics, 1)
+
+
+# -- options checked before any file is read -------------------------------------------
+
+
+def check_at_least(option: str, value: int | None, least: int) -> None:
+    """Reject ``option``'s ``value`` below ``least`` (None: not given, nothing to check)."""
+    if value is not None and value < least:
+        raise UsageError(f"{option} must be at least {least}, not {value}")
+
+
+def check_share(option: str, value: float) -> None:
+    """Reject ``option``'s ``value`` outside the open interval (0, 1)."""
+    if not (math.isfinite(value) and 0.0 < value < 1.0):
+        raise UsageError(f"{option} must be between 0 and 1 (exclusive), not {value}")
+
+
+def check_seed(args: argparse.Namespace) -> None:
+    """Reject a negative ``--seed`` (NumPy seeds are non-negative integers)."""
+    check_at_least("--seed", args.seed, 0)
+
+
+def check_existing(option: str, path: str | None) -> None:
+    """Reject a file named by ``option`` that does not exist (None: not given)."""
+    if path is not None and not os.path.exists(path):
+        raise UsageError(f"{option} {path!r}: no such file or directory")
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:
@@ -81,15 +117,32 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def load_battles(paths: Sequence[str], *, skip_invalid: bool) -> pd.DataFrame:
-    """Read battle logs for a command, reporting skipped rows and duplicates on stderr."""
-    result = read_battles(list(paths), skip_invalid=skip_invalid, progress=sys.stderr.isatty())
+def read_log(paths: Sequence[str], *, skip_invalid: bool) -> IngestResult:
+    """Read battle logs for a command, reporting what was left out on stderr.
+
+    Raises
+    ------
+    UsageError
+        When no battle is left, saying why (no records, or what was left out).
+    """
+    with progress.stages() as stages:
+        result = read_battles(list(paths), skip_invalid=skip_invalid, progress=stages)
+    if result.battles.empty:  # one line says it all: what was read, and why none is left
+        raise UsageError(nothing_left(paths, result))
     report_left_out(result)
-    return result.battles
+    return result
+
+
+def load_battles(paths: Sequence[str], *, skip_invalid: bool) -> pd.DataFrame:
+    """The battles of :func:`read_log`."""
+    return read_log(paths, skip_invalid=skip_invalid).battles
 
 
 class LeftOut(Protocol):
     """What reading battle logs left out (``IngestResult``, or the Dask path's report)."""
+
+    @property
+    def n_read(self) -> int: ...
 
     @property
     def n_skipped(self) -> int: ...
@@ -105,10 +158,9 @@ class LeftOut(Protocol):
 
 
 def report_left_out(report: LeftOut) -> None:
-    """Say on stderr which rows reading skipped or ignored, and why."""
+    """Say on stderr which rows reading skipped or ignored, and why (even with --quiet)."""
     if report.n_skipped:
-        reasons = "; ".join(f"{n} x {why}" for why, n in report.skipped_reasons.items())
-        print(f"plb: skipped {report.n_skipped} invalid rows: {reasons}", file=sys.stderr)
+        print(f"plb: skipped {report.n_skipped} invalid rows: {_reasons(report)}", file=sys.stderr)
     if report.n_self_battles:
         print(
             f"plb: ignored {report.n_self_battles} votes of a model against itself",
@@ -116,6 +168,61 @@ def report_left_out(report: LeftOut) -> None:
         )
     if report.n_duplicates:
         print(f"plb: skipped {report.n_duplicates} duplicate battle ids", file=sys.stderr)
+
+
+def _reasons(report: LeftOut, most: int | None = None) -> str:
+    """``"3 x field 'winner': ...; 1 x ..."``, the commonest reasons first."""
+    reasons = sorted(report.skipped_reasons.items(), key=lambda item: -item[1])
+    shown = "; ".join(f"{n} x {why}" for why, n in reasons[:most])
+    if most is not None and len(reasons) > most:
+        shown += f"; and {len(reasons) - most} other reasons"
+    return shown
+
+
+def _left_out(report: LeftOut) -> list[str]:
+    """What reading dropped, one phrase a kind, e.g. ``"10 votes of a model against itself
+    dropped"``."""
+    parts = []
+    if report.n_skipped:
+        parts.append(f"{report.n_skipped:,} invalid rows skipped")
+    if report.n_duplicates:
+        parts.append(f"{report.n_duplicates:,} duplicate battle ids skipped")
+    if report.n_self_battles:
+        parts.append(f"{report.n_self_battles:,} votes of a model against itself dropped")
+    return parts
+
+
+def nothing_left(paths: Sequence[str], report: LeftOut) -> str:
+    """Why reading ``paths`` left no battle, on one line."""
+    files = ", ".join(paths)
+    if report.n_read == 0:
+        return f"no battles in {files}: {'it holds' if len(paths) == 1 else 'they hold'} no records"
+    if report.n_skipped == report.n_read:
+        return (
+            f"no valid battles in {files}: all {report.n_read:,} rows were skipped "
+            f"({_reasons(report, 3)})"
+        )
+    detail = f" ({_reasons(report, 3)})" if report.n_skipped else ""
+    return (
+        f"no battles left in {files}: of {report.n_read:,} rows read, "
+        + "; ".join(_left_out(report))
+        + detail
+    )
+
+
+def battles_phrase(n_battles: int, report: LeftOut | None, where: Sequence[str] = ()) -> str:
+    """How many battles a result stands on, and what of the log it left out.
+
+    ``"135,624 battles (of 135,634 read; 10 votes of a model against itself dropped)"``;
+    with ``where``, ``"100 battles where lang=de (of 600 read)"``.
+    """
+    text = f"{n_battles:,} battles"
+    if where:
+        text += " where " + " and ".join(where)
+    if report is not None and report.n_read != n_battles:
+        text += f" (of {report.n_read:,} read" + "".join(f"; {p}" for p in _left_out(report))
+        text += ")"
+    return text
 
 
 def emit(document: dict[str, Any], table: str, output_format: str) -> None:

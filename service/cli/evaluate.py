@@ -12,7 +12,18 @@ import pandas as pd
 from data.simulate import load_truth
 from ranking.evaluation import MIN_VOTES, EvaluationRow, evaluate_personalisation
 from ranking.frames import pairwise_from_battles, user_codes
-from service.cli.common import UsageError, add_input_options, add_output_options, emit, load_battles
+from service.cli import progress
+from service.cli.common import (
+    UsageError,
+    add_input_options,
+    add_output_options,
+    check_at_least,
+    check_existing,
+    check_seed,
+    check_share,
+    emit,
+    load_battles,
+)
 from service.cli.tables import format_table
 
 __all__ = [
@@ -121,44 +132,50 @@ def evaluation_document(
 
 def run(args: argparse.Namespace) -> None:
     """Execute ``plb evaluate``."""
-    if not 0.0 < args.fraction < 1.0:
-        raise UsageError(f"--fraction must be between 0 and 1, not {args.fraction}")
-    if not 0.0 < args.new_users < 1.0:
-        raise UsageError(f"--new-users must be between 0 and 1, not {args.new_users}")
+    check_share("--fraction", args.fraction)
+    check_share("--new-users", args.new_users)
+    check_at_least("--min-votes", args.min_votes, 1)
+    check_seed(args)
+    check_existing("--truth", args.truth)
+    wanted = read_user_ids(args.test_users) if args.test_users else None
     battles = load_battles(args.battles, skip_invalid=args.skip_invalid)
     codes, names = user_codes(battles)
     data = pairwise_from_battles(battles)
-    eval_users, wanted = None, None
-    if args.test_users:
-        wanted = read_user_ids(args.test_users)
+    eval_users = None
+    if wanted is not None:
         eval_users = np.array([name in wanted for name in names])
         if not eval_users.any():
             raise UsageError(f"--test-users {args.test_users!r}: none of its ids voted")
     truth = truth_matrix(args.truth, names, data.models) if args.truth else None
-    rows = evaluate_personalisation(
-        data,
-        codes,
-        len(names),
-        fraction=args.fraction,
-        min_votes=args.min_votes,
-        methods=tuple(args.method or ("bt", "elo")),
-        true_ratings=truth,
-        eval_users=eval_users,
-        rng=args.seed,
-    )
+    with progress.stages() as stages:
+        rows = evaluate_personalisation(
+            data,
+            codes,
+            len(names),
+            fraction=args.fraction,
+            min_votes=args.min_votes,
+            methods=tuple(dict.fromkeys(args.method or ("bt", "elo"))),
+            true_ratings=truth,
+            eval_users=eval_users,
+            rng=args.seed,
+            progress=stages,
+        )
     document = evaluation_document(rows, args.fraction, args.min_votes, len(names))
     has_prompts = "prompt" in battles.columns and battles["prompt"].notna().any()
     if args.features and has_prompts:
         from features.cold_start import evaluate_cold_start  # heavy imports: only here
 
+        progress.note("evaluating new users predicted from their queries")
         true_ratings = load_truth(args.truth).user_ratings if args.truth else None
-        document["new_users"] = evaluate_cold_start(
-            battles,
-            test_ids=wanted,
-            fraction=args.new_users,
-            true_ratings=true_ratings,
-            rng=args.seed,
-        ).to_dict()
+        with progress.stages() as stages:
+            document["new_users"] = evaluate_cold_start(
+                battles,
+                test_ids=wanted,
+                fraction=args.new_users,
+                true_ratings=true_ratings,
+                rng=args.seed,
+                progress=stages,
+            ).to_dict()
     table = format_evaluation(document)
     if "new_users" in document:
         table += "\n\n" + format_new_users(document["new_users"])

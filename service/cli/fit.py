@@ -5,26 +5,33 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import sys
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from tqdm import tqdm
 
 from ranking.analysis import analyse_users
 from ranking.evaluation import MIN_VOTES, evaluate_personalisation, latest_split
 from ranking.frames import pairwise_from_battles, user_codes
 from ranking.leaderboard import fit_leaderboard
+from ranking.progress import Progress
 from ranking.types import Method
 from service.artifacts import write_fit
+from service.cli import progress
 from service.cli.common import (
+    LeftOut,
     UsageError,
     add_input_options,
     add_output_options,
     add_topic_options,
+    battles_phrase,
+    check_at_least,
+    check_existing,
+    check_seed,
+    check_share,
     check_topic_options,
     emit,
-    load_battles,
+    read_log,
     report_left_out,
 )
 from service.cli.evaluate import evaluation_document, format_evaluation, truth_matrix
@@ -91,48 +98,86 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 SCHEDULER_ENV = "PLB_DASK_SCHEDULER"
 
 
+def check_options(args: argparse.Namespace) -> None:
+    """Reject options that cannot work, before any battle log is read."""
+    check_topic_options(args)
+    check_at_least("--min-battles", args.min_battles, 1)
+    check_share("--fraction", args.fraction)
+    check_seed(args)
+    check_at_least("--partitions", args.partitions, 1)
+    if args.partitions is not None and not args.scheduler:
+        raise UsageError(f"--partitions needs --scheduler (or ${SCHEDULER_ENV})")
+    check_existing("--truth", args.truth)
+    check_fit_dir(args.out)
+
+
+def check_fit_dir(out: str) -> None:
+    """Reject an ``--out`` that ``plb fit`` must not replace: a file, or another folder.
+
+    The fit directory is replaced whole once the fit is written, so only a new or empty
+    directory, or an earlier fit (with its ``manifest.json``), may be named.
+    """
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"--out {out!r} is a file; plb fit writes a directory there")
+    if path.is_dir() and not (path / "manifest.json").is_file() and any(path.iterdir()):
+        raise UsageError(
+            f"--out {out!r} is a folder of other files, not an earlier fit; plb fit replaces "
+            "DIR whole, so give a new or empty directory"
+        )
+
+
 def run(args: argparse.Namespace) -> None:
     """Execute ``plb fit``: here, or with ``--scheduler`` on a Dask cluster."""
-    check_topic_options(args)
-    if args.partitions is not None and args.partitions < 1:
-        raise UsageError(f"--partitions must be at least 1, not {args.partitions}")
+    check_options(args)
     if args.scheduler:
         _run_on_cluster(args)
         return
-    if args.partitions is not None:
-        raise UsageError(f"--partitions needs --scheduler (or ${SCHEDULER_ENV})")
-    battles = load_battles(args.battles, skip_invalid=args.skip_invalid)
+    read = read_log(args.battles, skip_invalid=args.skip_invalid)
+    battles = read.battles
     codes, names = user_codes(battles)
     data = pairwise_from_battles(battles)
     methods: tuple[Method, ...] = ("bt", "elo")
-    aggregates = {m: fit_leaderboard(data, method=m, rng=args.seed) for m in methods}
     steps = [(m, s) for m in methods for s in ("cv", "none")]
     analyses = []
-    for method, shrinkage in tqdm(steps, desc="per-user fits", file=sys.stderr, disable=None):
-        analyses.append(
-            analyse_users(
+    evaluation = None
+    with progress.stages() as stages:
+        aggregates = {
+            m: fit_leaderboard(data, method=m, rng=args.seed, progress=stages) for m in methods
+        }
+        advance = stages("per-user fits", len(steps), "fits")
+        for method, shrinkage in steps:
+            analyses.append(
+                analyse_users(
+                    data,
+                    codes,
+                    names,
+                    method=method,
+                    shrinkage=shrinkage,  # type: ignore[arg-type]
+                    min_battles=args.min_battles,
+                    aggregate=aggregates[method],
+                    rng=args.seed,
+                )
+            )
+            advance(1)
+        if latest_split(codes, len(names), args.fraction).any():
+            truth = truth_matrix(args.truth, names, data.models) if args.truth else None
+            results = evaluate_personalisation(
                 data,
                 codes,
-                names,
-                method=method,
-                shrinkage=shrinkage,  # type: ignore[arg-type]
-                min_battles=args.min_battles,
-                aggregate=aggregates[method],
+                len(names),
+                fraction=args.fraction,
+                true_ratings=truth,
                 rng=args.seed,
+                progress=stages,
             )
-        )
-    evaluation = None
-    if latest_split(codes, len(names), args.fraction).any():
-        truth = truth_matrix(args.truth, names, data.models) if args.truth else None
-        results = evaluate_personalisation(
-            data, codes, len(names), fraction=args.fraction, true_ratings=truth, rng=args.seed
-        )
-        evaluation = evaluation_document(results, args.fraction, MIN_VOTES, len(names))
-    else:
+            evaluation = evaluation_document(results, args.fraction, MIN_VOTES, len(names))
+    if evaluation is None:
         log.warning("no user has enough votes for a held-out evaluation; skipped")
-    predictor, profiles = (
-        _query_features(battles, data.models, args) if args.features else (None, None)
-    )
+    predictor, profiles = None, None
+    if args.features:
+        with progress.stages() as stages:
+            predictor, profiles = _query_features(battles, data.models, args, stages)
     manifest = {
         "battles": [str(p) for p in args.battles],
         "n_battles": len(battles),
@@ -144,7 +189,7 @@ def run(args: argparse.Namespace) -> None:
         "features": profiles is not None,
         "prior_sd_from_prediction": None if predictor is None else predictor.prior_sd,
     }
-    _finish(args, manifest, analyses, evaluation, predictor, profiles, battles)
+    _finish(args, manifest, analyses, evaluation, predictor, profiles, battles, read)
 
 
 def _run_on_cluster(args: argparse.Namespace) -> None:
@@ -158,9 +203,6 @@ def _run_on_cluster(args: argparse.Namespace) -> None:
             "pip install 'personal-leaderboard[dask]'"
         ) from None
     from service.scale import ClusterError, connect, describe, fit_distributed
-
-    def progress(message: str) -> None:
-        print(f"plb: {message}", file=sys.stderr, flush=True)
 
     try:
         with connect(args.scheduler) as client:
@@ -176,7 +218,7 @@ def _run_on_cluster(args: argparse.Namespace) -> None:
                 n_topics=args.n_topics,
                 skip_invalid=args.skip_invalid,
                 n_partitions=args.partitions,
-                progress=progress,
+                progress=progress.note,
             )
     except ClusterError as error:
         raise UsageError(str(error)) from None
@@ -204,6 +246,7 @@ def _run_on_cluster(args: argparse.Namespace) -> None:
         predictor,
         fitted.profiles,
         fitted.battles,
+        fitted.report,
     )
 
 
@@ -215,6 +258,7 @@ def _finish(
     predictor: Any,
     profiles: pd.DataFrame | None,
     battles: pd.DataFrame,
+    read: LeftOut,
 ) -> None:
     """Write the fit directory and print what was fitted: both paths end here."""
     topic_model = None if predictor is None else predictor.profiler_.topic_model_
@@ -249,7 +293,8 @@ def _finish(
         for a in analyses
     ]
     table = (
-        f"Fitted {len(battles)} battles from {manifest['n_users']} users into {out}\n\n"
+        f"Fitted {battles_phrase(len(battles), read)} from {manifest['n_users']:,} users "
+        f"into {out}\n\n"
         "Agreement of per-user rankings with the aggregate\n\n"
         + format_table(("method", "shrinkage", "users", "mean", "median", "<= 0.1"), rows)
     )
@@ -265,7 +310,10 @@ def _finish(
 
 
 def _query_features(
-    battles: pd.DataFrame, models: tuple[str, ...], args: argparse.Namespace
+    battles: pd.DataFrame,
+    models: tuple[str, ...],
+    args: argparse.Namespace,
+    stages: Progress | None = None,
 ) -> tuple[Any, Any]:
     """The rating predictor (with its topic model) and the users' profiles.
 
@@ -278,8 +326,8 @@ def _query_features(
     from features.profile import UserProfiler
     from features.topics import TopicModel
 
-    print("plb: fitting topics, query profiles and the rating predictor", file=sys.stderr)
+    progress.note("fitting topics, query profiles and the rating predictor")
     topics = TopicModel(args.embedding, n_topics=args.n_topics, random_state=args.seed)
     predictor = RatingPredictor(UserProfiler(topics), random_state=args.seed)
-    predictor.fit(battles, models=models)
+    predictor.fit(battles, models=models, progress=stages)
     return predictor, predictor.training_profiles_.to_frame()

@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 import numpy as np
 
 from ranking.frames import filter_battles, pairwise_from_battles, parse_where
 from ranking.leaderboard import fit_leaderboard
+from service.cli import progress
 from service.cli.common import (
     UsageError,
     add_input_options,
     add_output_options,
+    battles_phrase,
+    check_at_least,
+    check_seed,
+    check_share,
     emit,
-    load_battles,
+    read_log,
 )
 from service.cli.tables import format_leaderboard, format_matrix
 
@@ -26,11 +32,14 @@ def parse_anchor(text: str) -> tuple[str, float]:
     try:
         if not sep or not model:
             raise ValueError
-        return model, float(rating)
+        value = float(rating)
     except ValueError:
         raise UsageError(
             f"--anchor {text!r} must look like MODEL=RATING, e.g. gpt-4o=1200"
         ) from None
+    if not math.isfinite(value):
+        raise UsageError(f"--anchor {text!r}: RATING must be a finite number, not {rating!r}")
+    return model, value
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -70,29 +79,52 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
+def check_options(args: argparse.Namespace) -> None:
+    """Reject options that cannot work together, before the battle log is read."""
+    check_at_least("--rounds", args.rounds, 1)
+    check_share("--confidence", args.confidence)
+    check_seed(args)
+    if args.method == "elo" and args.ci == "sandwich":
+        raise UsageError(
+            "--ci sandwich needs --method bt (it comes from the Bradley-Terry likelihood, "
+            "which online Elo has not); use --ci bootstrap or --ci none with --method elo"
+        )
+
+
 def run(args: argparse.Namespace) -> None:
     """Execute ``plb leaderboard``."""
-    if args.rounds < 1:
-        raise UsageError(f"--rounds must be at least 1, not {args.rounds}")
-    where = [parse_where(w) for w in args.where]
+    check_options(args)
+    where = []
+    for expression in args.where:
+        try:
+            where.append(parse_where(expression))
+        except ValueError:
+            raise UsageError(
+                f"--where {expression!r} must look like COLUMN=VALUE, e.g. math=1"
+            ) from None
     anchor = parse_anchor(args.anchor) if args.anchor else None
-    battles = load_battles(args.battles, skip_invalid=args.skip_invalid)
-    segment = filter_battles(battles, where)
+    log = read_log(args.battles, skip_invalid=args.skip_invalid)
+    segment = filter_battles(log.battles, where)
     if segment.empty:
-        raise UsageError(f"no battles match {' and '.join(args.where)}")
-    board = fit_leaderboard(
-        pairwise_from_battles(segment),
-        method=args.method,
-        interval=args.ci,
-        rounds=args.rounds,
-        confidence=args.confidence,
-        anchor=anchor,
-        rng=args.seed,
-    )
+        raise UsageError(
+            f"no battles match {' and '.join(args.where)} "
+            f"(of {len(log.battles):,} battles in {', '.join(args.battles)})"
+        )
+    with progress.stages() as stages:
+        board = fit_leaderboard(
+            pairwise_from_battles(segment),
+            method=args.method,
+            interval=args.ci,
+            rounds=args.rounds,
+            confidence=args.confidence,
+            anchor=anchor,
+            rng=args.seed,
+            progress=stages,
+        )
     document = board.to_dict()
     if where:
         document["where"] = dict(where)
-    table = format_leaderboard(board)
+    table = format_leaderboard(board, battles_phrase(board.n_battles, log, args.where))
     if args.matrix:
         names = [m.model for m in board.models]
         document["win_probability"] = {

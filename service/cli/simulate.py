@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from data.simulate import mean_spearman, simulate, write_simulation
-from service.cli.common import UsageError, add_output_options, emit
+from service.cli.common import UsageError, add_output_options, check_seed, emit
 
 __all__ = ["add_parser"]
 
@@ -40,6 +41,9 @@ def run(args: argparse.Namespace) -> None:
     ):
         if value < least:
             raise UsageError(f"{flag} must be at least {least}, not {value}")
+    check_seed(args)
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise UsageError(f"--out {args.out!r} is a file; plb simulate writes a directory there")
     sim = simulate(args.users, args.battles_per_user, args.models, rng=args.seed)
     paths = write_simulation(sim, args.out)
     battles = sim.battles

@@ -33,12 +33,15 @@ def _cell(value: object) -> str:
     return str(value)
 
 
-def format_leaderboard(board: Leaderboard) -> str:
-    """The leaderboard as an aligned table with a one-line header."""
+def format_leaderboard(board: Leaderboard, battles: str | None = None) -> str:
+    """The leaderboard as an aligned table with a one-line header.
+
+    ``battles`` replaces ``"N battles"`` in the header, e.g. to say what the log left out
+    (:func:`service.cli.common.battles_phrase`).
+    """
     pct = f"{board.confidence:.0%}"
-    title = (
-        f"{board.method.upper()} leaderboard: {len(board.models)} models, {board.n_battles} battles"
-    )
+    counted = battles or f"{board.n_battles:,} battles"
+    title = f"{board.method.upper()} leaderboard: {len(board.models)} models, {counted}"
     if board.interval != "none":
         title += f", {pct} {board.interval} intervals"
     rows = [

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import sys
+import os
 from typing import Any
 
 import pandas as pd
 
+from service.cli import progress
 from service.cli.common import (
     UsageError,
     add_input_options,
     add_output_options,
     add_topic_options,
+    check_seed,
     check_topic_options,
     emit,
     load_battles,
@@ -52,6 +54,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> None:
     """Execute ``plb topics``."""
     check_topic_options(args)
+    check_seed(args)
+    if args.out and os.path.isfile(args.out):
+        raise UsageError(f"--out {args.out!r} is a file; give a directory for the topic model")
     battles = load_battles(args.battles, skip_invalid=args.skip_invalid)
     if args.compare and args.compare not in battles.columns:
         raise UsageError(f"--compare: the log has no column {args.compare!r}")
@@ -62,14 +67,15 @@ def run(args: argparse.Namespace) -> None:
 
     from features.topics import TopicModel  # heavy imports: only for this command
 
-    print(f"plb: fitting topics to {len(queries):,} queries", file=sys.stderr)
-    model = TopicModel(
-        args.embedding,
-        reducer=args.reducer,
-        clusterer=args.clusterer,
-        n_topics=args.n_topics,
-        random_state=args.seed,
-    ).fit(queries)
+    progress.note(f"fitting topics to {len(queries):,} queries")
+    with progress.stages() as stages:
+        model = TopicModel(
+            args.embedding,
+            reducer=args.reducer,
+            clusterer=args.clusterer,
+            n_topics=args.n_topics,
+            random_state=args.seed,
+        ).fit(queries, progress=stages)
     document: dict[str, Any] = {
         "n_queries": len(queries),
         "n_distinct": int(rows["prompt"].nunique()),

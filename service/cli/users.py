@@ -9,7 +9,16 @@ import numpy as np
 from ranking.analysis import UserAnalysis, analyse_users
 from ranking.frames import pairwise_from_battles, user_codes
 from ranking.users import SHRINKAGE
-from service.cli.common import UsageError, add_input_options, add_output_options, emit, load_battles
+from service.cli.common import (
+    LeftOut,
+    add_input_options,
+    add_output_options,
+    battles_phrase,
+    check_at_least,
+    check_seed,
+    emit,
+    read_log,
+)
 from service.cli.tables import format_table
 
 __all__ = ["add_parser", "format_users"]
@@ -50,9 +59,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> None:
     """Execute ``plb users``."""
-    if args.min_battles < 1:
-        raise UsageError(f"--min-battles must be at least 1, not {args.min_battles}")
-    battles = load_battles(args.battles, skip_invalid=args.skip_invalid)
+    check_at_least("--min-battles", args.min_battles, 1)
+    check_at_least("--show", args.show, 0)
+    check_seed(args)
+    log = read_log(args.battles, skip_invalid=args.skip_invalid)
+    battles = log.battles
     codes, names = user_codes(battles)
     analysis = analyse_users(
         pairwise_from_battles(battles),
@@ -63,16 +74,20 @@ def run(args: argparse.Namespace) -> None:
         min_battles=args.min_battles,
         rng=args.seed,
     )
-    emit(analysis.to_dict(), format_users(analysis, args.show), args.format)
+    emit(analysis.to_dict(), format_users(analysis, args.show, log), args.format)
 
 
-def format_users(analysis: UserAnalysis, show: int) -> str:
-    """Summary lines and the most active users as a table."""
+def format_users(analysis: UserAnalysis, show: int, read: LeftOut | None = None) -> str:
+    """Summary lines and the most active users as a table.
+
+    ``read``, what reading the log left out, is said after the number of battles.
+    """
     s, r = analysis.summary, analysis.ratings
+    n_battles = int(analysis.aggregate.n_battles)
     lines = [
         f"{r.method.upper()} per-user ratings ({r.shrinkage} shrinkage"
         + (f", learnt deviation sd {r.prior_sd:.1f} points" if r.prior_sd is not None else "")
-        + f") for {len(analysis.users)} users",
+        + f") for {len(analysis.users)} users, from {battles_phrase(n_battles, read)}",
         f"Agreement with the aggregate over {s.users} users with >= {analysis.min_battles} votes: "
         f"mean Spearman {s.mean_spearman:.3f}, median {s.median_spearman:.3f}, "
         f"near zero or negative (<= 0.1) {s.share_near_zero_or_negative:.0%}, "
