@@ -401,3 +401,126 @@ def test_odd_model_names_come_back_exactly(
     table = capsys.readouterr().out
     for model in names:
         assert model[:40] in table
+
+
+# -- options that cannot work fail before any file is read (issue 14) ---------------------
+
+#: A battle log that does not exist: an option's error must come first, naming the option.
+MISSING = "/nonexistent/battles.csv"
+
+# (argv, words the one line must hold); "{tmp}" is a folder of the test's own
+BAD_OPTIONS: list[tuple[list[str], list[str]]] = [
+    (["leaderboard", MISSING, "--confidence", "1.5"], ["--confidence", "1.5"]),
+    (["leaderboard", MISSING, "--confidence", "0"], ["--confidence", "0.0"]),
+    (["leaderboard", MISSING, "--confidence", "nan"], ["--confidence", "nan"]),
+    (["leaderboard", MISSING, "--method", "elo", "--ci", "sandwich"], ["--ci sandwich", "elo"]),
+    (["leaderboard", MISSING, "--rounds", "0"], ["--rounds", "not 0"]),
+    (["leaderboard", MISSING, "--rounds", "-5"], ["--rounds", "not -5"]),
+    (["leaderboard", MISSING, "--seed", "-1"], ["--seed", "not -1"]),
+    (["leaderboard", MISSING, "--anchor", "gpt-4o=nan"], ["--anchor", "'gpt-4o=nan'"]),
+    (["leaderboard", MISSING, "--anchor", "gpt-4o"], ["--anchor", "'gpt-4o'", "MODEL=RATING"]),
+    (["leaderboard", MISSING, "--where", "math"], ["--where", "'math'", "COLUMN=VALUE"]),
+    (["users", MISSING, "--min-battles", "0"], ["--min-battles", "not 0"]),
+    (["users", MISSING, "--show", "-1"], ["--show", "not -1"]),
+    (["users", MISSING, "--seed", "-1"], ["--seed", "not -1"]),
+    (["topics", MISSING, "--n-topics", "0"], ["--n-topics", "not 0"]),
+    (["topics", MISSING, "--seed", "-2"], ["--seed", "not -2"]),
+    (["topics", MISSING, "--out", "{tmp}/a-file"], ["--out", "a-file", "is a file"]),
+    (["fit", MISSING, "--out", "{tmp}/f", "--min-battles", "0"], ["--min-battles", "not 0"]),
+    (["fit", MISSING, "--out", "{tmp}/f", "--fraction", "1.5"], ["--fraction", "1.5"]),
+    (["fit", MISSING, "--out", "{tmp}/f", "--n-topics", "0"], ["--n-topics", "not 0"]),
+    (["fit", MISSING, "--out", "{tmp}/f", "--partitions", "0"], ["--partitions", "not 0"]),
+    (["fit", MISSING, "--out", "{tmp}/f", "--partitions", "2"], ["--partitions", "--scheduler"]),
+    (["fit", MISSING, "--out", "{tmp}/f", "--seed", "-1"], ["--seed", "not -1"]),
+    (["fit", MISSING, "--out", "{tmp}/f", "--truth", "{tmp}/no.json"], ["--truth", "no.json"]),
+    (["fit", MISSING, "--out", "{tmp}/a-file"], ["--out", "a-file", "is a file"]),
+    (["fit", MISSING, "--out", "{tmp}/others"], ["--out", "others", "not an earlier fit"]),
+    (["evaluate", MISSING, "--fraction", "0"], ["--fraction", "0.0"]),
+    (["evaluate", MISSING, "--new-users", "1"], ["--new-users", "1.0"]),
+    (["evaluate", MISSING, "--min-votes", "0"], ["--min-votes", "not 0"]),
+    (["evaluate", MISSING, "--seed", "-1"], ["--seed", "not -1"]),
+    (["evaluate", MISSING, "--truth", "{tmp}/no.json"], ["--truth", "no.json"]),
+    (["evaluate", MISSING, "--test-users", "{tmp}/no.txt"], ["--test-users", "no.txt"]),
+    (["simulate", "--out", "{tmp}/sim", "--seed", "-1"], ["--seed", "not -1"]),
+    (["simulate", "--out", "{tmp}/a-file"], ["--out", "a-file", "is a file"]),
+]
+
+
+@pytest.mark.parametrize(("argv", "words"), BAD_OPTIONS, ids=[" ".join(a) for a, _ in BAD_OPTIONS])
+def test_an_option_that_cannot_work_is_named_before_any_file_is_read(
+    argv: list[str], words: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "a-file").write_text("not a directory\n")
+    (tmp_path / "others").mkdir()
+    (tmp_path / "others" / "notes.txt").write_text("keep me\n")
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and captured.out == "", captured.err
+    assert lines[0].startswith(f"plb {argv[0]}: error: ")
+    check_words(lines[0], words)
+    assert "battles.csv" not in lines[0] and "not found" not in lines[0]
+    # nothing was written, and nothing of the test's was replaced
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "others"]
+    assert (tmp_path / "others" / "notes.txt").read_text() == "keep me\n"
+
+
+# -- nothing left to rank says why, on one line (issue 14) --------------------------------
+
+
+@pytest.mark.parametrize("command", ["leaderboard", "users", "fit", "evaluate", "topics"])
+def test_a_log_whose_every_row_is_skipped_says_so(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text("model_a,model_b,winner\nx,y,maybe\nx,y,nah\nx,z,\n")
+    argv = [command, str(bad), "--skip-invalid"] + (
+        ["--out", str(tmp_path / "fit")] if command == "fit" else []
+    )
+    assert main(argv) == 2
+    line = one_error_line(capsys, command, bad)
+    check_words(
+        line,
+        [
+            f"no valid battles in {bad}: all 3 rows were skipped",
+            "2 x field 'winner': value is not one of",
+            "1 x field 'winner': value is missing",
+        ],
+    )
+    assert not (tmp_path / "fit").exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        ("model_a,model_b,winner\n", ["no battles in", "holds no records"]),
+        (
+            "model_a,model_b,winner\nx,x,model_a\ny,y,tie\n",
+            ["no battles left in", "of 2 rows read", "2 votes of a model against itself"],
+        ),
+        (
+            "model_a,model_b,winner\nx,x,model_a\nx,y,maybe\n",
+            ["of 2 rows read", "1 invalid rows skipped", "1 votes of a model", "1 x field"],
+        ),
+    ],
+    ids=["header only", "only self-votes", "self-votes and invalid rows"],
+)
+def test_an_empty_result_names_what_was_read_and_dropped(
+    content: str, words: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "log.csv"
+    path.write_text(content)
+    assert main(["leaderboard", str(path), "--skip-invalid"]) == 2
+    check_words(one_error_line(capsys, "leaderboard", path), words)
+
+
+def test_an_error_without_a_message_still_says_something(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def fails(*args: Any, **kwargs: Any) -> None:
+        raise ValueError()
+
+    monkeypatch.setattr("service.cli.leaderboard.read_log", fails)
+    assert main(["leaderboard", MISSING]) == 2
+    assert capsys.readouterr().err == "plb leaderboard: error: ValueError\n"
