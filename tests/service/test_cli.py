@@ -181,6 +181,48 @@ def test_real_arena_leaderboard(arena_path: Path, capsys: pytest.CaptureFixture[
     assert 0 < math_doc["n_battles"] < doc["n_battles"]
 
 
+def test_real_arena_table_says_what_was_read_and_dropped(
+    arena_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["leaderboard", str(arena_path)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[0] == (
+        "BT leaderboard: 53 models, 135,624 battles (of 135,634 read; 10 votes of a model "
+        "against itself dropped), 95% sandwich intervals"
+    )
+    assert captured.err == "plb: ignored 10 votes of a model against itself\n"
+    assert run_json(capsys, "leaderboard", str(arena_path))["n_battles"] == 135_624
+
+
+def test_tables_count_what_reading_left_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [
+        {"id": f"b{i}", "user_id": f"u{i % 2}", "model_a": a, "model_b": b,
+         "winner": "model_a", "lang": "de" if i < 2 else "en"}
+        for i, (a, b) in enumerate([("x", "y"), ("y", "z"), ("z", "x"), ("x", "z"), ("y", "x")])
+    ]  # fmt: skip
+    rows += [{**rows[0]}, {**rows[1], "id": "s1", "model_b": "y"}, {**rows[2], "id": "s2"}]
+    rows[-1]["model_b"] = rows[-1]["model_a"]
+    path = tmp_path / "log.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    left_out = "(of 8 read; 1 duplicate battle ids skipped; 2 votes of a model against itself "
+    assert main(["leaderboard", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert f"3 models, 5 battles {left_out}dropped)" in captured.out.splitlines()[0]
+    assert "plb: ignored 2 votes of a model against itself" in captured.err
+    assert "plb: skipped 1 duplicate battle ids" in captured.err
+    assert run_json(capsys, "leaderboard", str(path))["n_battles"] == 5  # the contract's
+    assert main(["leaderboard", str(path), "--where", "lang=de"]) == 0
+    assert f"2 battles where lang=de {left_out}" in capsys.readouterr().out
+    assert main(["users", str(path), "--min-battles", "1"]) == 0
+    assert f"for 2 users, from 5 battles {left_out}" in capsys.readouterr().out
+    assert main(["fit", str(path), "--out", str(tmp_path / "fit"), "--no-features"]) == 0
+    assert f"Fitted 5 battles {left_out}dropped) from 2 users" in capsys.readouterr().out
+    assert main(["leaderboard", str(path), "--where", "lang=fr"]) == 2
+    assert "no battles match lang=fr (of 5 battles in" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(("method", "ci"), [("bt", "bootstrap"), ("elo", "bootstrap")])
 def test_real_arena_intervals(
     arena_path: Path, method: str, ci: str, capsys: pytest.CaptureFixture[str]
