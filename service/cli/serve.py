@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import logging
+import math
 import os
 import secrets
+import socket
 import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from service.artifacts import load_fit
-from service.cli.common import UsageError, add_output_options, emit
+from service.cli import progress
+from service.cli.common import UsageError, add_output_options, check_at_least, emit
 
 __all__ = ["add_parser", "add_refit_parser"]
 
@@ -46,7 +51,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--users", type=int, default=300, metavar="N", help="simulated users of --demo (300)"
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8000, help="port (8000)")
+    parser.add_argument(
+        "--port", type=int, default=8000, help="port (8000; 0: any free port, printed)"
+    )
     parser.add_argument(
         "--store", metavar="FILE", help="the embedded store's file (PLB_STORE_PATH)"
     )
@@ -75,11 +82,36 @@ def _demo_fit(args: argparse.Namespace) -> Path:
         + ["--out", str(fit_dir)],
         ["report", str(fit_dir), "--out", str(root / "report.html")],
     ]
-    for step in steps:
-        print(f"plb serve --demo: plb {' '.join(step)}", file=sys.stderr)
-        if main(step) != 0:
+    quiet = progress.quiet()
+    if not quiet:
+        print(
+            f"plb serve --demo: simulating an arena of {args.users} made-up users and models, "
+            f"fitting it and writing its report into {root} (a few minutes, once)",
+            file=sys.stderr,
+        )
+    for number, step in enumerate(steps, 1):
+        if not quiet:
+            print(
+                f"plb serve --demo: [{number}/{len(steps)}] plb {' '.join(step)}",
+                file=sys.stderr,
+            )
+        if main(["-q", *step] if quiet else step) != 0:
             raise UsageError(f"the demo step 'plb {step[0]}' failed (see above)")
     return fit_dir
+
+
+def demo_notice(fit_dir: Path) -> str:
+    """What ``plb serve --demo`` says of the arena it serves: simulated, and the way out."""
+    manifest = load_fit(fit_dir).manifest
+    models = [str(m) for m in manifest.get("models", [])]
+    shown = ", ".join(models[:3]) + (", ..." if len(models) > 3 else "")
+    users = manifest.get("n_users")
+    return (
+        f"plb serve --demo: this arena is SIMULATED: {len(models)} made-up models ({shown}) "
+        f"and {users} simulated users; no real model, vote or person is in it.\n"
+        "plb serve --demo: to serve real battle logs instead: "
+        "plb fit YOUR_LOG --out DIR, then plb serve DIR"
+    )
 
 
 def _demo_keys(root: Path) -> None:
@@ -132,10 +164,85 @@ def _configure_logging() -> None:
         logger.propagate = False
 
 
-def run(args: argparse.Namespace) -> None:
-    """Execute ``plb serve``."""
+def check_options(args: argparse.Namespace) -> None:
+    """Reject options that cannot work, before anything is simulated, read or bound."""
     if args.demo == (args.fit_dir is not None):
         raise UsageError("give either a fit directory DIR or --demo")
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port must be between 0 and 65535, not {args.port}")
+    if args.demo:
+        check_at_least("--users", args.users, 1)
+        demo_dir = Path(args.demo_dir)
+        if demo_dir.exists() and not demo_dir.is_dir():
+            raise UsageError(f"--demo-dir {args.demo_dir!r} is a file, not a folder")
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host`` and ``port``, not yet listening.
+
+    Binding first, before the demo's fit or the service's start, makes a port in use a
+    one-line usage error rather than a failure of uvicorn's after the URL was printed;
+    uvicorn then serves this very socket, so nothing can take the port in between.
+
+    Raises
+    ------
+    UsageError
+        When the port is in use, forbidden, or the host is not an address of this
+        machine.
+    """
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as error:
+        raise UsageError(f"--host {host!r} is not a known address ({error.strerror})") from None
+    family, kind, proto, _, address = found[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
+        sock.bind(address)
+    except OSError as error:
+        sock.close()
+        if error.errno == errno.EADDRINUSE:
+            other = 8001 if port in (0, 65535) else port + 1
+            raise UsageError(
+                f"port {port} on {host} is already in use (try --port {other}, or stop what "
+                "listens there)"
+            ) from None
+        if error.errno == errno.EACCES:
+            raise UsageError(
+                f"port {port} on {host}: permission denied (ports below 1024 need "
+                "privileges; try --port 8000)"
+            ) from None
+        if error.errno == errno.EADDRNOTAVAIL:
+            raise UsageError(f"--host {host!r} is not an address of this machine") from None
+        raise UsageError(f"cannot listen on {host} port {port}: {error.strerror}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def _url(sock: socket.socket, host: str) -> str:
+    port = sock.getsockname()[1]
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+
+
+def serve(app: Any, sock: socket.socket) -> None:
+    """Serve ``app`` under uvicorn on the bound, listening ``sock`` until interrupted."""
+    import uvicorn
+
+    server = uvicorn.Server(uvicorn.Config(app, access_log=False))
+    server.run(sockets=[sock])
+
+
+def run(args: argparse.Namespace) -> None:
+    """Execute ``plb serve``."""
+    check_options(args)
+    sock = bind(args.host, args.port)
+    try:
+        _run(args, sock)
+    finally:
+        sock.close()
+
+
+def _run(args: argparse.Namespace, sock: socket.socket) -> None:
     fit_dir = _demo_fit(args) if args.demo else Path(args.fit_dir)
     if args.demo:
         _demo_keys(Path(args.demo_dir))
@@ -146,8 +253,7 @@ def run(args: argparse.Namespace) -> None:
     if args.redis_url:
         overrides["redis_url"] = args.redis_url
 
-    import uvicorn  # heavy imports: only for this command
-    from pydantic import ValidationError
+    from pydantic import ValidationError  # heavy imports: only for this command
 
     from service.api.app import create_app, open_engine
     from service.settings import Settings
@@ -161,9 +267,12 @@ def run(args: argparse.Namespace) -> None:
     _limit_malloc_arenas()
     engine = open_engine(settings)  # fails here, with a one-line reason, on a bad fit or store
     _configure_logging()
-    print(f"plb serve: http://{args.host}:{args.port}/  (API docs at /docs)", file=sys.stderr)
     app = create_app(settings, engine=engine)
-    uvicorn.run(app, host=args.host, port=args.port, access_log=False)
+    if args.demo:
+        print(demo_notice(fit_dir), file=sys.stderr)
+    sock.listen(2048)  # uvicorn's backlog; connections wait from now on, none is refused
+    print(f"plb serve: {_url(sock, args.host)}  (API docs at /docs)", file=sys.stderr, flush=True)
+    serve(app, sock)
 
 
 def add_refit_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -185,6 +294,10 @@ def add_refit_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run_refit(args: argparse.Namespace) -> None:
     """Execute ``plb refit``."""
+    if not (math.isfinite(args.timeout) and args.timeout > 0):
+        raise UsageError(f"--timeout must be a positive number of seconds, not {args.timeout}")
+    if not args.url.startswith(("http://", "https://")):
+        raise UsageError(f"--url must start with http:// or https://, not {args.url!r}")
     key = os.environ.get("PLB_ADMIN_KEY")
     if not key:
         raise UsageError("set PLB_ADMIN_KEY to the service's admin key")

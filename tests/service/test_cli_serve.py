@@ -13,13 +13,16 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
-from service.cli import main
-from tests.service.conftest import ADMIN_KEY, ServeProcess, service_settings
+from service.cli import main, progress
+from service.cli import serve as serve_module
+from tests.service.conftest import ADMIN_KEY, INGEST_KEY, ServeProcess, service_settings
 
 
 @pytest.fixture(autouse=True)
@@ -59,6 +62,136 @@ def test_serve_a_short_ingest_key(
     error = one_line_error(capsys)
     assert "PLB_INGEST_KEY" in error and "16" in error
     assert "too-short" not in error
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["some-fit", "--port", "70000"], ["--port", "65535", "not 70000"]),
+        (["some-fit", "--port", "-1"], ["--port", "not -1"]),
+        (["--demo", "--users", "0"], ["--users", "not 0"]),
+    ],
+)
+def test_serve_checks_its_options_before_anything_else(
+    argv: list[str], words: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["serve", *argv]) == 2
+    error = one_line_error(capsys)
+    assert all(word in error for word in words), error
+
+
+def test_a_demo_folder_that_is_a_file_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "demo").write_text("")
+    assert main(["serve", "--demo", "--demo-dir", str(tmp_path / "demo")]) == 2
+    assert "--demo-dir" in one_line_error(capsys)
+
+
+@contextmanager
+def port_in_use(listening: bool) -> Iterator[int]:
+    """A port of 127.0.0.1 held by a socket of the test: listening, or only bound."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        if listening:
+            holder.listen()
+        yield int(holder.getsockname()[1])
+
+
+@pytest.mark.parametrize("listening", [True, False], ids=["listening", "bound"])
+def test_a_port_in_use_is_one_line_naming_host_and_port(
+    listening: bool, shared_fit_no_features: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with port_in_use(listening) as port:
+        assert main(["serve", str(shared_fit_no_features), "--port", str(port)]) == 2
+    error = one_line_error(capsys)
+    assert error.startswith(f"plb serve: error: port {port} on 127.0.0.1 is already in use")
+    assert f"--port {port + 1}" in error and "http://" not in error
+
+
+def test_the_demo_checks_its_port_before_it_simulates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    demo_dir = tmp_path / "demo"
+    with port_in_use(True) as port:
+        assert main(["serve", "--demo", "--demo-dir", str(demo_dir), "--port", str(port)]) == 2
+    assert f"port {port} on 127.0.0.1 is already in use" in one_line_error(capsys)
+    assert not demo_dir.exists()  # nothing simulated, fitted or written
+
+
+def test_the_url_comes_once_the_port_listens(shared_fit_no_features: Path, tmp_path: Path) -> None:
+    server = ServeProcess(
+        [str(shared_fit_no_features)],
+        tmp_path,
+        tmp_path / "serve.log",
+        env={"PLB_STORE_PATH": str(tmp_path / "store.sqlite")},
+    )
+    try:
+        server.wait_healthy()
+        announced = [
+            line for line in server.stderr().splitlines() if line.startswith("plb serve: http")
+        ]
+        assert announced == [f"plb serve: {server.url}/  (API docs at /docs)"]
+    finally:
+        server.stop()
+
+
+def test_the_demo_says_its_arena_is_simulated_and_how_to_serve_real_logs(
+    shared_fit: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("PLB_INGEST_KEY", INGEST_KEY)  # set here, so none leaks from the demo
+    monkeypatch.setenv("PLB_ADMIN_KEY", ADMIN_KEY)
+    monkeypatch.setattr(serve_module, "_demo_fit", lambda args: shared_fit)
+    served: list[tuple[int, int]] = []
+
+    def serve(app: object, sock: socket.socket) -> None:  # instead of uvicorn
+        listening = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN)
+        served.append((int(sock.getsockname()[1]), listening))
+
+    monkeypatch.setattr(serve_module, "serve", serve)
+    monkeypatch.setattr(serve_module, "_configure_logging", lambda: None)  # keep the loggers
+    (tmp_path / "demo").mkdir()
+    assert main(["serve", "--demo", "--demo-dir", str(tmp_path / "demo"), "--port", "0"]) == 0
+    [(port, listening)] = served
+    assert listening == 1 and port > 0
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[-1] == f"plb serve: http://127.0.0.1:{port}/  (API docs at /docs)"
+    notice = "\n".join(lines[-3:-1])
+    assert "this arena is SIMULATED: 15 made-up models (" in notice
+    assert "and 60 simulated users" in notice
+    assert "to serve real battle logs instead: plb fit YOUR_LOG --out DIR, then plb serve DIR" in (
+        notice
+    )
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_the_demo_steps_are_counted_and_quiet_is_passed_on(
+    quiet: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    steps: list[list[str]] = []
+
+    def plb(argv: list[str]) -> int:  # the demo's steps, recorded instead of run
+        steps.append(argv)
+        return 0
+
+    monkeypatch.setattr("service.cli.main", plb)
+    progress.configure(quiet=quiet)
+    try:
+        serve_module._demo_fit(argparse.Namespace(demo_dir=str(tmp_path / "demo"), users=20))
+    finally:
+        progress.configure(quiet=False)
+    commands = [s[1] if quiet else s[0] for s in steps]
+    assert commands == ["simulate", "fit", "report"]
+    assert all((s[0] == "-q") == quiet for s in steps)
+    err = capsys.readouterr().err
+    if quiet:
+        assert err == ""
+    else:
+        assert "[1/3] plb simulate" in err and "[3/3] plb report" in err
+        assert "made-up users and models" in err
 
 
 # -- plb refit against a live server -------------------------------------------------------
@@ -181,6 +314,8 @@ def test_demo_serves_and_keeps_votes_across_restarts(tmp_path: Path) -> None:
         first.stop()
     log = first.stderr()
     assert "reusing" not in log
+    assert "this arena is SIMULATED" in log and "plb fit YOUR_LOG --out DIR" in log
+    assert log.count("plb serve: http://") == 1
     for secret in (*keys.values(), token):
         assert secret not in log
 
