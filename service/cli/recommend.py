@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import sys
 import zlib
 from pathlib import Path
 from typing import Any
 
 from service.artifacts import load_fit
+from service.cli import progress
 from service.cli.common import UsageError, add_output_options, emit, load_battles
 from service.cli.tables import format_table
 from service.recommendation import recommendation, unknown_models, vote_prompts
@@ -58,7 +58,12 @@ def run(args: argparse.Namespace) -> None:
             f"the fit in {args.fit_dir} has no rating predictor (it was made without prompts "
             "or with --no-features); rerun 'plb fit' on a log with prompts"
         )
-    votes = load_battles([args.votes], skip_invalid=False) if args.votes else None
+    votes = None
+    if args.votes:
+        try:
+            votes = load_battles([args.votes], skip_invalid=False)
+        except UsageError as error:  # no vote left in it: say which option named the file
+            raise UsageError(f"--votes: {error}") from None
 
     from features.predictor import RatingPredictor  # heavy imports: only for this command
 
@@ -71,7 +76,7 @@ def run(args: argparse.Namespace) -> None:
                 f"know (it knows {', '.join(predictor.models_)})"
             )
     n_prompts = len(queries) + (0 if votes is None else len(vote_prompts(votes)))
-    print(f"plb: predicting from {n_prompts:,} queries", file=sys.stderr)
+    progress.note(f"predicting from {n_prompts:,} queries")
     document = recommendation(predictor, queries, votes)
     emit(document, format_recommendation(document, predictor.confidence), args.format)
 

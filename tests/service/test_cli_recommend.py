@@ -151,7 +151,11 @@ def test_votes_blend_the_prediction(
 
 def test_table_output(arena: Arena, queries_txt: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["recommend", str(arena.fit_dir), "--queries", str(queries_txt)]) == 0
-    table = capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert captured.err == f"plb: predicting from {len(QUERIES)} queries\n"
+    assert main(["--quiet", "recommend", str(arena.fit_dir), "--queries", str(queries_txt)]) == 0
+    assert capsys.readouterr() == (captured.out, "")  # the same table, no note
+    table = captured.out
     assert table.startswith(f"Your ranking (predicted from {len(QUERIES)} queries)")
     assert "rank" in table and "95% interval" in table
     assert all(model in table for model in arena.models)
@@ -232,6 +236,12 @@ def test_votes_naming_an_unknown_model_exit_2(
     missing = tmp_path / "absent.jsonl"
     argv = (str(arena.fit_dir), "--queries", str(queries_txt), "--votes", str(missing))
     assert "not found" in recommend_error(capsys, *argv)
+
+    only_self = write_votes(tmp_path / "self.jsonl", rows.assign(model_b=rows["model_a"]))
+    argv = (str(arena.fit_dir), "--queries", str(queries_txt), "--votes", str(only_self))
+    error = recommend_error(capsys, *argv)
+    assert error.startswith(f"plb recommend: error: --votes: no battles left in {only_self}")
+    assert "3 votes of a model against itself dropped" in error
 
 
 def test_fit_without_predictor_exit_2(
