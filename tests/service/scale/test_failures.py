@@ -84,7 +84,8 @@ def test_losing_every_worker_ends_with_one_line_and_exit_2(
     import service.scale.fit as scale_fit
 
     out = tmp_path / "fit"
-    out.mkdir()
+    out.mkdir()  # a previous fit (plb fit replaces no folder without a manifest)
+    (out / "manifest.json").write_text('{"format": "personal-leaderboard/fit-2"}\n')
     (out / "old.txt").write_text("the previous fit", encoding="utf-8")
     with _cluster(1) as cluster, Client(cluster) as watcher:
         read = scale_fit.read_by_user
@@ -106,7 +107,7 @@ def test_losing_every_worker_ends_with_one_line_and_exit_2(
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("plb fit: error: the Dask cluster lost its workers: "), err
     assert not any("Traceback" in line for line in err)
-    assert [p.name for p in out.iterdir()] == ["old.txt"]  # untouched
+    assert sorted(p.name for p in out.iterdir()) == ["manifest.json", "old.txt"]  # untouched
 
 
 def test_no_scheduler_at_the_address_is_exit_2_at_once(
