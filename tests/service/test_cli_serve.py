@@ -242,6 +242,18 @@ def test_refit_publishes_a_version(
     assert httpx.get(f"{live_server}/healthz").json() == {"status": "ok", "version": 3}
 
 
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [(["--timeout", "0"], ["--timeout", "not 0.0"]), (["--url", "localhost:8000"], ["--url"])],
+)
+def test_refit_checks_its_options_before_asking(
+    argv: list[str], words: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["refit", *argv]) == 2  # before PLB_ADMIN_KEY (unset here) is even looked at
+    error = one_line_error(capsys)
+    assert all(word in error for word in words) and "PLB_ADMIN_KEY" not in error
+
+
 def test_refit_of_an_unreachable_service(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
