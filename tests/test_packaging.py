@@ -11,6 +11,7 @@ nothing can be imported from the source tree by accident.
 from __future__ import annotations
 
 import os
+import shutil
 import site
 import subprocess
 import sys
@@ -45,10 +46,20 @@ def pip(env: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The wheel of the checkout, built with the project environment's setuptools."""
+    """The wheel of the checkout, built with the project environment's setuptools.
+
+    It is built from a copy of what the build reads (so the checkout gets no ``build/``),
+    which also proves that it needs nothing else of the tree.
+    """
+    source = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    for package in PACKAGES:
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+        shutil.copytree(ROOT / package, source / package, ignore=ignore)
     out = tmp_path_factory.mktemp("dist")
     command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation"]
-    run([*command, "--quiet", "--wheel-dir", str(out), str(ROOT)], cwd=out)
+    run([*command, "--quiet", "--wheel-dir", str(out), str(source)], cwd=out)
     (built,) = out.glob("personal_leaderboard-*.whl")
     return built
 
