@@ -15,6 +15,8 @@ import pandas as pd
 from ranking.types import WINNER_OUTCOME, PairwiseData
 
 __all__ = [
+    "PRIVATE_COLUMNS",
+    "check_segment_size",
     "filter_battles",
     "label_columns",
     "pairwise_from_battles",
@@ -25,6 +27,14 @@ __all__ = [
 
 #: Columns that are part of a vote rather than labels of it.
 _CORE_COLUMNS = ("battle_id", "model_a", "model_b", "winner", "user_id", "prompt", "tstamp")
+
+#: Columns that identify a person, a text or a single vote, under their names and their
+#: aliases (SPEC section 1): never labels, so that no segment narrows to one voter, one
+#: prompt or one battle.
+PRIVATE_COLUMNS = frozenset(
+    ("battle_id", "id", "question_id", "user_id", "judge", "prompt", "question")
+    + ("conversation_a", "conversation_b", "tstamp")
+)
 
 
 def vote_order(battles: pd.DataFrame) -> np.ndarray:
@@ -134,8 +144,8 @@ def user_codes(battles: pd.DataFrame) -> tuple[np.ndarray, tuple[str, ...]]:
 
 
 def label_columns(battles: pd.DataFrame) -> list[str]:
-    """The label columns of a battle frame: everything that is not part of the vote."""
-    return [c for c in battles.columns if c not in _CORE_COLUMNS]
+    """The label columns of a battle frame: what is neither part of the vote nor private."""
+    return [c for c in battles.columns if c not in _CORE_COLUMNS and c not in PRIVATE_COLUMNS]
 
 
 def parse_where(expression: str) -> tuple[str, str]:
@@ -173,16 +183,55 @@ def filter_battles(battles: pd.DataFrame, where: Sequence[tuple[str, str]]) -> p
     Numeric columns compare as numbers (``math=1`` matches ``1`` and ``1.0``), boolean
     ones accept ``1/0/true/false``, any other column compares as text.
 
+    Only label columns filter: the vote's own fields (``model_a``, ``model_b``,
+    ``winner``) and the :data:`PRIVATE_COLUMNS` never do.
+
     Raises
     ------
     ValueError
-        If a column is not in the frame (the message lists the label columns) or a
+        If a column is not a label column of the frame (the message lists them) or a
         value does not fit the column's type.
     """
+    labels = label_columns(battles)
+    named = ", ".join(labels) or "none"
     mask = pd.Series(True, index=battles.index)
     for column, value in where:
-        if column not in battles.columns:
-            labels = ", ".join(label_columns(battles)) or "none"
-            raise ValueError(f"Segment column {column!r} is not in the battles; labels: {labels}.")
+        if column in PRIVATE_COLUMNS or column in _CORE_COLUMNS:
+            raise ValueError(
+                f"Segment column {column!r} cannot be filtered on: only labels can, never "
+                f"the vote itself or what identifies a person, a text or a battle; "
+                f"labels: {named}."
+            )
+        if column not in labels:
+            raise ValueError(f"Segment column {column!r} is not in the battles; labels: {named}.")
         mask &= _matches(battles[column], column, value).fillna(False).astype(bool)
     return battles.loc[mask]
+
+
+def check_segment_size(segment: pd.DataFrame, *, min_votes: int, min_users: int) -> None:
+    """Refuse a segment too small to keep its voters unrecognisable.
+
+    Parameters
+    ----------
+    segment : pandas.DataFrame
+        The battles of the segment (:func:`filter_battles`).
+    min_votes : int
+        The fewest votes a segment may hold.
+    min_users : int
+        The fewest distinct ``user_id`` a segment may hold; votes without one count for
+        no user, so with ``min_users > 0`` a log without user ids has no segments.
+
+    Raises
+    ------
+    ValueError
+        If the segment holds fewer votes or distinct users than that; the message gives
+        both counts and both minimums.
+    """
+    n_votes = len(segment)
+    n_users = int(segment["user_id"].nunique()) if "user_id" in segment.columns else 0
+    if n_votes < min_votes or n_users < min_users:
+        raise ValueError(
+            f"the segment holds {n_votes:,} votes from {n_users:,} distinct users; a "
+            f"segment answers only with at least {min_votes:,} votes and {min_users:,} "
+            "users, so that none narrows to a few people."
+        )

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ranking.frames import filter_battles, pairwise_from_battles
+from ranking.frames import check_segment_size, filter_battles, pairwise_from_battles
 from ranking.leaderboard import fit_leaderboard
 from ranking.types import Method
 from ranking.validation import battles_from_records, empty_battle_frame, to_battle_frame
@@ -167,12 +167,21 @@ class Engine:
         key = (served.version, self.store.n_battles(), method, tuple(where))
         if key in self._segments:
             return self._segments[key]
+        named = " and ".join(f"{c}={v}" for c, v in where)
         try:
             battles = filter_battles(self.all_battles(), where)
-        except ValueError as error:  # an unknown column, or a value of the wrong type
+        except ValueError as error:  # not a label column, or a value of the wrong type
             raise InputError(f"where: {error}") from None
         if battles.empty:
-            raise InputError(f"no battle matches {' and '.join(f'{c}={v}' for c, v in where)}")
+            raise InputError(f"no battle matches {named}")
+        try:
+            check_segment_size(
+                battles,
+                min_votes=self.settings.segment_min_votes,
+                min_users=self.settings.segment_min_users,
+            )
+        except ValueError as error:
+            raise InputError(f"where {named}: {error}") from None
         document = fit_leaderboard(pairwise_from_battles(battles), method=method).to_dict()
         self._segments[key] = document
         while len(self._segments) > _SEGMENTS_KEPT:

@@ -51,6 +51,9 @@ class Settings(BaseSettings):
         The most battles one ``POST /v1/battles`` takes.
     max_body_bytes : int
         The largest request body accepted (413 above it).
+    segment_min_votes, segment_min_users : int
+        The fewest votes, and distinct voters, a ``?where=`` segment must hold to answer,
+        so that no segment narrows to a few people.
     rate_limit_per_address, rate_limit_per_key : str
         Requests allowed per client address and per API key or token, in the ``limits``
         notation (``"100/second;3000/minute"``); ``"off"`` for none. Each replica counts
@@ -73,6 +76,8 @@ class Settings(BaseSettings):
     max_queries: int = Field(default=200, ge=1)
     max_battles: int = Field(default=10_000, ge=1)
     max_body_bytes: int = Field(default=16 * 2**20, ge=1024)
+    segment_min_votes: int = Field(default=100, ge=1)
+    segment_min_users: int = Field(default=20, ge=1)
     rate_limit_per_address: str = "100/second;3000/minute"
     rate_limit_per_key: str = "1000/second"
 

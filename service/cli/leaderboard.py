@@ -67,7 +67,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar="COL=VALUE",
-        help="keep only battles whose label COL equals VALUE (repeatable; all must match)",
+        help="keep only battles whose label COL equals VALUE (repeatable; all must match); "
+        "labels are the log's extra columns, never user_id, prompt, battle_id, tstamp or "
+        "the vote's own fields",
     )
     parser.add_argument("--anchor", metavar="MODEL=RATING", help="pin one model's rating")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")

@@ -6,7 +6,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ranking.frames import filter_battles, pairwise_from_battles, parse_where, vote_order
+from ranking.frames import (
+    PRIVATE_COLUMNS,
+    check_segment_size,
+    filter_battles,
+    label_columns,
+    pairwise_from_battles,
+    parse_where,
+    vote_order,
+)
 
 
 def frame(**extra: list) -> pd.DataFrame:
@@ -46,6 +54,27 @@ def test_filter_errors_name_column_and_value() -> None:
         filter_battles(f, [("coding", "1")])
     with pytest.raises(ValueError, match="'math' is numeric, not 'yes'"):
         filter_battles(f, [("math", "yes")])
+
+
+@pytest.mark.parametrize("column", sorted(PRIVATE_COLUMNS | {"model_a", "model_b", "winner"}))
+def test_no_segment_on_the_vote_itself_or_what_identifies_a_person_or_a_text(
+    column: str,
+) -> None:
+    f = frame(math=[1, 0, 1, 1], **{column: ["v1", "v2", "v3", "v4"]})
+    assert label_columns(f) == ["math"]
+    with pytest.raises(ValueError, match=f"'{column}' cannot be filtered on.*labels: math"):
+        filter_battles(f, [(column, "v1")])
+
+
+def test_segment_size_counts_votes_and_distinct_users() -> None:
+    f = frame(user_id=["u1", "u1", "u2", None])
+    check_segment_size(f, min_votes=4, min_users=2)
+    with pytest.raises(ValueError, match="4 votes from 2 distinct users.*5 votes and 2 users"):
+        check_segment_size(f, min_votes=5, min_users=2)
+    with pytest.raises(ValueError, match="4 votes from 2 distinct users.*4 votes and 3 users"):
+        check_segment_size(f, min_votes=4, min_users=3)
+    with pytest.raises(ValueError, match="from 0 distinct users"):
+        check_segment_size(frame(), min_votes=1, min_users=1)
 
 
 def test_parse_where() -> None:

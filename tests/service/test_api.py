@@ -112,9 +112,16 @@ def test_aggregate_leaderboards(client: TestClient, fit_battles: Any) -> None:
     assert default["method"] == "bt"
 
 
-def test_segment_leaderboard(client: TestClient, fit_battles: Any) -> None:
+def test_segment_leaderboard(shared_fit: Path, store: dict[str, Any], fit_battles: Any) -> None:
     n_math = int((fit_battles["topic"] == "math").sum())
     assert 0 < n_math < len(fit_battles)
+    # the shared fit is small: its math segment has fewer voters than the default minimum
+    settings = service_settings(shared_fit, **store, segment_min_users=5)
+    with open_client(settings) as client:
+        check_segments(client, n_math)
+
+
+def check_segments(client: TestClient, n_math: int) -> None:
     for method in ("bt", "elo"):
         response = client.get("/v1/leaderboard", params={"method": method, "where": "topic=math"})
         assert response.status_code == 200, response.text
@@ -125,13 +132,47 @@ def test_segment_leaderboard(client: TestClient, fit_battles: Any) -> None:
     assert_error(both, 422, "no battle matches", "topic=math", "topic=chat")
 
 
+def test_segments_never_filter_on_what_identifies_a_person_a_text_or_a_vote(
+    client: TestClient, fit_battles: Any, busiest_user: str
+) -> None:
+    first = fit_battles.iloc[0]
+    for where in (
+        f"user_id={busiest_user}",
+        f"judge={busiest_user}",
+        f"prompt={first['prompt']}",
+        f"battle_id={first['battle_id']}",
+        "tstamp=0",
+        f"model_a={first['model_a']}",
+        "winner=model_a",
+    ):
+        response = client.get("/v1/leaderboard", params={"where": where})
+        detail = assert_error(response, 422, "cannot be filtered on", "labels: topic")
+        assert busiest_user not in detail  # the value is not echoed back
+
+
+def test_a_segment_of_too_few_votes_or_voters_is_refused(
+    shared_fit: Path, fit_battles: Any, tmp_path: Path
+) -> None:
+    math = fit_battles[fit_battles["topic"] == "math"]
+    n_votes, n_users = len(math), int(math["user_id"].nunique())
+    for minimum, named in (
+        ({"segment_min_users": n_users + 1}, f"at least 100 votes and {n_users + 1:,} users"),
+        ({"segment_min_votes": n_votes + 1}, f"at least {n_votes + 1:,} votes and 20 users"),
+    ):
+        settings = service_settings(shared_fit, store_path=tmp_path / "s.sqlite", **minimum)
+        with open_client(settings) as test_client:
+            response = test_client.get("/v1/leaderboard", params={"where": "topic=math"})
+        counts = f"{n_votes:,} votes from {n_users:,} distinct users"
+        assert_error(response, 422, "where topic=math", counts, named)
+
+
 @pytest.mark.parametrize(
     ("where", "named"),
     [
         ("no-equals-sign", "no-equals-sign"),
         ("=math", "=math"),
         ("nosuchlabel=1", "nosuchlabel"),
-        ("tstamp=yesterday", "yesterday"),
+        ("tstamp=yesterday", "'tstamp' cannot be filtered on"),
         ("topic=astrology", "topic=astrology"),
     ],
 )
