@@ -160,7 +160,10 @@ class MiniLMEmbedder(BaseEmbedder):
         """
         model = self._load()
         documents = list(documents)
-        vectors = np.zeros((len(documents), model.get_sentence_embedding_dimension()), np.float32)
+        # sentence-transformers 6 renamed get_sentence_embedding_dimension (a FutureWarning)
+        dimension = getattr(model, "get_embedding_dimension", None)
+        width = dimension() if dimension else model.get_sentence_embedding_dimension()
+        vectors = np.zeros((len(documents), width), np.float32)
         batches = self.batches(documents)
         advance = start(progress, "embedding queries", len(documents), "queries")
         for batch in tqdm(batches, disable=not verbose or len(batches) < 2, file=sys.stderr):
