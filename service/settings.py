@@ -24,7 +24,11 @@ class Settings(BaseSettings):
         The fit directory of ``plb fit`` to serve (``PLB_FIT_DIR``).
     redis_url : RedisDsn, optional
         Keep battles, rankings and the model version in this Redis; several replicas can
-        then share it. Without it, the embedded store at ``store_path`` is used.
+        then share it, and their rate limits too. Without it, the embedded store at
+        ``store_path`` is used.
+    redis_timeout_s : float
+        The longest the service waits for Redis to connect or to answer one command
+        (store and rate limits); a hung Redis then answers 503 instead of hanging.
     store_path : Path
         The embedded store's file (SQLite).
     state_dir : Path, optional
@@ -56,14 +60,16 @@ class Settings(BaseSettings):
         so that no segment narrows to a few people.
     rate_limit_per_address, rate_limit_per_key : str
         Requests allowed per client address and per API key or token, in the ``limits``
-        notation (``"100/second;3000/minute"``); ``"off"`` for none. Each replica counts
-        its own requests.
+        notation (``"100/second;3000/minute"``); ``"off"`` for none. Replicas on one
+        Redis count together; on the embedded store, or while Redis cannot count, each
+        replica counts its own requests.
     """
 
     model_config = SettingsConfigDict(env_prefix="PLB_", extra="ignore")
 
     fit_dir: Path | None = None
     redis_url: RedisDsn | None = None
+    redis_timeout_s: float = Field(default=2.0, gt=0.0, le=60.0)
     store_path: Path = Path("plb-store.sqlite")
     state_dir: Path | None = None
     ingest_key: SecretStr | None = None

@@ -57,7 +57,9 @@ def open_engine(settings: Settings) -> Engine:
     if settings.redis_url is None:
         store = open_store(path=settings.store_path)
     else:
-        store = open_store(redis_url=str(settings.redis_url))
+        store = open_store(
+            redis_url=str(settings.redis_url), redis_timeout_s=settings.redis_timeout_s
+        )
     try:
         return Engine(store, fit, settings)
     except BaseException:

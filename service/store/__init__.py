@@ -29,6 +29,7 @@ def open_store(
     redis_url: str | None = None,
     path: str | os.PathLike[str] | None = None,
     namespace: str = "plb",
+    redis_timeout_s: float = 2.0,
 ) -> Store:
     """Open the configured store: Redis when ``redis_url`` is given, else SQLite at ``path``.
 
@@ -41,6 +42,8 @@ def open_store(
         required when ``redis_url`` is not given, refused when it is.
     namespace : str, default "plb"
         Key prefix in Redis; unused by the embedded store.
+    redis_timeout_s : float, default 2.0
+        The longest to wait for Redis to connect or answer a command.
 
     Returns
     -------
@@ -62,7 +65,7 @@ def open_store(
     if redis_url is not None:
         if not isinstance(redis_url, str) or not redis_url.strip():
             raise ValueError(f"Argument 'redis_url' must be a non-empty URL, not {redis_url!r}")
-        return RedisStore(redis_url, namespace=namespace)
+        return RedisStore(redis_url, namespace=namespace, timeout_s=redis_timeout_s)
     if path is None:
         raise ValueError(
             "Give 'redis_url' (a Redis store) or 'path' (the embedded SQLite file); got neither."

@@ -13,6 +13,7 @@ Every key starts with the namespace (``plb`` by default); documents are compact 
     plb:snapshot              string  the published snapshot
     plb:version               string  its version, an integer (INCR)
     plb:secret                string  32 random bytes (SET NX)
+    plb:limits:...            zset    the service's rate-limit windows (service/api/guards.py)
 
 The per-user battle list and document hash end in different suffixes, so no user id
 (colons included) can make two families collide.
@@ -46,10 +47,13 @@ saw its acknowledgement can simply retry.
 
 Availability
 ------------
-The client uses short timeouts (connect 1 s, read 2 s) and one quick retry on a dropped
-connection; every failure surfaces as :class:`~service.store.base.StoreUnavailable`
-(the service answers 503) naming the URL, password hidden. The connection pool reconnects
-by itself once Redis is back; no restart of the service is needed.
+The client waits at most ``timeout_s`` (2 s by default; the service's
+``PLB_REDIS_TIMEOUT_S``) to connect and for each reply, and retries once, quickly, on a
+dropped connection (never on a timeout); every failure surfaces as
+:class:`~service.store.base.StoreUnavailable` (the service answers 503) naming the URL,
+password hidden. A server that accepts connections but never answers (``SIGSTOP``) thus
+fails each call after ``timeout_s``. The connection pool reconnects by itself once Redis
+is back; no restart of the service is needed.
 """
 
 from __future__ import annotations
@@ -86,8 +90,7 @@ __all__ = ["RedisStore", "redact_url"]
 
 logger = logging.getLogger(__name__)
 
-CONNECT_TIMEOUT_S = 1.0
-SOCKET_TIMEOUT_S = 2.0
+TIMEOUT_S = 2.0  # connect, and wait for each reply
 MAX_ATTEMPTS = 1000  # optimistic retries of one ingest before giving up
 
 
@@ -114,24 +117,29 @@ class RedisStore(Store):
         ``unix://path``. Nothing is contacted until the first call.
     namespace : str, default "plb"
         Prefix of every key, so several stores can share one database.
+    timeout_s : float, default 2.0
+        The longest to wait for a connection, and for each reply.
 
     Raises
     ------
     ValueError
-        When ``url`` is not a Redis URL or ``namespace`` is empty.
+        When ``url`` is not a Redis URL, ``namespace`` is empty or ``timeout_s`` is not
+        a positive number.
     """
 
-    def __init__(self, url: str, namespace: str = "plb") -> None:
+    def __init__(self, url: str, namespace: str = "plb", timeout_s: float = TIMEOUT_S) -> None:
         if not isinstance(namespace, str) or not namespace:
             raise ValueError(f"Argument 'namespace' must be a non-empty string, not {namespace!r}")
+        if not isinstance(timeout_s, int | float) or not timeout_s > 0:
+            raise ValueError(f"Argument 'timeout_s' must be a positive number, not {timeout_s!r}")
         self.url = url
         self.namespace = namespace
         self._where = redact_url(url)
         try:
             self._client = redis.Redis.from_url(
                 url,
-                socket_connect_timeout=CONNECT_TIMEOUT_S,
-                socket_timeout=SOCKET_TIMEOUT_S,
+                socket_connect_timeout=timeout_s,
+                socket_timeout=timeout_s,
                 retry=Retry(ExponentialBackoff(cap=0.1, base=0.025), 1, (RedisConnectionError,)),
             )
         except ValueError as exc:
