@@ -143,6 +143,8 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         RateLimit,
         per_address=parse_rates(settings.rate_limit_per_address),
         per_key=parse_rates(settings.rate_limit_per_key),
+        redis_url=None if settings.redis_url is None else str(settings.redis_url),
+        timeout_s=settings.redis_timeout_s,
     )
     if settings.cors_origins:
         app.add_middleware(

@@ -3,26 +3,44 @@
 Both answer before any route runs, with the service's JSON error shape:
 413 for a body over the limit (checked on ``Content-Length`` and again while the body
 streams in, for chunked uploads), 429 with ``Retry-After`` for a client over its rate.
-Rate limits use the ``limits`` library's moving windows, kept in this process: each
-replica counts its own requests.
+
+Rate limits use the ``limits`` library's moving windows. With a Redis URL they are kept
+in Redis (lists under ``plb:limits:``, one Lua script a hit), so replicas sharing that
+Redis share one budget; without one, in this process. When Redis cannot count (down, or
+no answer within the timeout), the guard never answers 500: it logs a warning and counts
+in this process instead, as a replica of the embedded store does, and tries Redis again
+after :data:`REDIS_RETRY_S` seconds, with one request at a time.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import time
 
+import redis.asyncio
 from limits import RateLimitItem, parse_many
-from limits.storage import MemoryStorage
-from limits.strategies import MovingWindowRateLimiter
+from limits.aio.storage import MemoryStorage, RedisStorage
+from limits.aio.strategies import MovingWindowRateLimiter
+from limits.errors import StorageError
+from redis.exceptions import RedisError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from service.store.redis_store import redact_url
 
 __all__ = ["BodySizeLimit", "RateLimit", "parse_rates"]
 
+logger = logging.getLogger(__name__)
+
 #: Routes no limit applies to: a health check must answer whatever the load.
 EXEMPT = ("/healthz",)
+#: Seconds a replica counts in its own process after Redis failed to count, before it
+#: tries Redis again.
+REDIS_RETRY_S = 5.0
+#: Prefix of the rate limits' keys in Redis, beside the store's ``plb:`` keys.
+REDIS_KEY_PREFIX = "plb:limits"
 
 
 async def _reject(send: Send, status: int, detail: str, headers: list[tuple[bytes, bytes]]) -> None:
@@ -101,30 +119,130 @@ def parse_rates(text: str | None) -> list[RateLimitItem]:
     return list(parse_many(text))
 
 
+def _async_url(url: str) -> str:
+    """The ``limits`` asyncio spelling of a Redis URL (``async+redis://...``)."""
+    if url.startswith("unix://"):
+        return "async+redis+unix://" + url.removeprefix("unix://")
+    return "async+" + url
+
+
 class RateLimit:
     """Limit requests per API key (the bearer credential) and per client address.
 
     A request with a bearer credential counts against that credential (kept as a hash,
     never in clear); every request also counts against its client address.
+
+    Parameters
+    ----------
+    app : ASGI app
+    per_address, per_key : list of RateLimitItem
+        The limits; none turns that kind off.
+    redis_url : str, optional
+        Count in this Redis, shared by every replica that uses it; in this process when
+        omitted, or while Redis cannot count.
+    timeout_s : float, default 2.0
+        The longest to wait for Redis to connect or to answer a hit.
+    retry_s : float, default :data:`REDIS_RETRY_S`
+        Seconds to count in this process after Redis failed, before trying it again.
     """
 
     def __init__(
-        self, app: ASGIApp, per_address: list[RateLimitItem], per_key: list[RateLimitItem]
+        self,
+        app: ASGIApp,
+        per_address: list[RateLimitItem],
+        per_key: list[RateLimitItem],
+        redis_url: str | None = None,
+        timeout_s: float = 2.0,
+        retry_s: float = REDIS_RETRY_S,
     ) -> None:
         self.app = app
         self.per_address = per_address
         self.per_key = per_key
-        self.limiter = MovingWindowRateLimiter(MemoryStorage())
+        self.retry_s = retry_s
+        self.local = MovingWindowRateLimiter(MemoryStorage())
+        self.shared: MovingWindowRateLimiter | None = None
+        self._pool: redis.asyncio.ConnectionPool | None = None
+        self._where = "" if redis_url is None else redact_url(redis_url)
+        self._degraded = False  # Redis failed; counting in this process
+        self._retry_at = 0.0  # when to try Redis again (time.monotonic)
+        if redis_url is not None and (per_address or per_key):
+            self._pool = redis.asyncio.ConnectionPool.from_url(
+                redis_url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s
+            )
+            storage = RedisStorage(
+                _async_url(redis_url),
+                implementation="redispy",
+                key_prefix=REDIS_KEY_PREFIX,
+                wrap_exceptions=True,
+                # a documented option of RedisStorage, whose annotation is narrower
+                connection_pool=self._pool,  # type: ignore[arg-type]
+            )
+            self.shared = MovingWindowRateLimiter(storage)
 
-    def _over(self, limits: list[RateLimitItem], *identity: str) -> float | None:
-        """Seconds until the first exceeded limit resets, or None when all allow the hit."""
+    def _limiter(self) -> MovingWindowRateLimiter:
+        """Redis when configured and not failing (one request at a time tries it again)."""
+        if self.shared is None:
+            return self.local
+        if self._degraded:
+            now = time.monotonic()
+            if now < self._retry_at:
+                return self.local
+            self._retry_at = now + self.retry_s  # this request tries; the others wait
+        return self.shared
+
+    async def _first_exceeded(
+        self,
+        limiter: MovingWindowRateLimiter,
+        limits: list[RateLimitItem],
+        identity: tuple[str, ...],
+    ) -> float | None:
         for item in limits:
-            if not self.limiter.hit(item, *identity):
-                reset = self.limiter.get_window_stats(item, *identity).reset_time
+            if not await limiter.hit(item, *identity):
+                reset = (await limiter.get_window_stats(item, *identity)).reset_time
                 return max(reset - time.time(), 1.0)
         return None
 
+    async def _over(self, limits: list[RateLimitItem], *identity: str) -> float | None:
+        """Seconds until the first exceeded limit resets, or None when all allow the hit."""
+        limiter = self._limiter()
+        if limiter is self.local:
+            return await self._first_exceeded(limiter, limits, identity)
+        try:
+            wait = await self._first_exceeded(limiter, limits, identity)
+        except (StorageError, RedisError, OSError) as error:
+            cause = error.storage_error if isinstance(error, StorageError) else error
+            if not self._degraded:
+                logger.warning(
+                    "rate limits: Redis at %s cannot count (%s: %s); counting in this "
+                    "process, trying Redis again every %g s",
+                    self._where,
+                    type(cause).__name__,
+                    cause,
+                    self.retry_s,
+                )
+            self._degraded = True
+            self._retry_at = time.monotonic() + self.retry_s
+            return await self._first_exceeded(self.local, limits, identity)
+        if self._degraded:
+            self._degraded = False
+            logger.warning("rate limits: Redis at %s counts again", self._where)
+        return wait
+
+    async def aclose(self) -> None:
+        """Close the connections to Redis, if any."""
+        if self._pool is not None:
+            await self._pool.disconnect()
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+
+            async def closing_send(message: Message) -> None:
+                if message["type"] == "lifespan.shutdown.complete":
+                    await self.aclose()
+                await send(message)
+
+            await self.app(scope, receive, closing_send)
+            return
         if scope["type"] != "http" or scope["path"] in EXEMPT:
             await self.app(scope, receive, send)
             return
@@ -133,11 +251,11 @@ class RateLimit:
             for name, value in scope["headers"]:
                 if name == b"authorization":
                     key = hashlib.sha256(value).hexdigest()[:32]
-                    wait = self._over(self.per_key, "key", key)
+                    wait = await self._over(self.per_key, "key", key)
                     break
         if wait is None and self.per_address:
             address = scope["client"][0] if scope.get("client") else "unknown"
-            wait = self._over(self.per_address, "address", address)
+            wait = await self._over(self.per_address, "address", address)
         if wait is not None:
             retry = str(math.ceil(wait)).encode()
             await _reject(send, 429, "too many requests: slow down", [(b"retry-after", retry)])

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import logging
+import time
 from pathlib import Path
 
 import pytest
+import redis
+from fastapi.testclient import TestClient
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
 
-from service.api.guards import parse_rates
+from service.api.guards import REDIS_KEY_PREFIX, RateLimit, parse_rates
+from tests.redis_server import RedisServer, free_port, require_redis_server
 from tests.service.conftest import INGEST_KEY, assert_error, bearer, open_client, service_settings
 
 
@@ -89,3 +98,58 @@ def test_rate_limit_per_key_counts_each_key_apart(
         assert codes == [200, 200, 200, 429]
         assert client.get("/v1/models", headers=two).status_code == 200
         assert client.get("/v1/models").status_code == 200  # no key: the address limit only
+
+
+def limited_app(rates: str, redis_url: str, retry_s: float) -> Starlette:
+    """A bare app behind :class:`RateLimit` on ``redis_url`` (no store, no fit)."""
+
+    async def hello(request: Request) -> PlainTextResponse:
+        return PlainTextResponse("hello")
+
+    app = Starlette(routes=[Route("/", hello)])
+    app.add_middleware(
+        RateLimit,
+        per_address=parse_rates(rates),
+        per_key=[],
+        redis_url=redis_url,
+        timeout_s=0.5,
+        retry_s=retry_s,
+    )
+    return app
+
+
+def limit_keys(url: str) -> list[bytes]:
+    client = redis.Redis.from_url(url, socket_timeout=5)
+    try:
+        return list(client.scan_iter(f"{REDIS_KEY_PREFIX}:*"))
+    finally:
+        client.close()
+
+
+def test_an_unreachable_redis_counts_in_the_process_never_500(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    app = limited_app("3/hour", f"redis://127.0.0.1:{free_port()}/0", retry_s=3600)
+    with caplog.at_level(logging.WARNING, "service.api.guards"), TestClient(app) as client:
+        responses = [client.get("/") for _ in range(5)]
+    assert [r.status_code for r in responses] == [200] * 3 + [429] * 2
+    assert int(responses[-1].headers["retry-after"]) >= 1
+    warnings = [r.getMessage() for r in caplog.records if "cannot count" in r.getMessage()]
+    assert len(warnings) == 1, warnings  # once an outage, not once a request
+    assert "counting in this process" in warnings[0]
+
+
+def test_counting_returns_to_redis_when_it_answers_again(tmp_path: Path) -> None:
+    server = RedisServer(tmp_path / "redis", require_redis_server())
+    app = limited_app("1000/hour", server.url, retry_s=0.2)
+    try:
+        with TestClient(app) as client:
+            assert client.get("/").status_code == 200  # nothing listens: counted here
+            server.start()
+            deadline = time.monotonic() + 30
+            while not limit_keys(server.url) and time.monotonic() < deadline:
+                assert client.get("/").status_code == 200
+                time.sleep(0.05)
+            assert limit_keys(server.url), "the limiter never went back to Redis"
+    finally:
+        server.stop()

@@ -122,6 +122,54 @@ def test_a_refit_by_one_is_served_by_the_other(replicas: tuple[TestClient, ...])
     assert user_board(two, "refit-user")["version"] == 2
 
 
+def test_three_replicas_share_one_rate_limit(shared_fit_no_features: Path, redis_url: str) -> None:
+    """Each replica alone would allow 10 requests an hour from an address: together, 10."""
+    import redis
+
+    from service.api.guards import REDIS_KEY_PREFIX
+
+    settings = service_settings(
+        shared_fit_no_features,
+        redis_url=redis_url,
+        rate_limit_per_address="10/hour",
+        rate_limit_per_key="4/hour",
+    )
+    with open_client(settings) as a, open_client(settings) as b, open_client(settings) as c:
+        replicas = (a, b, c)
+        # 30 requests from one address, round robin over the three replicas
+        answers = [replicas[i % 3].get("/v1/models") for i in range(30)]
+        assert [r.status_code for r in answers] == [200] * 10 + [429] * 20
+        for refused in answers[10:]:
+            assert_error(refused, 429, "too many requests")
+            assert 1 <= int(refused.headers["retry-after"]) <= 3600
+        # a key's budget is shared too (its requests count against the key first)
+        keyed = [replicas[i % 3].get("/v1/models", headers=ADMIN) for i in range(7)]
+        assert [r.status_code for r in keyed] == [429] * 7  # the address is spent already
+    client = redis.Redis.from_url(redis_url, socket_timeout=5)
+    try:
+        client.flushall()
+    finally:
+        client.close()
+    settings = service_settings(
+        shared_fit_no_features, redis_url=redis_url, rate_limit_per_key="4/hour"
+    )
+    with open_client(settings) as a, open_client(settings) as b, open_client(settings) as c:
+        replicas = (a, b, c)
+        keyed = [replicas[i % 3].get("/v1/models", headers=ADMIN) for i in range(9)]
+        assert [r.status_code for r in keyed] == [200] * 4 + [429] * 5
+        assert a.get("/v1/models", headers=INGEST).status_code == 200  # another key
+        assert b.get("/v1/models").status_code == 200  # no key, and no address limit
+    client = redis.Redis.from_url(redis_url, socket_timeout=5)
+    try:
+        keys = sorted(k.decode() for k in client.scan_iter("*"))
+    finally:
+        client.close()
+    limit_keys = [k for k in keys if k.startswith(f"{REDIS_KEY_PREFIX}:")]
+    assert len(limit_keys) == 2, keys  # one window a key: the admin's and the ingest key's
+    assert not [k for k in keys if k.startswith("LIMITS")], keys
+    assert ADMIN_KEY not in " ".join(keys) and INGEST_KEY not in " ".join(keys)
+
+
 def test_redis_down_is_503_then_recovers(
     shared_fit_no_features: Path, redis_url: str, server: RedisServer
 ) -> None:
