@@ -235,3 +235,30 @@ def test_two_service_processes_on_one_redis(
     finally:
         for process in processes:
             process.stop()
+
+
+@pytest.mark.slow
+def test_three_service_processes_share_one_rate_limit(
+    shared_fit_no_features: Path, redis_url: str, tmp_path: Path
+) -> None:
+    """Three real ``plb serve`` processes on one Redis: 10 requests an hour from an address."""
+    import httpx
+
+    from tests.service.conftest import ServeProcess
+
+    env = {
+        "PLB_REFIT_INTERVAL_S": "0",
+        "PLB_RATE_LIMIT_PER_ADDRESS": "10/hour",
+        "PLB_RATE_LIMIT_PER_KEY": "off",
+    }
+    args = [str(shared_fit_no_features), "--redis-url", redis_url]
+    processes = [ServeProcess(args, tmp_path, tmp_path / f"replica{i}.log", env) for i in (1, 2, 3)]
+    try:
+        for process in processes:
+            process.wait_healthy()  # /healthz is never limited
+        answers = [httpx.get(f"{processes[i % 3].url}/v1/models") for i in range(30)]
+        assert [r.status_code for r in answers] == [200] * 10 + [429] * 20
+        assert all(int(r.headers["retry-after"]) >= 1 for r in answers[10:])
+    finally:
+        for process in processes:
+            process.stop()
