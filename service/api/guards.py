@@ -14,6 +14,7 @@ after :data:`REDIS_RETRY_S` seconds, with one request at a time.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -160,35 +161,46 @@ class RateLimit:
         self.per_key = per_key
         self.retry_s = retry_s
         self.local = MovingWindowRateLimiter(MemoryStorage())
-        self.shared: MovingWindowRateLimiter | None = None
-        self._pool: redis.asyncio.ConnectionPool | None = None
+        self._redis_url = redis_url if per_address or per_key else None
+        self._timeout_s = timeout_s
         self._where = "" if redis_url is None else redact_url(redis_url)
+        # Redis connections belong to one event loop: made for the loop that runs
+        # (uvicorn has one; a test client may start a new one per request).
+        self._shared: tuple[asyncio.AbstractEventLoop, MovingWindowRateLimiter] | None = None
+        self._pool: redis.asyncio.ConnectionPool | None = None
         self._degraded = False  # Redis failed; counting in this process
         self._retry_at = 0.0  # when to try Redis again (time.monotonic)
-        if redis_url is not None and (per_address or per_key):
-            self._pool = redis.asyncio.ConnectionPool.from_url(
-                redis_url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s
-            )
-            storage = RedisStorage(
-                _async_url(redis_url),
-                implementation="redispy",
-                key_prefix=REDIS_KEY_PREFIX,
-                wrap_exceptions=True,
-                # a documented option of RedisStorage, whose annotation is narrower
-                connection_pool=self._pool,  # type: ignore[arg-type]
-            )
-            self.shared = MovingWindowRateLimiter(storage)
+
+    def _shared_limiter(self, url: str) -> MovingWindowRateLimiter:
+        """The limiter counting in Redis, with connections of the running event loop."""
+        loop = asyncio.get_running_loop()
+        if self._shared is not None and self._shared[0] is loop:
+            return self._shared[1]
+        self._pool = redis.asyncio.ConnectionPool.from_url(
+            url, socket_timeout=self._timeout_s, socket_connect_timeout=self._timeout_s
+        )
+        storage = RedisStorage(
+            _async_url(url),
+            implementation="redispy",
+            key_prefix=REDIS_KEY_PREFIX,
+            wrap_exceptions=True,
+            # a documented option of RedisStorage, whose annotation is narrower
+            connection_pool=self._pool,  # type: ignore[arg-type]
+        )
+        limiter = MovingWindowRateLimiter(storage)
+        self._shared = (loop, limiter)
+        return limiter
 
     def _limiter(self) -> MovingWindowRateLimiter:
         """Redis when configured and not failing (one request at a time tries it again)."""
-        if self.shared is None:
+        if self._redis_url is None:
             return self.local
         if self._degraded:
             now = time.monotonic()
             if now < self._retry_at:
                 return self.local
             self._retry_at = now + self.retry_s  # this request tries; the others wait
-        return self.shared
+        return self._shared_limiter(self._redis_url)
 
     async def _first_exceeded(
         self,
@@ -231,7 +243,8 @@ class RateLimit:
     async def aclose(self) -> None:
         """Close the connections to Redis, if any."""
         if self._pool is not None:
-            await self._pool.disconnect()
+            pool, self._pool, self._shared = self._pool, None, None
+            await pool.disconnect()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":

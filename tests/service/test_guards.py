@@ -153,3 +153,10 @@ def test_counting_returns_to_redis_when_it_answers_again(tmp_path: Path) -> None
             assert limit_keys(server.url), "the limiter never went back to Redis"
     finally:
         server.stop()
+
+
+def test_a_new_event_loop_per_request_still_counts_in_redis(redis_url: str) -> None:
+    # without ``with``, the test client runs each request in an event loop of its own
+    client = TestClient(limited_app("5/hour", redis_url, retry_s=3600))
+    assert [client.get("/").status_code for _ in range(7)] == [200] * 5 + [429] * 2
+    assert len(limit_keys(redis_url)) == 1
