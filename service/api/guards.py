@@ -6,7 +6,8 @@ streams in, for chunked uploads), 429 with ``Retry-After`` for a client over its
 
 Rate limits use the ``limits`` library's moving windows. With a Redis URL they are kept
 in Redis (lists under ``plb:limits:``, one Lua script a hit), so replicas sharing that
-Redis share one budget; without one, in this process. When Redis cannot count (down, or
+Redis share one budget (the windows hold each replica's clock readings: keep the clocks
+in step, as NTP does); without one, in this process. When Redis cannot count (down, or
 no answer within the timeout), the guard never answers 500: it logs a warning and counts
 in this process instead, as a replica of the embedded store does, and tries Redis again
 after :data:`REDIS_RETRY_S` seconds, with one request at a time.

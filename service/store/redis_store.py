@@ -13,7 +13,7 @@ Every key starts with the namespace (``plb`` by default); documents are compact 
     plb:snapshot              string  the published snapshot
     plb:version               string  its version, an integer (INCR)
     plb:secret                string  32 random bytes (SET NX)
-    plb:limits:...            zset    the service's rate-limit windows (service/api/guards.py)
+    plb:limits:...            list    the rate limits' moving windows (service/api/guards.py)
 
 The per-user battle list and document hash end in different suffixes, so no user id
 (colons included) can make two families collide.
