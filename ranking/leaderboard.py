@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 import numpy as np
 
 from ranking.bt import DEFAULT_ALPHA, fit_bt
@@ -15,9 +18,16 @@ from ranking.intervals import (
 )
 from ranking.pairwise import ModelCounts, collapse, model_counts, to_elo_scale
 from ranking.progress import Progress
-from ranking.types import Interval, Leaderboard, Method, ModelRating, PairwiseData, Ratings
+from ranking.types import (
+    Interval,
+    Leaderboard,
+    Method,
+    ModelRating,
+    PairwiseData,
+    Ratings,
+)
 
-__all__ = ["DEFAULT_INTERVAL", "build_leaderboard", "fit_leaderboard"]
+__all__ = ["DEFAULT_INTERVAL", "build_leaderboard", "fit_leaderboard", "split_provisional"]
 
 #: The interval each method gets when none is asked for.
 DEFAULT_INTERVAL: dict[Method, Interval] = {"bt": "sandwich", "elo": "bootstrap"}
@@ -83,6 +93,7 @@ def fit_leaderboard(
     alpha: float = DEFAULT_ALPHA,
     k: float = K_FACTOR,
     progress: Progress | None = None,
+    min_votes: int | None = None,
 ) -> Leaderboard:
     """Fit an aggregate leaderboard with intervals and interval-aware ranks.
 
@@ -110,6 +121,12 @@ def fit_leaderboard(
     progress : Progress, optional
         Told of the bootstrap's rounds (stage ``"BT bootstrap"`` or ``"Elo bootstrap"``),
         when there is one.
+    min_votes : int, optional
+        Rank only the models with at least this many votes, fitted on the votes between
+        them: a model with a vote or two would otherwise widen every interval and shift
+        every rating (the centring takes its wild rating in). The others are listed as
+        ``provisional`` with their counts (:func:`split_provisional`). ``n_battles`` and
+        the counts cover every vote. None (the default) ranks every model.
 
     Returns
     -------
@@ -133,6 +150,20 @@ def fit_leaderboard(
         raise ValueError(f"Argument 'confidence' must be between 0 and 1, not {confidence}.")
     if data.n_models == 0:
         raise ValueError("Argument 'data' holds no votes: there is nothing to rank.")
+    if min_votes is not None:
+        return _fit_ranked(
+            data,
+            min_votes,
+            method=method,
+            interval=interval,
+            rounds=rounds,
+            confidence=confidence,
+            anchor=anchor,
+            rng=rng,
+            alpha=alpha,
+            k=k,
+            progress=progress,
+        )
     generator = np.random.default_rng(rng)
     votes = collapse(data)
     if method == "bt":
@@ -221,4 +252,111 @@ def build_leaderboard(
         models=tuple(rows),
         interval=interval,
         confidence=confidence,
+    )
+
+
+def _fit_ranked(data: PairwiseData, min_votes: int, **options: Any) -> Leaderboard:
+    """:func:`fit_leaderboard` of the votes between models with ``min_votes`` votes, with
+    every model's counts, and the others listed as provisional."""
+    _check_min_votes(min_votes)
+    counts = model_counts(collapse(data))
+    every = build_leaderboard(
+        options["method"],
+        data.models,
+        np.zeros(data.n_models),
+        np.zeros(data.n_models),
+        np.zeros(data.n_models),
+        counts,
+        n_battles=int(round(data.n_votes)),
+        interval="none",
+    )
+    ranked = np.flatnonzero(counts.battles >= min_votes)
+    provisional = split_provisional(every, min_votes).provisional
+    anchor = options["anchor"]
+    if anchor is not None and anchor[0] in {m.model for m in provisional or ()}:
+        raise ValueError(
+            f"Anchor model {anchor[0]!r} has fewer than {min_votes} votes: it is not ranked."
+        )
+    if ranked.size == 0:
+        return replace(every, models=(), provisional=provisional, min_votes=int(min_votes))
+    index = np.full(data.n_models, -1, dtype=np.intp)
+    index[ranked] = np.arange(ranked.size)
+    both = (index[data.matchups[:, 0]] >= 0) & (index[data.matchups[:, 1]] >= 0)
+    among = PairwiseData(
+        tuple(data.models[j] for j in ranked),
+        index[data.matchups[both]],
+        data.outcomes[both],
+        data.weights[both],
+    )
+    if among.n_votes == 0:  # enough votes, but none between two of them: nothing to fit
+        everyone = split_provisional(every, int(counts.battles.max()) + 1).provisional
+        return replace(every, models=(), provisional=everyone, min_votes=int(min_votes))
+    fitted = fit_leaderboard(among, **options)
+    rows = {m.model: m for m in every.models}
+    models = tuple(
+        replace(
+            m,
+            battles=rows[m.model].battles,
+            wins=rows[m.model].wins,
+            losses=rows[m.model].losses,
+            ties=rows[m.model].ties,
+        )
+        for m in fitted.models
+    )
+    return replace(
+        fitted,
+        models=models,
+        n_battles=every.n_battles,
+        provisional=provisional,
+        min_votes=int(min_votes),
+    )
+
+
+def _check_min_votes(min_votes: Any) -> None:
+    if isinstance(min_votes, bool) or not isinstance(min_votes, int | np.integer):
+        raise ValueError(f"Argument 'min_votes' must be an integer, not {min_votes!r}.")
+    if min_votes < 0:
+        raise ValueError(f"Argument 'min_votes' must be at least 0, not {min_votes}.")
+
+
+def split_provisional(board: Leaderboard, min_votes: int) -> Leaderboard:
+    """Rank only the models with at least ``min_votes`` votes; list the others apart.
+
+    A model with a handful of votes has an interval too wide to say anything, yet its
+    rating can be the highest (one win, and nothing to pull it back): public boards rank
+    a model only from ``min_votes`` votes on. The ranks (SPEC section 2) are recomputed
+    among the ranked models, and the ratings are kept as fitted; where the votes can be
+    fitted again, ``fit_leaderboard(..., min_votes=)`` also keeps the few-vote models out
+    of the others' ratings and intervals.
+
+    Parameters
+    ----------
+    board : Leaderboard
+        A leaderboard, best model first.
+    min_votes : int
+        The fewest battles a ranked model has; 0 ranks every model.
+
+    Returns
+    -------
+    Leaderboard
+        The ranked models, best first, with ``provisional`` (the others, most votes
+        first, then by name) and ``min_votes`` set.
+
+    Raises
+    ------
+    ValueError
+        When ``min_votes`` is negative or not an integer.
+    """
+    _check_min_votes(min_votes)
+    ranked = [m for m in board.models if m.battles >= min_votes]
+    provisional = sorted(
+        (m for m in board.models if m.battles < min_votes), key=lambda m: (-m.battles, m.model)
+    )
+    if ranked:
+        ranks = interval_ranks(
+            np.array([m.lower for m in ranked]), np.array([m.upper for m in ranked])
+        )
+        ranked = [replace(m, rank=int(r)) for m, r in zip(ranked, ranks, strict=True)]
+    return replace(
+        board, models=tuple(ranked), provisional=tuple(provisional), min_votes=int(min_votes)
     )

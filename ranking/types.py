@@ -36,6 +36,7 @@ __all__ = [
     "Method",
     "ModelRating",
     "Outcomes",
+    "PROVISIONAL_FIELDS",
     "PairwiseData",
     "Ratings",
     "Weights",
@@ -105,6 +106,10 @@ class PairwiseData:
         )
 
 
+#: The fields a provisional model is listed with: its counts, never a rating or rank.
+PROVISIONAL_FIELDS = ("model", "battles", "wins", "losses", "ties")
+
+
 @dataclass(frozen=True)
 class ModelRating:
     """One row of a leaderboard (SPEC section 3, ``leaderboard`` JSON)."""
@@ -134,6 +139,9 @@ class ModelRating:
         }
 
 
+_ROW_FIELDS = ("model", "rating", "lower", "upper", "rank", "battles", "wins", "losses", "ties")
+
+
 @dataclass(frozen=True)
 class Leaderboard:
     """An aggregate leaderboard on the Elo scale, best model first.
@@ -150,6 +158,12 @@ class Leaderboard:
         How ``lower`` and ``upper`` were computed (with ``"none"`` they equal the rating).
     confidence : float
         Coverage of the intervals.
+    provisional : tuple of ModelRating, optional
+        Models left off the ranks for having too few votes
+        (:func:`ranking.leaderboard.split_provisional`), most votes first; ``None`` when
+        no minimum was applied. Their rows are kept for the counts only.
+    min_votes : int, optional
+        The fewest votes a ranked model has, when a minimum was applied.
     """
 
     method: Method
@@ -157,6 +171,8 @@ class Leaderboard:
     models: tuple[ModelRating, ...]
     interval: Interval = "none"
     confidence: float = 0.95
+    provisional: tuple[ModelRating, ...] | None = None
+    min_votes: int | None = None
     _index: dict[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -195,11 +211,46 @@ class Leaderboard:
         return 1.0 / (1.0 + np.power(BASE, (r[None, :] - r[:, None]) / SCALE))
 
     def to_dict(self) -> dict[str, Any]:
-        """The leaderboard as the JSON document of SPEC section 3."""
-        return {
+        """The leaderboard as the JSON document of SPEC section 3.
+
+        With a minimum of votes applied it also holds ``min_votes`` and ``provisional``:
+        each provisional model's ``model``, ``battles``, ``wins``, ``losses`` and ``ties``
+        (no rating, interval or rank: too few votes to say).
+        """
+        document: dict[str, Any] = {
             "method": self.method,
             "n_battles": self.n_battles,
             "interval": self.interval,
             "confidence": self.confidence,
             "models": [m.to_dict() for m in self.models],
         }
+        if self.provisional is not None:
+            document["min_votes"] = self.min_votes
+            document["provisional"] = [
+                {k: v for k, v in m.to_dict().items() if k in PROVISIONAL_FIELDS}
+                for m in self.provisional
+            ]
+        return document
+
+    @classmethod
+    def from_dict(cls, document: Mapping[str, Any]) -> Leaderboard:
+        """The leaderboard of a :meth:`to_dict` document (its ranked ``models`` only).
+
+        Raises
+        ------
+        ValueError
+            When a row lacks a field of :class:`ModelRating`, naming the row and the field.
+        """
+        rows = []
+        for i, row in enumerate(document["models"]):
+            try:
+                rows.append(ModelRating(**{f: row[f] for f in _ROW_FIELDS}))
+            except KeyError as error:
+                raise ValueError(f"models[{i}] has no field {error.args[0]!r}") from None
+        return cls(
+            method=document["method"],
+            n_battles=int(document["n_battles"]),
+            models=tuple(rows),
+            interval=document.get("interval", "none"),
+            confidence=float(document.get("confidence", 0.95)),
+        )

@@ -8,7 +8,11 @@ directory, and calls ``ranking`` and ``features`` for the numbers:
   process or (polled every ``version_poll_s``) by another replica sharing the store.
 * **A vote** (:meth:`Engine.ingest`) is stored together with its online Elo update in
   one atomic store step, and the voter's personal leaderboard is refitted before the
-  call returns, so the voter's next read shows it.
+  call returns, so the voter's next read shows it. A vote naming a model outside the
+  catalogue (the served fit's models and those registered, :meth:`Engine.register_models`)
+  is rejected, unless the settings opt in to registering it.
+* **Public boards** rank only the models with ``min_model_votes`` votes; the others are
+  listed as ``provisional`` (:func:`ranking.leaderboard.split_provisional`).
 * **A refit** (:meth:`Engine.refit`, periodic in a background thread) fits the aggregate
   Bradley-Terry, per-user agreement and shrinkage (and, if asked, the predictor) on all
   battles, then publishes them as the next version; reads go on meanwhile.
@@ -31,9 +35,15 @@ import numpy as np
 import pandas as pd
 
 from ranking.frames import check_segment_size, filter_battles, pairwise_from_battles
-from ranking.leaderboard import fit_leaderboard
-from ranking.types import Method
-from ranking.validation import battles_from_records, empty_battle_frame, to_battle_frame
+from ranking.leaderboard import fit_leaderboard, split_provisional
+from ranking.pairwise import model_counts
+from ranking.types import CENTER, Method
+from ranking.validation import (
+    RowError,
+    battles_from_records,
+    empty_battle_frame,
+    to_battle_frame,
+)
 from service.artifacts import FitArtifacts
 from service.personal import personal_leaderboard
 from service.recommendation import recommendation, unknown_models
@@ -95,6 +105,8 @@ class Engine:
         # never overwrites a later one.
         self._users_lock = threading.Lock()
         self._segments: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
+        self._live_counts: tuple[tuple[int, int], dict[str, tuple[int, int, int, int]]] | None
+        self._live_counts = None
         self._checked = 0.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -126,7 +138,8 @@ class Engine:
     def _load(self, version: int, snapshot: dict[str, Any] | None) -> Served:
         if snapshot is None:
             raise RuntimeError("the store holds no published model version")
-        return served_version(version, snapshot, self._predictor(snapshot.get("predictor_dir")))
+        predictor = self._predictor(snapshot.get("predictor_dir"))
+        return served_version(version, snapshot, predictor, self.settings.min_model_votes)
 
     def served(self) -> Served:
         """The current version; checks the store for a newer one every ``version_poll_s``."""
@@ -147,18 +160,40 @@ class Engine:
     ) -> dict[str, Any]:
         """The aggregate leaderboard document (SPEC section 3), plus ``version``.
 
-        Bradley-Terry is the published version's; Elo is live, moved by every vote since,
-        with the interval widths of the version. ``where`` fits a segment leaderboard on
-        all battles whose label columns match.
+        Bradley-Terry is the published version's; Elo is live, moved by every vote since
+        (in the ratings and in each model's counts), with the interval widths of the
+        version. ``where`` fits a segment leaderboard on all battles whose label columns
+        match. Only models with ``min_model_votes`` votes are ranked; the others are
+        listed under ``provisional``.
         """
         served = self.served()
         if where:
             document = self._segment(served, method, where)
         elif method == "elo":
-            document = live_elo_leaderboard(served, self.store.elo(), self.store.n_battles())
+            n_stored = self.store.n_battles()
+            since = self._counts_since(served, n_stored)
+            document = live_elo_leaderboard(served, self.store.elo(), n_stored, since)
         else:
-            document = dict(served.snapshot["leaderboards"][method])
+            document = dict((served.boards or {})[method])
         return {**document, "version": served.version}
+
+    def _counts_since(self, served: Served, n_stored: int) -> dict[str, tuple[int, int, int, int]]:
+        """Each model's battles, wins, losses and ties among the votes stored since
+        ``served`` was published; kept until the next vote or version."""
+        key = (served.version, n_stored)
+        if self._live_counts is not None and self._live_counts[0] == key:
+            return self._live_counts[1]
+        first = int(served.snapshot.get("store_battles", 0))
+        counts: dict[str, tuple[int, int, int, int]] = {}
+        if n_stored > first:
+            data = pairwise_from_battles(battle_frame(self.store.battles()[first:]))
+            c = model_counts(data)
+            counts = {
+                m: (int(c.battles[j]), int(c.wins[j]), int(c.losses[j]), int(c.ties[j]))
+                for j, m in enumerate(data.models)
+            }
+        self._live_counts = (key, counts)
+        return counts
 
     def _segment(
         self, served: Served, method: Method, where: list[tuple[str, str]]
@@ -182,7 +217,8 @@ class Engine:
             )
         except ValueError as error:
             raise InputError(f"where {named}: {error}") from None
-        document = fit_leaderboard(pairwise_from_battles(battles), method=method).to_dict()
+        board = fit_leaderboard(pairwise_from_battles(battles), method=method)
+        document = split_provisional(board, self.settings.min_model_votes).to_dict()
         self._segments[key] = document
         while len(self._segments) > _SEGMENTS_KEPT:
             self._segments.popitem(last=False)
@@ -244,14 +280,22 @@ class Engine:
         documents: dict[str, dict[str, dict[str, Any]]] = {}
         for user_id, frame in battles.items():
             documents[user_id] = {}
+            # a model voted on since the version (registered since) starts at the centre
+            voted = set(frame["model_a"].astype(str)) | set(frame["model_b"].astype(str))
+            extra = tuple(sorted(voted - set(served.models)))
+            models = served.models + extra
+            start = np.full(len(extra), CENTER)
+            prior = priors.get(user_id)
             for method in methods:
                 document = personal_leaderboard(
                     user_id,
                     frame,
-                    served.models,
-                    served.aggregate[method],
+                    models,
+                    np.concatenate([served.aggregate[method], start]),
                     method=method,
-                    prior=priors.get(user_id) if method == "bt" else None,
+                    prior=np.concatenate([prior, start])
+                    if method == "bt" and prior is not None
+                    else None,
                     alpha=served.snapshot.get("user_alpha"),
                 )
                 document["version"] = served.version
@@ -378,8 +422,17 @@ class Engine:
             ``accepted``, ``duplicates``, ``rejected`` (index and error of each bad record),
             ``tokens`` (read tokens of users whose first vote this was) and ``version``.
         """
+        unknown = [] if self.settings.auto_register_models else self._unknown_models(records)
+        kept = [i for i in range(len(records)) if i not in {e.index for e in unknown}]
         frame, errors, duplicates = battles_from_records(
-            records, known_ids=self._fit_ids, max_chars={"user_id": MAX_USER_ID_CHARS}
+            [records[i] for i in kept],
+            known_ids=self._fit_ids,
+            max_chars={"user_id": MAX_USER_ID_CHARS},
+        )
+        errors = sorted(
+            [RowError(kept[e.index], e.field, e.value, e.reason, e.detail) for e in errors]
+            + unknown,
+            key=lambda e: e.index,
         )
         documents = battle_documents(frame)
         result = self.store.ingest(documents, elo_update)
@@ -401,6 +454,58 @@ class Engine:
             "version": served.version,
         }
 
+    def catalogue(self) -> frozenset[str]:
+        """The models this deployment knows: the served version's and those registered."""
+        return frozenset(self.served().models) | self.store.models()
+
+    def _unknown_models(self, records: list[Any]) -> list[RowError]:
+        """One error for each record naming a model outside the catalogue."""
+        known = self.catalogue()
+        errors = []
+        for index, record in enumerate(records):
+            if not isinstance(record, dict):
+                continue  # validation reports it
+            for field in ("model_a", "model_b"):
+                name = record.get(field)
+                if isinstance(name, str) and name.strip() and name not in known:
+                    errors.append(
+                        RowError(
+                            index,
+                            field,
+                            name,
+                            "is not a registered model (an admin registers models with "
+                            "POST /v1/admin/models)",
+                        )
+                    )
+                    break
+        return errors
+
+    def register_models(self, names: list[str]) -> dict[str, Any]:
+        """Add models to the catalogue (``POST /v1/admin/models``).
+
+        Returns
+        -------
+        dict
+            ``added`` (the names that were new, in the order given) and ``known`` (those
+            already in the catalogue).
+
+        Raises
+        ------
+        InputError
+            When a name is empty or not a string, naming its position and value.
+        """
+        for position, name in enumerate(names):
+            if not isinstance(name, str) or not name.strip():
+                raise InputError(f"models[{position}]: {name!r} is not a model name")
+        served = frozenset(self.served().models)
+        wanted = [n for n in dict.fromkeys(names) if n not in served]
+        added = self.store.register_models(wanted) if wanted else ()
+        return {
+            "added": list(added),
+            "known": [n for n in dict.fromkeys(names) if n not in added],
+            "version": self.served().version,
+        }
+
     def refit(self) -> int:
         """Refit on all battles and publish the result; returns the new version.
 
@@ -411,7 +516,9 @@ class Engine:
             n_stored = self.store.n_battles()
             battles = self.all_battles()
             started = time.monotonic()
-            snapshot = refit_snapshot(battles, served.snapshot)
+            snapshot = refit_snapshot(
+                battles, served.snapshot, min_votes=self.settings.min_model_votes
+            )
             snapshot["store_battles"] = n_stored
             if self.settings.refit_predictor and "prompt" in battles.columns:
                 snapshot["predictor_dir"] = self._refit_predictor(battles, served)

@@ -58,6 +58,14 @@ class Settings(BaseSettings):
     segment_min_votes, segment_min_users : int
         The fewest votes, and distinct voters, a ``?where=`` segment must hold to answer,
         so that no segment narrows to a few people.
+    min_model_votes : int
+        The fewest votes a model must have to be ranked on public boards (the aggregate
+        leaderboard, the widget, the badge); below it the model is listed apart as
+        ``provisional``. 0 ranks every model.
+    auto_register_models : bool
+        Whether a vote naming a model outside the catalogue (the served fit's models
+        and those registered through ``POST /v1/admin/models``) registers it; by default
+        such a vote is rejected.
     rate_limit_per_address, rate_limit_per_key : str
         Requests allowed per client address and per API key or token, in the ``limits``
         notation (``"100/second;3000/minute"``); ``"off"`` for none. Replicas on one
@@ -84,6 +92,8 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=16 * 2**20, ge=1024)
     segment_min_votes: int = Field(default=100, ge=1)
     segment_min_users: int = Field(default=20, ge=1)
+    min_model_votes: int = Field(default=50, ge=0)
+    auto_register_models: bool = False
     rate_limit_per_address: str = "100/second;3000/minute"
     rate_limit_per_key: str = "1000/second"
 

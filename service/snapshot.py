@@ -11,6 +11,7 @@ Layout::
     {"created": ISO time, "origin": "fit" | "refit", "n_battles": int,
      "models": [names, sorted],
      "leaderboards": {"bt": <leaderboard>, "elo": <leaderboard>},
+     "public": {"bt": <leaderboard>} or null,   # fitted among models with min_votes votes
      "correlations": {"bt/cv": <correlations>, "bt/none": ..., "elo/cv": ..., ...},
      "user_alpha": float or null,   # prior precision of a user's BT deviation (nats^-2)
      "topics": [...] or null, "predictor_dir": str or null, "fit_created": str}
@@ -134,6 +135,7 @@ def refit_snapshot(
     previous: dict[str, Any],
     *,
     rng: np.random.Generator | int | None = 0,
+    min_votes: int | None = None,
 ) -> dict[str, Any]:
     """A new snapshot fitted on ``battles``: aggregates, per-user agreement and shrinkage.
 
@@ -145,6 +147,9 @@ def refit_snapshot(
         The snapshot being replaced: its topics and predictor are kept.
     rng : numpy.random.Generator or int, optional
         Randomness of the Elo bootstrap and of the shrinkage search.
+    min_votes : int, optional
+        Also fit the public Bradley-Terry board (``public``): only models with this many
+        votes ranked, fitted on the votes between them, the others provisional.
     """
     data = pairwise_from_battles(battles)
     min_battles = int(previous.get("min_battles", 10))
@@ -177,6 +182,9 @@ def refit_snapshot(
         "n_battles": len(battles),
         "models": list(data.models),
         "leaderboards": {m: aggregates[m].to_dict() for m in methods},
+        "public": None
+        if min_votes is None
+        else {"bt": fit_leaderboard(data, method="bt", rng=rng, min_votes=min_votes).to_dict()},
         "correlations": correlations or previous.get("correlations", {}),
         "user_alpha": user_alpha,
     }

@@ -16,7 +16,11 @@ __all__ = [
     "IngestPublic",
     "LeaderboardPublic",
     "ModelRatingPublic",
+    "ModelsIn",
     "ModelsPublic",
+    "ProvisionalModelPublic",
+    "PublicBoardPublic",
+    "RegisteredPublic",
     "RecommendIn",
     "RankedModelPublic",
     "RecommendPublic",
@@ -67,6 +71,27 @@ class BattlesIn(BaseModel):
     )
 
 
+class ModelsIn(BaseModel):
+    """Models to add to the catalogue (``POST /v1/admin/models``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    models: list[str] = Field(
+        min_length=1,
+        max_length=1000,
+        description="model names, as votes will name them",
+        examples=[["helios-3", "pico-4b"]],
+    )
+
+
+class RegisteredPublic(BaseModel):
+    """What ``POST /v1/admin/models`` did."""
+
+    added: list[str] = Field(description="names new to the catalogue, in the order given")
+    known: list[str] = Field(description="names the catalogue already held")
+    version: int
+
+
 class RankedModelPublic(BaseModel):
     """One model's rating, interval and rank (SPEC section 2 ranks)."""
 
@@ -86,6 +111,16 @@ class ModelRatingPublic(RankedModelPublic):
     ties: int
 
 
+class ProvisionalModelPublic(BaseModel):
+    """A model with too few votes to be ranked yet: its counts only."""
+
+    model: str
+    battles: int
+    wins: int
+    losses: int
+    ties: int
+
+
 class LeaderboardPublic(BaseModel):
     """The leaderboard JSON of SPEC section 3, best model first."""
 
@@ -95,6 +130,17 @@ class LeaderboardPublic(BaseModel):
     confidence: float | None = None
     version: int = Field(description="the model version served")
     models: list[ModelRatingPublic]
+
+
+class PublicBoardPublic(LeaderboardPublic):
+    """The aggregate leaderboard as public boards show it: only models with ``min_votes``
+    votes ranked, the others listed apart."""
+
+    min_votes: int = Field(description="the fewest votes a ranked model has")
+    provisional: list[ProvisionalModelPublic] = Field(
+        description="models with fewer than min_votes votes, most votes first: listed with "
+        "their counts, not ranked"
+    )
 
 
 class UserLeaderboardPublic(LeaderboardPublic):

@@ -59,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     for module in (leaderboard, users, topics, fit, recommend, evaluate, simulate, report, serve):
         module.add_parser(subparsers)
     serve.add_refit_parser(subparsers)
+    serve.add_models_parser(subparsers)
     return parser
 
 

@@ -23,7 +23,10 @@ from service.cli.common import (
 )
 from service.cli.tables import format_leaderboard, format_matrix
 
-__all__ = ["add_parser", "parse_anchor"]
+__all__ = ["DEFAULT_MIN_VOTES", "add_parser", "parse_anchor"]
+
+#: The fewest votes a model needs to be ranked by ``plb leaderboard`` unless told otherwise.
+DEFAULT_MIN_VOTES = 20
 
 
 def parse_anchor(text: str) -> tuple[str, float]:
@@ -72,6 +75,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "the vote's own fields",
     )
     parser.add_argument("--anchor", metavar="MODEL=RATING", help="pin one model's rating")
+    parser.add_argument(
+        "--min-votes",
+        type=int,
+        default=DEFAULT_MIN_VOTES,
+        metavar="N",
+        help="rank only models with at least N votes; the others are listed below the "
+        f"table as provisional (default {DEFAULT_MIN_VOTES}; 0 ranks every model)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     parser.add_argument(
         "--matrix", action="store_true", help="also print the predicted win-probability matrix"
@@ -84,6 +95,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def check_options(args: argparse.Namespace) -> None:
     """Reject options that cannot work together, before the battle log is read."""
     check_at_least("--rounds", args.rounds, 1)
+    check_at_least("--min-votes", args.min_votes, 0)
     check_share("--confidence", args.confidence)
     check_seed(args)
     if args.method == "elo" and args.ci == "sandwich":
@@ -122,6 +134,7 @@ def run(args: argparse.Namespace) -> None:
             anchor=anchor,
             rng=args.seed,
             progress=stages,
+            min_votes=args.min_votes,
         )
     document = board.to_dict()
     if where:

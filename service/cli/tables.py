@@ -49,7 +49,20 @@ def format_leaderboard(board: Leaderboard, battles: str | None = None) -> str:
         for m in board.models
     ]
     headers = ("rank", "model", "rating", "lower", "upper", "battles", "wins", "losses", "ties")
-    return title + "\n\n" + format_table(headers, rows)
+    table = title + "\n\n" + format_table(headers, rows)
+    if board.provisional:
+        fewer = f"fewer than {board.min_votes} votes" if board.min_votes else "too few votes"
+        lines = [
+            f"Provisional, not ranked ({len(board.provisional)} "
+            f"model{'s' if len(board.provisional) != 1 else ''} with {fewer}):",
+            "",
+            format_table(
+                ("model", "battles", "wins", "losses", "ties"),
+                [(m.model, m.battles, m.wins, m.losses, m.ties) for m in board.provisional],
+            ),
+        ]
+        table += "\n\n" + "\n".join(lines)
+    return table
 
 
 def format_matrix(board: Leaderboard) -> str:

@@ -10,6 +10,10 @@ shared by several replicas). Both keep the same four things:
 * per-user documents, one per ``(user_id, method)``, and the versioned published snapshot;
 * a 32-byte secret shared by every process that uses the same backend.
 
+The model catalogue (:meth:`Store.models`, :meth:`Store.register_models`) is the set of
+models in the online Elo state: a registered model enters it at the starting rating, in
+the same atomic step as an ingest, so both backends share it with every replica.
+
 Documents are stored as compact JSON text (:func:`dumps`); a stored battle reads back as a
 dict equal to the one ingested.
 """
@@ -213,6 +217,46 @@ class Store(ABC):
     @abstractmethod
     def init_elo(self, ratings: Mapping[str, float]) -> bool:
         """Set the Elo state only if none is stored yet; ``True`` if it was set."""
+
+    def models(self) -> frozenset[str]:
+        """The model catalogue: every model with an online Elo rating."""
+        return frozenset(self.elo())
+
+    def register_models(self, names: Sequence[str], rating: float = 1000.0) -> tuple[str, ...]:
+        """Add models to the catalogue at the starting ``rating``, atomically.
+
+        One :meth:`ingest` step with no battle: a model already known keeps its rating,
+        and a concurrent ingest is neither lost nor applied twice.
+
+        Parameters
+        ----------
+        names : sequence of str
+            Non-empty model names.
+        rating : float
+            The online Elo rating a new model starts from.
+
+        Returns
+        -------
+        tuple of str
+            The names that were new, in the order given (repeats once).
+
+        Raises
+        ------
+        ValueError
+            When a name is not a non-empty string, naming its position and value.
+        """
+        for position, name in enumerate(names):
+            if not isinstance(name, str) or not name:
+                raise ValueError(f"models[{position}] must be a non-empty string, not {name!r}")
+        added: list[tuple[str, ...]] = [()]
+
+        def update(state: dict[str, float], battles: list[dict[str, Any]]) -> dict[str, float]:
+            new = tuple(n for n in dict.fromkeys(names) if n not in state)
+            added[0] = new  # the last call is the one stored (optimistic retries)
+            return {**state, **dict.fromkeys(new, float(rating))}
+
+        self.ingest([], update)
+        return added[0]
 
     @abstractmethod
     def put_user(self, user_id: str, method: str, document: Mapping[str, Any]) -> None:

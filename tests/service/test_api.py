@@ -115,8 +115,9 @@ def test_aggregate_leaderboards(client: TestClient, fit_battles: Any) -> None:
 def test_segment_leaderboard(shared_fit: Path, store: dict[str, Any], fit_battles: Any) -> None:
     n_math = int((fit_battles["topic"] == "math").sum())
     assert 0 < n_math < len(fit_battles)
-    # the shared fit is small: its math segment has fewer voters than the default minimum
-    settings = service_settings(shared_fit, **store, segment_min_users=5)
+    # the shared fit is small: its math segment has fewer voters than the default minimum,
+    # and each model fewer votes in it than a public board's default minimum
+    settings = service_settings(shared_fit, **store, segment_min_users=5, min_model_votes=5)
     with open_client(settings) as client:
         check_segments(client, n_math)
 
@@ -128,6 +129,10 @@ def check_segments(client: TestClient, n_math: int) -> None:
         document = response.json()
         check_leaderboard(document, method)
         assert document["n_battles"] == n_math
+        assert document["min_votes"] == 5
+        assert all(m["battles"] >= 5 for m in document["models"])
+        assert all(m["battles"] < 5 for m in document["provisional"])
+        assert len(document["models"]) + len(document["provisional"]) == 15
     both = client.get("/v1/leaderboard", params=[("where", "topic=math"), ("where", "topic=chat")])
     assert_error(both, 422, "no battle matches", "topic=math", "topic=chat")
 
@@ -429,26 +434,35 @@ def test_ingest_reports_each_record(client: TestClient, fit_battles: Any) -> Non
         vote("pico-3b", "lyra-mini", battle_id=fitted_id),  # duplicate of the fitted log
         {"model_b": "lyra-mini", "winner": "tie"},  # rejected: model_a missing
         vote("lyra-mini", "sage-1.2", "tie (bothbad)", topic="math"),  # accepted, no id
-        vote("brand-new-model", "pico-3b", battle_id="b-4"),  # accepted: a new model
+        vote("brand-new-model", "pico-3b", battle_id="b-4"),  # accepted: a registered model
+        vote("pico-3b", "gpt-17-ultra", battle_id="b-5"),  # rejected: an unknown model
     ]
+    registered = client.post(
+        "/v1/admin/models", json={"models": ["brand-new-model"]}, headers=ADMIN
+    )
+    assert registered.status_code == 200, registered.text
     result = ingest(client, battles)
     assert result["accepted"] == 3
     assert result["duplicates"] == 2
     rejected = {r["index"]: r["error"] for r in result["rejected"]}
-    assert sorted(rejected) == [1, 2, 4, 6]
+    assert sorted(rejected) == [1, 2, 4, 6, 9]
     assert "not a JSON object" in rejected[1]
     assert "'winner'" in rejected[2] and "'the best one'" in rejected[2]
     assert "'model_b'" in rejected[4] and "same model" in rejected[4]
     assert "'model_a'" in rejected[6] and "missing" in rejected[6]
+    assert "'model_b'" in rejected[9] and "'gpt-17-ultra'" in rejected[9]
+    assert "not a registered model" in rejected[9]
     assert result["version"] == 1
 
-    again = ingest(client, [vote("pico-3b", "lyra-mini", battle_id="b-1"), battles[-1]])
+    again = ingest(client, [vote("pico-3b", "lyra-mini", battle_id="b-1"), battles[-2]])
     assert (again["accepted"], again["duplicates"], again["rejected"]) == (0, 2, [])
 
-    # the new model joins the live Elo leaderboard at once
+    # the new model joins the live Elo leaderboard at once, as provisional (one vote)
     elo = client.get("/v1/leaderboard", params={"method": "elo"}).json()
     check_leaderboard(elo, "elo")
-    assert "brand-new-model" in ratings(elo)
+    provisional = {m["model"]: m for m in elo["provisional"]}
+    assert provisional["brand-new-model"]["battles"] == 1
+    assert "brand-new-model" not in ratings(elo) and "gpt-17-ultra" not in provisional
     assert elo["n_battles"] == len(fit_battles) + 3
 
 
@@ -513,6 +527,14 @@ def test_live_elo_then_refit(client: TestClient, fit_battles: Any) -> None:
     check_leaderboard(elo_after, "elo")
     assert elo_after["n_battles"] == elo_before["n_battles"] + 5
     assert ratings(elo_after)[bottom] > ratings(elo_before)[bottom]
+    # ... and counts every new vote in the models' counts, as in n_battles
+    for model, extra in ((bottom, (5, 5, 0)), (top, (5, 0, 5))):
+        row, old = rows_by_model(elo_after)[model], rows_by_model(elo_before)[model]
+        assert (row["battles"], row["wins"], row["losses"]) == (
+            old["battles"] + extra[0],
+            old["wins"] + extra[1],
+            old["losses"] + extra[2],
+        )
     expected = elo_update(ratings(elo_before), votes)
     for model, rating in ratings(elo_after).items():
         assert rating == pytest.approx(expected[model], abs=0.05), model
@@ -614,3 +636,128 @@ def test_fit_without_features(shared_fit_no_features: Path, store: dict[str, Any
         response = client.get(f"/v1/users/{user}/leaderboard", params={"token": token})
         assert response.status_code == 200, response.text
         assert response.json()["source"] == "fitted"  # no predictor: no prior from queries
+
+
+# -- the model catalogue and public boards (issue 15) ----------------------------------
+
+
+def badge_best(client: TestClient) -> str:
+    label = ET.fromstring(client.get("/widget/badge.svg").text).get("aria-label")
+    assert label is not None and label.startswith("best model: ")
+    return label.removeprefix("best model: ")
+
+
+def counted(document: dict[str, Any]) -> int:
+    """Battles over every model of a board, ranked or provisional: twice the votes."""
+    return sum(m["battles"] for m in document["models"] + document["provisional"])
+
+
+def test_one_vote_for_a_made_up_model_is_rejected(client: TestClient) -> None:
+    """The attack: one vote for a made-up model used to crown it after the next refit."""
+    bt_before = client.get("/v1/leaderboard").json()
+    elo_before = client.get("/v1/leaderboard", params={"method": "elo"}).json()
+    best = badge_best(client)
+    result = ingest(client, [vote("gpt-17-ultra", "pico-3b", user_id="attacker")])
+    assert result["accepted"] == 0
+    (rejected,) = result["rejected"]
+    assert rejected["index"] == 0
+    assert "'model_a'" in rejected["error"] and "'gpt-17-ultra'" in rejected["error"]
+    assert result["tokens"] == {}  # nothing stored, not even the voter
+
+    elo_after = client.get("/v1/leaderboard", params={"method": "elo"}).json()
+    assert elo_after == elo_before
+    assert client.post("/v1/admin/refit", headers=ADMIN).json() == {"version": 2}
+    bt_after = client.get("/v1/leaderboard").json()
+    assert bt_after["n_battles"] == bt_before["n_battles"]
+    assert ratings(bt_after) == pytest.approx(ratings(bt_before))
+    assert badge_best(client) == best
+    assert_error(client.get("/v1/users/attacker/leaderboard", headers=ADMIN), 404, "attacker")
+
+
+def test_registering_models_is_for_the_admin(client: TestClient) -> None:
+    path, body = "/v1/admin/models", {"models": ["helios-9", "pico-3b", "helios-9", "nova-2"]}
+    assert_error(client.post(path, json=body), 401, "admin key")
+    assert_error(client.post(path, json=body, headers=INGEST), 403, "admin key")
+    answer = client.post(path, json=body, headers=ADMIN)
+    assert answer.status_code == 200, answer.text
+    assert answer.json() == {"added": ["helios-9", "nova-2"], "known": ["pico-3b"], "version": 1}
+    again = client.post(path, json={"models": ["nova-2"]}, headers=ADMIN).json()
+    assert (again["added"], again["known"]) == ([], ["nova-2"])
+    assert_error(client.post(path, json={"models": ["ok", " "]}, headers=ADMIN), 422, "models[1]")
+    assert client.post(path, json={"models": []}, headers=ADMIN).status_code == 422
+    assert client.post(path, json={"names": ["x"]}, headers=ADMIN).status_code == 422
+    # the registered model's votes are taken from now on
+    assert ingest(client, [vote("helios-9", "pico-3b")])["accepted"] == 1
+
+
+def test_auto_registered_model_stays_provisional_until_it_has_the_votes(
+    shared_fit: Path, store: dict[str, Any]
+) -> None:
+    """With auto-registration a made-up model's vote is taken, and harms nothing."""
+    settings = service_settings(shared_fit, **store, auto_register_models=True)
+    with open_client(settings) as client:
+        bt_before = client.get("/v1/leaderboard").json()
+        best = badge_best(client)
+        assert bt_before["min_votes"] == 50 and bt_before["provisional"] == []
+        assert ingest(client, [vote("gpt-17-ultra", "pico-3b")])["accepted"] == 1
+        assert client.post("/v1/admin/refit", headers=ADMIN).status_code == 200
+        for method in ("bt", "elo"):
+            board = client.get("/v1/leaderboard", params={"method": method}).json()
+            check_leaderboard(board, method)
+            assert [m["model"] for m in board["models"]][:1] == [bt_before["models"][0]["model"]]
+            assert "gpt-17-ultra" not in ratings(board)
+            assert board["provisional"] == [
+                {"model": "gpt-17-ultra", "battles": 1, "wins": 1, "losses": 0, "ties": 0}
+            ]
+            assert counted(board) == 2 * board["n_battles"]
+        assert badge_best(client) == best
+        # what the page and the widget read: the same ranks and ratings as before the vote,
+        # so the page's interval axis spans what it spanned
+        public = client.get("/v1/leaderboard").json()
+        assert [(m["model"], m["rank"]) for m in public["models"]] == [
+            (m["model"], m["rank"]) for m in bt_before["models"]
+        ]
+        assert ratings(public) == pytest.approx(ratings(bt_before), abs=0.01)
+        lows, highs = [m["lower"] for m in public["models"]], [m["upper"] for m in public["models"]]
+        assert min(lows) == pytest.approx(min(m["lower"] for m in bt_before["models"]), abs=0.01)
+        assert max(highs) == pytest.approx(max(m["upper"] for m in bt_before["models"]), abs=0.01)
+        pico = rows_by_model(public)["pico-3b"]
+        assert pico["losses"] == rows_by_model(bt_before)["pico-3b"]["losses"] + 1
+
+
+def test_a_vote_for_a_registered_model_is_seen_at_once_and_counted_everywhere(
+    shared_fit: Path, store: dict[str, Any], fit_battles: Any
+) -> None:
+    """The live view agrees with itself: the voter's read, live Elo's counts, intervals."""
+    settings = service_settings(shared_fit, **store, min_model_votes=0)
+    with open_client(settings) as client:
+        client.post("/v1/admin/models", json={"models": ["helios-9"]}, headers=ADMIN)
+        elo_before = client.get("/v1/leaderboard", params={"method": "elo"}).json()
+        votes = [vote("helios-9", "pico-3b", user_id="fresh-voter"), vote("pico-3b", "helios-9")]
+        result = ingest(client, votes)
+        assert result["accepted"] == 2 and result["rejected"] == []
+        token = result["tokens"]["fresh-voter"]
+
+        for method in ("bt", "elo"):
+            mine = client.get(
+                "/v1/users/fresh-voter/leaderboard", params={"token": token, "method": method}
+            ).json()
+            check_leaderboard(mine, method)
+            assert rows_by_model(mine)["helios-9"]["wins"] == 1
+            assert mine["n_battles"] == 1
+
+        elo = client.get("/v1/leaderboard", params={"method": "elo"}).json()
+        check_leaderboard(elo, "elo")
+        assert elo["n_battles"] == len(fit_battles) + 2
+        assert counted(elo) == 2 * elo["n_battles"]
+        new, pico = rows_by_model(elo)["helios-9"], rows_by_model(elo)["pico-3b"]
+        assert (new["battles"], new["wins"], new["losses"]) == (2, 1, 1)
+        old = rows_by_model(elo_before)["pico-3b"]
+        assert pico["battles"] == old["battles"] + 2 and pico["wins"] == old["wins"] + 1
+        for board in (elo_before, elo):
+            for row in board["models"]:
+                assert row["lower"] < row["upper"], row  # never a zero-width interval
+        # no fitted interval yet: at least the span of the published ones
+        published = rows_by_model(elo_before)
+        assert new["lower"] <= min(m["lower"] for m in published.values() if m["battles"])
+        assert new["upper"] >= max(m["upper"] for m in published.values() if m["battles"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,7 @@ def row(model: str, rating: float, half: float, battles: int) -> dict[str, Any]:
         "rating": rating,
         "lower": rating - half,
         "upper": rating + half,
+        "rank": 1,
         "battles": battles,
         "wins": battles // 2,
         "losses": battles // 2,
@@ -27,8 +29,13 @@ SNAPSHOT = {
     "models": ["a", "b"],
     "store_battles": 10,
     "leaderboards": {
-        "bt": {"models": [row("a", 1010.0, 5.0, 7), row("b", 990.0, 5.0, 7)], "n_battles": 7},
+        "bt": {
+            "method": "bt",
+            "models": [row("a", 1010.0, 5.0, 7), row("b", 990.0, 5.0, 7)],
+            "n_battles": 7,
+        },
         "elo": {
+            "method": "elo",
             "models": [row("a", 1004.0, 3.0, 7), row("b", 996.0, 4.0, 7)],
             "n_battles": 7,
             "interval": "bootstrap",
@@ -43,15 +50,42 @@ def test_served_version_orders_ratings_and_encodes_the_bt_board_once() -> None:
     assert served.models == ("a", "b") and served.version == 3
     np.testing.assert_array_equal(served.aggregate["bt"], [1010.0, 990.0])
     assert served.ratings("elo") == {"a": 1004.0, "b": 996.0}
-    assert served.bt_json.startswith(b'{"models":') and b'"version":3' in served.bt_json
+    public = json.loads(served.bt_json)
+    assert public["version"] == 3 and [m["model"] for m in public["models"]] == ["a", "b"]
+    assert public["min_votes"] == 0 and public["provisional"] == []
+    assert served.boards is not None and served.boards["bt"]["models"] == public["models"]
+
+
+def test_public_boards_list_models_below_the_minimum_apart() -> None:
+    served = served_version(3, SNAPSHOT, predictor=None, min_votes=8)
+    public = json.loads(served.bt_json)
+    assert public["models"] == [] and [m["model"] for m in public["provisional"]] == ["a", "b"]
+    assert set(public["provisional"][0]) == {"model", "battles", "wins", "losses", "ties"}
+    assert served.aggregate["bt"].tolist() == [1010.0, 990.0]  # personal fits keep them all
 
 
 def test_live_elo_moves_points_keeps_widths_and_counts_new_votes() -> None:
     served = served_version(3, SNAPSHOT, predictor=None)
-    board = live_elo_leaderboard(served, {"a": 1001.0, "b": 999.0, "c": 1000.0}, n_stored=13)
+    live = {"a": 1001.0, "b": 999.0, "c": 1000.0}
+    since = {"a": (3, 1, 2, 0), "c": (3, 2, 1, 0)}  # c beat a twice, lost once, since
+    board = live_elo_leaderboard(served, live, n_stored=13, since=since)
     rows = {r["model"]: r for r in board["models"]}
     assert rows["a"]["rating"] == pytest.approx(1001.0)
     assert rows["a"]["upper"] - rows["a"]["lower"] == pytest.approx(6.0)
     assert rows["b"]["upper"] - rows["b"]["lower"] == pytest.approx(8.0)
-    assert rows["c"]["battles"] == 0  # a model seen only since the version: no counts yet
+    # every vote since counts in the models' counts, as in n_battles
     assert board["n_battles"] == 7 + 3  # the version's battles and the 3 stored since
+    assert (rows["a"]["battles"], rows["a"]["wins"], rows["a"]["losses"]) == (10, 4, 5)
+    assert (rows["c"]["battles"], rows["c"]["wins"], rows["c"]["losses"]) == (3, 2, 1)
+    assert rows["b"]["battles"] == 7
+    # c has no fitted interval: a wide one, never zero-width
+    assert rows["c"]["lower"] <= 1000.0 - 400.0 and rows["c"]["upper"] >= 1000.0 + 400.0
+
+
+def test_live_elo_lists_a_model_below_the_minimum_as_provisional() -> None:
+    served = served_version(3, SNAPSHOT, predictor=None, min_votes=5)
+    live = {"a": 1001.0, "b": 999.0, "c": 1000.0}
+    board = live_elo_leaderboard(served, live, n_stored=13, since={"c": (3, 2, 1, 0)})
+    assert [m["model"] for m in board["models"]] == ["a", "b"]
+    assert board["provisional"] == [{"model": "c", "battles": 3, "wins": 2, "losses": 1, "ties": 0}]
+    assert {m["rank"] for m in board["models"]} == {1}

@@ -1,15 +1,16 @@
-"""Admin routes (admin key): refit now, and a user's read token."""
+"""Admin routes (admin key): refit now, register models, and a user's read token."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, HTTPException, status
 from starlette.concurrency import run_in_threadpool
 
 from service.api.deps import AdminDep, EngineDep, MetricsDep
 from service.api.routes.users import UserId
-from service.api.schemas import RefitPublic, TokenPublic, errors
+from service.api.schemas import ModelsIn, RefitPublic, RegisteredPublic, TokenPublic, errors
+from service.engine import InputError
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"], dependencies=[AdminDep])
 
@@ -23,6 +24,17 @@ async def refit(engine: EngineDep, metrics: MetricsDep) -> dict[str, Any]:
     version = await run_in_threadpool(engine.refit)
     metrics.version.set(version)
     return {"version": version}
+
+
+@router.post("/models", response_model=RegisteredPublic, responses=errors(401, 403, 422, 429, 503))
+def register_models(body: ModelsIn, engine: EngineDep) -> dict[str, Any]:
+    """Add models to the catalogue: votes naming them are accepted from now on, by every
+    replica sharing the store. A model is ranked on public boards once it has
+    ``PLB_MIN_MODEL_VOTES`` votes."""
+    try:
+        return engine.register_models(body.models)
+    except InputError as error:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(error)) from None
 
 
 @router.get(

@@ -9,12 +9,12 @@ from starlette.concurrency import run_in_threadpool
 
 from ranking.frames import parse_where
 from service.api.deps import EngineDep
-from service.api.schemas import LeaderboardPublic, errors
+from service.api.schemas import PublicBoardPublic, errors
 
 router = APIRouter(prefix="/v1", tags=["leaderboard"])
 
 
-@router.get("/leaderboard", response_model=LeaderboardPublic, responses=errors(422, 429, 503))
+@router.get("/leaderboard", response_model=PublicBoardPublic, responses=errors(422, 429, 503))
 async def read_leaderboard(
     engine: EngineDep,
     method: Literal["bt", "elo"] = "bt",
@@ -23,7 +23,11 @@ async def read_leaderboard(
         Query(description="segment: COL=VALUE on a label column, repeatable"),
     ] = None,
 ) -> Any:
-    """The aggregate leaderboard: Bradley-Terry of the served version, or live Elo."""
+    """The aggregate leaderboard: Bradley-Terry of the served version, or live Elo.
+
+    Only models with at least ``PLB_MIN_MODEL_VOTES`` votes are ranked; the others are
+    listed under ``provisional`` with their counts.
+    """
     if method == "bt" and not where:
         # The most read answer: encoded once a version, served without a thread hop.
         return Response(engine.served().bt_json, media_type="application/json")

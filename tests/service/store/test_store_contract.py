@@ -289,3 +289,69 @@ def test_a_closed_store_refuses_calls(opener: Opener) -> None:
     with pytest.raises(StoreUnavailable, match="closed"):
         store.ingest([battle(1)], count_elo)
     store.close()  # closing twice is harmless
+
+
+# -- the model catalogue ---------------------------------------------------------------
+
+
+def test_register_models_adds_new_names_once_at_the_starting_rating(store: Store) -> None:
+    assert store.models() == frozenset()
+    assert store.init_elo({"alpha": 1010.0, "beta": 990.0})
+    added = store.register_models(["gamma", "alpha", "gamma", "delta"])
+    assert added == ("gamma", "delta")
+    assert store.models() == {"alpha", "beta", "gamma", "delta"}
+    # a known model keeps its rating; a new one starts at 1000
+    assert store.elo() == {"alpha": 1010.0, "beta": 990.0, "gamma": 1000.0, "delta": 1000.0}
+    assert store.register_models(["gamma", "alpha"]) == ()
+    assert store.n_battles() == 0  # registering stores no battle
+
+
+def test_registered_models_are_shared_and_survive_ingests(store: Store, opener: Opener) -> None:
+    store.register_models(["alpha", "beta", "gamma"])
+    other = opener()
+    assert other.models() == {"alpha", "beta", "gamma"}
+
+    def keep_and_count(state: dict[str, float], accepted: list[dict[str, Any]]) -> dict[str, float]:
+        return {**state, "alpha": state["alpha"] + len(accepted)}
+
+    other.ingest([battle(1), battle(2)], keep_and_count)
+    assert store.models() == {"alpha", "beta", "gamma"}
+    assert store.elo()["alpha"] == 1002.0  # nothing of the ingest lost by the registration
+    assert store.register_models(["delta"]) == ("delta",)
+    assert other.elo() == {"alpha": 1002.0, "beta": 1000.0, "gamma": 1000.0, "delta": 1000.0}
+    assert ids(other.battles()) == ["b1", "b2"]
+
+
+def test_concurrent_registrations_and_ingests_lose_nothing(store: Store, opener: Opener) -> None:
+    """Two threads register models while two ingest: every name and every vote is kept."""
+    store.init_elo({"n": 0.0})
+    stores = [store, opener(), store, opener()]
+    errors: list[BaseException] = []
+    start = threading.Barrier(4)
+
+    def work(t: int) -> None:
+        try:
+            start.wait()
+            for k in range(15):
+                if t < 2:
+                    stores[t].register_models([f"m{t}-{k}"])
+                else:
+                    stores[t].ingest([battle(f"{t}-{k}")], count_elo)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not errors, errors
+    assert store.models() == {"n"} | {f"m{t}-{k}" for t in range(2) for k in range(15)}
+    assert store.elo()["n"] == 30.0 and store.n_battles() == 30
+
+
+@pytest.mark.parametrize("bad", ["", 3, None])
+def test_register_models_refuses_a_bad_name_and_stores_nothing(store: Store, bad: Any) -> None:
+    with pytest.raises(ValueError, match=r"models\[1\]"):
+        store.register_models(["alpha", bad])
+    assert store.models() == frozenset()
