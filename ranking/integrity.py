@@ -1,0 +1,361 @@
+"""Voter integrity: a daily cap on each user's votes, and tests for anomalous voters.
+
+Two defences of the aggregate, as Chatbot Arena uses for its own board:
+
+* :func:`daily_cap_mask` keeps at most ``cap`` votes per user and calendar day (UTC),
+  the earliest ones, like FastChat's ``limit_user_votes``; votes without a user or a
+  timestamp are kept.
+* :func:`detect_anomalous_voters` tests every user's votes against the Bradley-Terry
+  model of everyone else, all users at once:
+
+  - **random clickers**: the slope ``beta_u`` of a per-user logistic regression of the
+    user's outcomes on the population's predicted log-odds (leave-that-user-out, to first
+    order) is compared with the honest users' slopes, ``N(m, tau^2)`` estimated robustly
+    (median and MAD) across users; the lower-tail p-value is
+    ``Phi((beta_u - m) / sqrt(tau^2 + se_u^2))``. A user with few votes has a large
+    ``se_u`` and is never flagged for noise.
+  - **brigaders**: for each user and model, the model's score in that user's votes
+    (a tie counting half) against a binomial with the population's mean win probability
+    of the model in those votes (conservative next to the exact Poisson-binomial), and a
+    win share of at least ``brigade_share``.
+
+  Each family of p-values is controlled by Benjamini-Hochberg at ``level`` over the users
+  (user-model pairs) tested; the population model is refitted without the users flagged
+  so far, for ``rounds`` rounds, so that a brigade does not hide inside the model it bent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+from scipy.special import expit
+from scipy.stats import binom, norm
+
+from ranking.bt import DEFAULT_ALPHA, bt_hessian, fit_bt
+from ranking.types import PairwiseData
+
+__all__ = [
+    "FlaggedVoter",
+    "IntegrityReport",
+    "benjamini_hochberg",
+    "daily_cap_mask",
+    "detect_anomalous_voters",
+]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.intp]
+BoolArray = npt.NDArray[np.bool_]
+Test = Literal["random", "brigade"]
+
+_DAY_S = 86_400.0
+#: ``1.4826 * MAD`` estimates a normal standard deviation.
+_MAD_SCALE = 1.4826
+
+
+@dataclass(frozen=True)
+class FlaggedVoter:
+    """One flagged user and the evidence against them.
+
+    Attributes
+    ----------
+    user : int
+        Index of the user (into the ``users`` codes and ``user_names``).
+    user_id : str
+        The user's name.
+    test : {"random", "brigade"}
+        Which test flagged them (the stronger one, when both did).
+    statistic : float
+        For ``random``: the user's agreement slope with the population (1 is typical,
+        0 is coin flipping). For ``brigade``: the model's win share in the user's votes.
+    expected : float
+        For ``random``: the honest users' typical slope ``m``. For ``brigade``: the win
+        share the population predicts for that model in the user's votes.
+    p_value : float
+        The test's p-value (before the multiple-testing control).
+    n_votes : int
+        The user's votes (for ``brigade``: the user's votes with that model).
+    model : str or None
+        The model voted up, for ``brigade``.
+    """
+
+    user: int
+    user_id: str
+    test: Test
+    statistic: float
+    expected: float
+    p_value: float
+    n_votes: int
+    model: str | None = None
+
+
+@dataclass(frozen=True)
+class IntegrityReport:
+    """What :func:`detect_anomalous_voters` found.
+
+    Attributes
+    ----------
+    flagged : tuple of FlaggedVoter
+        One per flagged user, by user index.
+    flagged_users : ndarray of bool
+        ``(n_users,)`` true for a flagged user.
+    slope, slope_se : ndarray
+        ``(n_users,)`` each user's agreement slope and its standard error (NaN without
+        votes).
+    honest_slope : tuple of float
+        ``(m, tau)``: centre and spread of the honest users' slopes.
+    level : float
+        The Benjamini-Hochberg level of each test family.
+    """
+
+    flagged: tuple[FlaggedVoter, ...]
+    flagged_users: BoolArray
+    slope: FloatArray
+    slope_se: FloatArray
+    honest_slope: tuple[float, float]
+    level: float
+
+    def vote_mask(self, users: IntArray) -> BoolArray:
+        """``(n,)`` true for the votes to count in the aggregate (not a flagged user's)."""
+        users = np.asarray(users, dtype=np.intp)
+        keep = np.ones(users.shape, dtype=bool)
+        known = users >= 0
+        keep[known] = ~self.flagged_users[users[known]]
+        return keep
+
+
+def daily_cap_mask(users: IntArray, tstamps: FloatArray, cap: int) -> BoolArray:
+    """Keep at most ``cap`` votes per user and UTC calendar day, the earliest ones.
+
+    Parameters
+    ----------
+    users : array of int
+        ``(n,)`` user code of each vote; negative for a vote without a user.
+    tstamps : array of float
+        ``(n,)`` unix time of each vote; NaN where unknown.
+    cap : int
+        Most votes of one user counted in one day (at least 1).
+
+    Returns
+    -------
+    ndarray of bool
+        ``(n,)`` true for the votes kept. Votes without a user or a timestamp are kept;
+        among votes at the same instant, the earlier row wins.
+    """
+    if isinstance(cap, bool) or not isinstance(cap, int | np.integer) or cap < 1:
+        raise ValueError(f"Argument 'cap' must be an integer >= 1, not {cap!r}.")
+    users = np.asarray(users, dtype=np.intp)
+    tstamps = np.asarray(tstamps, dtype=np.float64)
+    if users.shape != tstamps.shape or users.ndim != 1:
+        raise ValueError("Arguments 'users' and 'tstamps' must have one entry a vote.")
+    keep = np.ones(users.size, dtype=bool)
+    rows = np.flatnonzero((users >= 0) & np.isfinite(tstamps))
+    if rows.size == 0:
+        return keep
+    day = np.floor(tstamps[rows] / _DAY_S)
+    order = np.lexsort((rows, tstamps[rows], day, users[rows]))
+    u, d = users[rows][order], day[order]
+    start = np.ones(order.size, dtype=bool)
+    start[1:] = (u[1:] != u[:-1]) | (d[1:] != d[:-1])
+    group_start = np.maximum.accumulate(np.where(start, np.arange(order.size), 0))
+    rank = np.arange(order.size) - group_start
+    keep[rows[order[rank >= cap]]] = False
+    return keep
+
+
+def benjamini_hochberg(p_values: FloatArray, level: float) -> BoolArray:
+    """Which hypotheses Benjamini-Hochberg rejects at false-discovery rate ``level``."""
+    p = np.asarray(p_values, dtype=np.float64)
+    reject = np.zeros(p.shape, dtype=bool)
+    if p.size == 0:
+        return reject
+    order = np.argsort(p, kind="stable")
+    passed = np.flatnonzero(p[order] <= level * np.arange(1, p.size + 1) / p.size)
+    if passed.size:
+        reject[order[: passed[-1] + 1]] = True
+    return reject
+
+
+def _population(
+    data: PairwiseData, users: IntArray, n_users: int, fitted: BoolArray, alpha: float
+) -> FloatArray:
+    """Leave-that-user-out strengths of every user, ``(n_users, k)``, to first order.
+
+    The aggregate is fitted on the votes where ``fitted`` is true; a user whose votes
+    are in it gets ``theta + H^+ g_u`` (``g_u`` the gradient of their own loss), the
+    Newton step of the fit without them.
+    """
+    k = data.n_models
+    m, y, w = data.matchups[fitted], data.outcomes[fitted], data.weights[fitted]
+    theta = fit_bt(k, m, y, w, alpha=alpha)
+    hessian = bt_hessian(theta, m, y, w, alpha=alpha)
+    r = w * (expit(theta[m[:, 0]] - theta[m[:, 1]]) - y)
+    u = users[fitted]
+    grad = np.zeros((n_users, k))
+    np.add.at(grad, (u, m[:, 0]), r)
+    np.add.at(grad, (u, m[:, 1]), -r)
+    loo = theta[None, :] + grad @ np.linalg.pinv(hessian, hermitian=True)
+    return loo
+
+
+def _slopes(
+    d: FloatArray, y: FloatArray, w: FloatArray, users: IntArray, n_users: int
+) -> tuple[FloatArray, FloatArray]:
+    """Per-user maximum-likelihood slope of ``y ~ expit(beta * d)`` and its standard error."""
+    beta = np.ones(n_users)
+    info0 = np.bincount(users, weights=w * d * d, minlength=n_users)
+    for _ in range(25):
+        p = expit(beta[users] * d)
+        score = np.bincount(users, weights=w * (y - p) * d, minlength=n_users)
+        info = np.bincount(users, weights=w * p * (1 - p) * d * d, minlength=n_users)
+        step = np.divide(score, info, out=np.zeros(n_users), where=info > 1e-12)
+        beta = np.clip(beta + np.clip(step, -2.0, 2.0), -10.0, 10.0)
+        if np.max(np.abs(step), initial=0.0) < 1e-8:
+            break
+    p = expit(beta[users] * d)
+    info = np.bincount(users, weights=w * p * (1 - p) * d * d, minlength=n_users)
+    se = np.full(n_users, np.nan)
+    ok = info0 > 1e-12
+    se[ok] = 1.0 / np.sqrt(np.maximum(info[ok], 1e-12))
+    beta[~ok] = np.nan
+    return beta, se
+
+
+def detect_anomalous_voters(
+    data: PairwiseData,
+    users: IntArray,
+    user_names: Sequence[str],
+    *,
+    level: float = 0.01,
+    min_votes: int = 20,
+    brigade_share: float = 0.9,
+    rounds: int = 3,
+    alpha: float = DEFAULT_ALPHA,
+) -> IntegrityReport:
+    """Flag random clickers and brigaders by testing each user against everyone else.
+
+    Parameters
+    ----------
+    data : PairwiseData
+        Votes (rows may be weighted).
+    users : array of int
+        ``(n,)`` user of each row, below ``len(user_names)``; negative rows (no user)
+        count in the population model and are never tested.
+    user_names : sequence of str
+        Names of the users.
+    level : float
+        Benjamini-Hochberg level of each test (random, brigade), in (0, 1).
+    min_votes : int
+        Fewest votes of a user for the random-clicker test.
+    brigade_share : float
+        Least win share of a model in a user's votes for the brigade test to flag.
+    rounds : int
+        Rounds of refitting the population without the users flagged so far.
+    alpha : float
+        Prior precision of the Bradley-Terry fits.
+
+    Returns
+    -------
+    IntegrityReport
+    """
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"Argument 'level' must lie in (0, 1), not {level!r}.")
+    if not 0.0 < brigade_share <= 1.0:
+        raise ValueError(f"Argument 'brigade_share' must lie in (0, 1], not {brigade_share!r}.")
+    for name, value in (("min_votes", min_votes), ("rounds", rounds)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"Argument {name!r} must be an integer >= 1, not {value!r}.")
+    users = np.asarray(users, dtype=np.intp)
+    n_users, k = len(user_names), data.n_models
+    if users.shape != data.outcomes.shape or (users.size and users.max() >= n_users):
+        raise ValueError(f"Argument 'users' must hold one user index below {n_users} a row.")
+    known = users >= 0
+    a, b = data.matchups[known, 0], data.matchups[known, 1]
+    y, w, u = data.outcomes[known], data.weights[known], users[known]
+    n_votes = np.bincount(u, weights=w, minlength=n_users)
+    # the brigade counts: each (user, model) pair's votes and the model's score
+    pair_a, pair_b = u * k + a, u * k + b
+    shown = np.bincount(np.r_[pair_a, pair_b], weights=np.r_[w, w], minlength=n_users * k)
+    score = np.bincount(
+        np.r_[pair_a, pair_b], weights=np.r_[w * y, w * (1 - y)], minlength=n_users * k
+    )
+
+    flagged = np.zeros(n_users, dtype=bool)
+    for _ in range(rounds):
+        fitted = ~(known & np.isin(users, np.flatnonzero(flagged)))
+        # rows without a user go to a dummy user n_users, whose step is ignored
+        loo = _population(data, np.where(known, users, n_users), n_users + 1, fitted, alpha)
+        d = loo[u, a] - loo[u, b]
+        slope, se = _slopes(d, y, w, u, n_users)
+        testable = (n_votes >= min_votes) & np.isfinite(slope)
+        centre, spread = _honest_slope(slope[testable & ~flagged], se[testable & ~flagged])
+        p_random = np.ones(n_users)
+        z = (slope[testable] - centre) / np.sqrt(spread**2 + se[testable] ** 2)
+        p_random[testable] = norm.cdf(z)
+        random_flag = np.zeros(n_users, dtype=bool)
+        random_flag[testable] = benjamini_hochberg(p_random[testable], level)
+
+        p_win = expit(d)
+        expected = np.bincount(
+            np.r_[pair_a, pair_b], weights=np.r_[w * p_win, w * (1 - p_win)], minlength=n_users * k
+        )
+        pbar = np.divide(expected, shown, out=np.zeros_like(shown), where=shown > 0)
+        tested = np.flatnonzero(shown > 0)
+        wins = np.floor(score[tested] + 1e-9)
+        p_brigade = np.ones(n_users * k)
+        p_brigade[tested] = binom.sf(wins - 1, np.rint(shown[tested]), pbar[tested])
+        brigade_pair = np.zeros(n_users * k, dtype=bool)
+        brigade_pair[tested] = benjamini_hochberg(p_brigade[tested], level)
+        share = np.divide(score, shown, out=np.zeros_like(shown), where=shown > 0)
+        brigade_pair &= share >= brigade_share
+        brigade_flag = np.asarray(brigade_pair.reshape(n_users, k).any(axis=1), dtype=bool)
+        new = random_flag | brigade_flag
+        if np.array_equal(new, flagged):
+            break
+        flagged = new
+
+    records: list[FlaggedVoter] = []
+    p_pairs = np.where(brigade_pair, p_brigade, np.inf).reshape(n_users, k)
+    for user in np.flatnonzero(flagged).tolist():
+        best_model = int(np.argmin(p_pairs[user]))
+        p_b = float(p_pairs[user, best_model])
+        if brigade_flag[user] and (not random_flag[user] or p_b <= p_random[user]):
+            pair = user * k + best_model
+            records.append(
+                FlaggedVoter(
+                    user,
+                    str(user_names[user]),
+                    "brigade",
+                    float(share[pair]),
+                    float(pbar[pair]),
+                    p_b,
+                    int(round(shown[pair])),
+                    data.models[best_model],
+                )  # fmt: skip
+            )
+        else:
+            records.append(
+                FlaggedVoter(
+                    user,
+                    str(user_names[user]),
+                    "random",
+                    float(slope[user]),
+                    centre,
+                    float(p_random[user]),
+                    int(round(n_votes[user])),
+                )  # fmt: skip
+            )
+    return IntegrityReport(tuple(records), flagged, slope, se, (centre, spread), level)
+
+
+def _honest_slope(slope: FloatArray, se: FloatArray) -> tuple[float, float]:
+    """Robust centre and spread of the honest slopes, the noise of each estimate removed."""
+    if slope.size < 5:
+        return 1.0, 0.5
+    centre = float(np.median(slope))
+    mad = _MAD_SCALE * float(np.median(np.abs(slope - centre)))
+    spread = np.sqrt(max(mad**2 - float(np.median(se**2)), 0.0))
+    return centre, max(float(spread), 0.05)
