@@ -53,7 +53,7 @@ import json
 import math
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -230,6 +230,12 @@ class Truth:
         The knobs used.
     seed : int or None
         The seed, when the simulation was seeded with an int.
+    attackers : pandas.Series or None
+        Index ``user_id``, the adversarial voters only: ``"random"`` (coin-flip votes) or
+        ``"brigade"`` (always votes :attr:`brigade_model` up); ``None`` without attackers.
+        Their ``user_ratings`` are the tastes they would have had as honest users.
+    brigade_model : str or None
+        The weak model the brigade votes up (one of the bottom 3 by true rating).
     """
 
     models: tuple[str, ...]
@@ -245,6 +251,8 @@ class Truth:
     topic_world: pd.DataFrame
     params: SimulationParams
     seed: int | None
+    attackers: pd.Series | None = field(default=None, kw_only=True)
+    brigade_model: str | None = field(default=None, kw_only=True)
 
     def mean_spearman(self) -> float:
         """Mean Spearman correlation of the users' true rankings with the population's."""
@@ -296,6 +304,8 @@ def simulate(
     *,
     rng: np.random.Generator | int | None = 0,
     params: SimulationParams | None = None,
+    random_voters: float = 0.0,
+    brigade: float = 0.0,
 ) -> Simulation:
     """Simulate an arena of users voting on pairs of models, with known true preferences.
 
@@ -312,6 +322,12 @@ def simulate(
         Source of randomness, or a seed; the same seed gives identical output.
     params : SimulationParams, optional
         The knobs of the world; the defaults when omitted.
+    random_voters : float
+        Share of users who vote by coin flip (``model_a`` or ``model_b``, never a tie).
+    brigade : float
+        Share of users who vote one weak model up: each of their battles shows it (the
+        other slot drawn by popularity) and they always vote it the winner. With both
+        shares zero (the default) the output is that of a world without attackers.
 
     Returns
     -------
@@ -321,6 +337,14 @@ def simulate(
     n_users = _check_count("n_users", n_users, 1)
     battles_per_user = _check_count("battles_per_user", battles_per_user, 1)
     n_models = _check_count("n_models", n_models, 2)
+    for name, share_value in (("random_voters", random_voters), ("brigade", brigade)):
+        if not (isinstance(share_value, int | float) and 0.0 <= share_value < 1.0):
+            raise ValueError(f"Argument {name!r} must lie in [0, 1), not {share_value!r}.")
+    if random_voters + brigade >= 1.0:
+        raise ValueError(
+            "Arguments 'random_voters' and 'brigade' must sum below 1, "
+            f"not {random_voters + brigade!r}."
+        )
     gen, seed = _as_generator(rng)
     p = params if params is not None else SimulationParams()
     n_topics = len(TOPICS)
@@ -403,6 +427,15 @@ def simulate(
     users = [f"u{i:0{max(5, len(str(n_users - 1)))}d}" for i in range(n_users)]
     models = _model_names(n_models)
     tag = f"{int(gen.integers(16**8)):08x}"
+    expected = (
+        quality
+        + mixture @ strength.T
+        + p.style_weight * (prefs + mixture @ topic_style) @ traits.T
+        + idiosyncratic
+    )
+    kind, target = _attack(
+        gen, expected, user, model_a, model_b, outcome, popularity, random_voters, brigade
+    )
     width = max(6, len(str(n - 1)))
     names, topic_names = np.array(models, dtype=object), np.array(TOPICS, dtype=object)
     battles = pd.DataFrame(
@@ -418,13 +451,7 @@ def simulate(
         }
     )
 
-    # Truth: expected utility under the user's own topic mixture.
-    expected = (
-        quality
-        + mixture @ strength.T
-        + p.style_weight * (prefs + mixture @ topic_style) @ traits.T
-        + idiosyncratic
-    )
+    # Truth: expected utility under the user's own topic mixture (computed above).
     ratings = CENTER + ELO_PER_NAT * (expected - expected.mean(axis=1, keepdims=True))
     user_index = pd.Index(users, name="user_id")
     styles = np.column_stack([prefs, writing, tie_propensity])
@@ -448,7 +475,58 @@ def simulate(
         params=p,
         seed=seed,
         battles=battles,
+        attackers=None
+        if kind is None
+        else pd.Series(
+            np.array(["random", "brigade"], dtype=object)[kind[kind >= 0]],
+            index=pd.Index(np.array(users, dtype=object)[kind >= 0], name="user_id"),
+            name="attack",
+            dtype=object,
+        ),
+        brigade_model=None if target is None else models[target],
     )
+
+
+def _attack(
+    gen: np.random.Generator,
+    expected: npt.NDArray[np.float64],
+    user: npt.NDArray[np.intp],
+    model_a: npt.NDArray[np.intp],
+    model_b: npt.NDArray[np.intp],
+    outcome: npt.NDArray[np.intp],
+    popularity: npt.NDArray[np.float64],
+    random_voters: float,
+    brigade: float,
+) -> tuple[npt.NDArray[np.intp] | None, int | None]:
+    """Turn shares of the users into attackers, in place; draws nothing when both are 0.
+
+    Returns each user's kind (-1 honest, 0 random, 1 brigade), or None without
+    attackers, and the brigade's model, or None without a brigade.
+    """
+    n_users, n_models = expected.shape
+    n_random, n_brigade = round(random_voters * n_users), round(brigade * n_users)
+    if n_random == 0 and n_brigade == 0:
+        return None, None
+    kind = np.full(n_users, -1, dtype=np.intp)
+    chosen = gen.permutation(n_users)
+    kind[chosen[:n_random]] = 0
+    kind[chosen[n_random : n_random + n_brigade]] = 1
+    votes_kind = kind[user]
+    coin = np.flatnonzero(votes_kind == 0)
+    outcome[coin] = gen.integers(0, 2, coin.size)
+    target = None
+    if n_brigade:
+        truth = expected.mean(axis=0)
+        target = int(gen.choice(np.argsort(truth, kind="stable")[: min(3, n_models)]))
+        rows = np.flatnonzero(votes_kind == 1)
+        other = np.where(model_a[rows] == target, model_b[rows], model_a[rows])
+        while (same := np.flatnonzero(other == target)).size:
+            other[same] = gen.choice(n_models, size=same.size, p=popularity)
+        first = gen.random(rows.size) < 0.5
+        model_a[rows] = np.where(first, target, other)
+        model_b[rows] = np.where(first, other, target)
+        outcome[rows] = np.where(first, 0, 1)
+    return kind, target
 
 
 def spearman_with_population(
@@ -594,6 +672,9 @@ def write_simulation(
         "model_popularity": _series_json(sim.model_popularity, 6),
         "topic_world": _frame_json(sim.topic_world, 5),
     }
+    if sim.attackers is not None:
+        truth["attackers"] = {str(k): str(v) for k, v in sim.attackers.items()}
+        truth["brigade_model"] = sim.brigade_model
     paths["truth"].write_text(json.dumps(truth, separators=(",", ":")) + "\n", encoding="utf-8")
     return paths
 
@@ -639,6 +720,15 @@ def load_truth(path: str | Path) -> Truth:
         topic_world=_frame_from(obj["topic_world"]),
         params=SimulationParams(**raw),
         seed=obj["seed"],
+        attackers=None
+        if "attackers" not in obj
+        else pd.Series(
+            list(obj["attackers"].values()),
+            index=pd.Index(list(obj["attackers"]), name="user_id"),
+            name="attack",
+            dtype=object,
+        ),
+        brigade_model=obj.get("brigade_model"),
     )
 
 
