@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 
 from data.simulate import mean_spearman, simulate, write_simulation
@@ -28,6 +29,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--models", type=int, default=15, metavar="K", help="default 15")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="default 0")
+    parser.add_argument(
+        "--random-voters",
+        type=float,
+        default=0.0,
+        metavar="F",
+        help="share of users who vote by coin flip (default 0)",
+    )
+    parser.add_argument(
+        "--brigade",
+        type=float,
+        default=0.0,
+        metavar="F",
+        help="share of users who always vote one of the 3 weakest models up (default 0)",
+    )
     add_output_options(parser)
     parser.set_defaults(run=run)
 
@@ -42,9 +57,24 @@ def run(args: argparse.Namespace) -> None:
         if value < least:
             raise UsageError(f"{flag} must be at least {least}, not {value}")
     check_seed(args)
+    for flag, share in (("--random-voters", args.random_voters), ("--brigade", args.brigade)):
+        if not (math.isfinite(share) and 0.0 <= share < 1.0):
+            raise UsageError(f"{flag} must be at least 0 and below 1, not {share}")
+    if args.random_voters + args.brigade >= 1.0:
+        raise UsageError(
+            "--random-voters plus --brigade must be below 1, "
+            f"not {args.random_voters + args.brigade}"
+        )
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise UsageError(f"--out {args.out!r} is a file; plb simulate writes a directory there")
-    sim = simulate(args.users, args.battles_per_user, args.models, rng=args.seed)
+    sim = simulate(
+        args.users,
+        args.battles_per_user,
+        args.models,
+        rng=args.seed,
+        random_voters=args.random_voters,
+        brigade=args.brigade,
+    )
     paths = write_simulation(sim, args.out)
     battles = sim.battles
     document = {
@@ -59,5 +89,9 @@ def run(args: argparse.Namespace) -> None:
             mean_spearman(sim.user_ratings, sim.population_ratings), 4
         ),
     }
+    if sim.attackers is not None:
+        document["random_voters"] = int((sim.attackers == "random").sum())
+        document["brigade_voters"] = int((sim.attackers == "brigade").sum())
+        document["brigade_model"] = sim.brigade_model
     table = "\n".join(f"{key:34} {value}" for key, value in document.items())
     emit(document, table, args.format)
