@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import aggregate, per_user, predictor, scale, service, soak, study, topics
+from bench import aggregate, integrity, per_user, predictor, scale, service, soak, study, topics
 from bench.common import Row, machine_info
 
 __all__ = ["BENCHMARKS", "format_section", "main", "render"]
@@ -39,6 +39,7 @@ BENCHMARKS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "service": ("G. The service under load (issue 6)", service.run),
     "scale": ("H. Fitting on a Dask cluster (issue 8)", scale.run),
     "soak": ("I. Soak: ten minutes of mixed load (issue 7)", soak.run),
+    "integrity": ("J. Voter integrity: random clickers and a brigade (issue 15)", integrity.run),
 }
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = HERE / "RESULTS.md"
