@@ -335,7 +335,7 @@ def add_models_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Manage the model catalogue of a running 'plb serve': votes naming a "
         "model outside it are rejected. The admin key comes from PLB_ADMIN_KEY.",
     )
-    actions = parser.add_subparsers(dest="action", metavar="ACTION")
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=type(parser))
     actions.required = True
     add = actions.add_parser(
         "add",

@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ranking.leaderboard import fit_leaderboard
+from ranking.leaderboard import fit_leaderboard, split_provisional
 from ranking.pairwise import collapse
-from ranking.types import PairwiseData
+from ranking.types import Leaderboard, PairwiseData
 from tests.conftest import RecordedProgress, simulate_votes
 
 
@@ -146,3 +146,95 @@ def test_a_bootstrap_reports_its_rounds(
     assert all(s.total == 30 and s.unit == "rounds" for s in progress.stages)
     progress.assert_complete()
     assert told == fit_leaderboard(votes, **options)
+
+
+# -- a minimum of votes: ranked and provisional models -----------------------------------
+
+
+def with_one_vote_for(votes: PairwiseData, name: str, beats: int) -> PairwiseData:
+    """``votes`` and one more: a new model ``name`` beating model ``beats``."""
+    k = votes.n_models
+    return PairwiseData(
+        (*votes.models, name),
+        np.vstack([votes.matchups, [[k, beats]]]).astype(np.intp),
+        np.append(votes.outcomes, 1.0),
+        np.append(votes.weights, 1.0),
+    )
+
+
+def test_one_vote_for_a_made_up_model_moves_nothing_ranked(votes: PairwiseData) -> None:
+    """Without a minimum the one-vote model tops the board; with one it changes nothing."""
+    attacked = with_one_vote_for(votes, "gpt-17-ultra", beats=5)
+    naive = fit_leaderboard(attacked)
+    assert naive.models[0].model == "gpt-17-ultra" and naive.models[0].battles == 1
+    before, after = fit_leaderboard(votes), fit_leaderboard(attacked, min_votes=50)
+    assert [m.model for m in after.models] == [m.model for m in before.models]
+    for old, new in zip(before.models, after.models, strict=True):
+        assert (new.rating, new.lower, new.upper, new.rank) == pytest.approx(
+            (old.rating, old.lower, old.upper, old.rank)
+        )
+    assert after.provisional is not None
+    (row,) = after.provisional
+    assert (row.model, row.battles, row.wins, row.losses) == ("gpt-17-ultra", 1, 1, 0)
+    # every vote is counted: n_battles, and the beaten model's losses
+    assert after.n_battles == before.n_battles + 1
+    assert after[votes.models[5]].losses == before[votes.models[5]].losses + 1
+    assert sum(m.battles for m in after.models) + row.battles == 2 * after.n_battles
+    doc = after.to_dict()
+    assert doc["min_votes"] == 50
+    assert doc["provisional"] == [
+        {"model": "gpt-17-ultra", "battles": 1, "wins": 1, "losses": 0, "ties": 0}
+    ]
+
+
+@pytest.mark.parametrize("method", ["bt", "elo"])
+def test_min_votes_zero_ranks_every_model_as_before(votes: PairwiseData, method: str) -> None:
+    plain = fit_leaderboard(votes, method=method, rng=0)
+    ranked = fit_leaderboard(votes, method=method, rng=0, min_votes=0)
+    assert ranked.models == plain.models and ranked.provisional == ()
+    assert "provisional" not in plain.to_dict()  # no minimum asked: the document as before
+    assert ranked.to_dict() == {**plain.to_dict(), "min_votes": 0, "provisional": []}
+
+
+def test_split_provisional_ranks_among_the_ranked_only(votes: PairwiseData) -> None:
+    board = fit_leaderboard(with_one_vote_for(votes, "z-new", beats=0))
+    assert board["z-new"].rank == 1  # its interval overlaps every other one
+    split = split_provisional(board, 2)
+    assert [m.model for m in split.models] == [m.model for m in board.models if m.battles >= 2]
+    assert split.provisional is not None and [m.model for m in split.provisional] == ["z-new"]
+    lower = np.array([m.lower for m in split.models])
+    upper = np.array([m.upper for m in split.models])
+    assert [m.rank for m in split.models] == (1 + (lower[None, :] > upper[:, None]).sum(1)).tolist()
+    assert [m.rating for m in split.models] == [board[m.model].rating for m in split.models]
+    # everything provisional: an empty table, never a dropped model
+    none_ranked = split_provisional(board, 10**9)
+    assert none_ranked.models == () and none_ranked.provisional is not None
+    assert len(none_ranked.provisional) == len(board.models) == 7
+    battles = [m.battles for m in none_ranked.provisional]
+    assert battles == sorted(battles, reverse=True)
+
+
+def test_from_dict_reads_back_to_dict(votes: PairwiseData) -> None:
+    board = fit_leaderboard(votes)
+    again = Leaderboard.from_dict(board.to_dict())
+    assert [m.model for m in again.models] == [m.model for m in board.models]
+    assert again.to_dict() == board.to_dict()
+    with pytest.raises(ValueError, match=r"models\[0\] has no field 'rank'"):
+        row = {k: v for k, v in board.models[0].to_dict().items() if k != "rank"}
+        Leaderboard.from_dict({"method": "bt", "n_battles": 1, "models": [row]})
+
+
+@pytest.mark.parametrize("bad", [-1, 2.5, True, "50"])
+def test_bad_min_votes(votes: PairwiseData, bad: object) -> None:
+    with pytest.raises(ValueError, match="'min_votes'"):
+        split_provisional(fit_leaderboard(votes), bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="'min_votes'"):
+        fit_leaderboard(votes, min_votes=bad)  # type: ignore[arg-type]
+
+
+def test_an_anchor_must_be_ranked(votes: PairwiseData) -> None:
+    attacked = with_one_vote_for(votes, "gpt-17-ultra", beats=5)
+    with pytest.raises(ValueError, match="'gpt-17-ultra' has fewer than 50 votes"):
+        fit_leaderboard(attacked, min_votes=50, anchor=("gpt-17-ultra", 1200.0))
+    pinned = fit_leaderboard(attacked, min_votes=50, anchor=(votes.models[0], 1200.0))
+    assert pinned[votes.models[0]].rating == pytest.approx(1200.0)

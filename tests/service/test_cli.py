@@ -93,6 +93,39 @@ class TestLeaderboard:
         assert doc["method"] == method and doc["interval"] == ci
         assert all(m["lower"] <= m["rating"] <= m["upper"] for m in doc["models"])
 
+    def test_min_votes_lists_few_vote_models_below_the_table(
+        self, small_log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        battles = pd.read_csv(small_log)
+        extra = [
+            {"id": "x1", "model_a": "tiny-new", "model_b": "delta", "winner": "model_a"},
+            {"id": "x2", "model_a": "alpha", "model_b": "tiny-new", "winner": "model_b"},
+        ]
+        path = tmp_path / "with-new.csv"
+        pd.concat([battles, pd.DataFrame(extra)], ignore_index=True).to_csv(path, index=False)
+        before = run_json(capsys, "leaderboard", str(small_log))
+
+        doc = run_json(capsys, "leaderboard", str(path))
+        assert [m["model"] for m in doc["models"]] == ["alpha", "beta", "gamma", "delta"]
+        assert doc["provisional"] == [
+            {"model": "tiny-new", "battles": 2, "wins": 2, "losses": 0, "ties": 0}
+        ]
+        assert doc["n_battles"] == 602  # every vote counted, the provisional model's too
+        # the two votes leave the ranked models' ratings as without them
+        for old, new in zip(before["models"], doc["models"], strict=True):
+            assert new["rating"] == pytest.approx(old["rating"], abs=0.01)
+        assert main(["leaderboard", str(path)]) == 0
+        table = capsys.readouterr().out
+        assert "BT leaderboard: 4 models, 602 battles" in table
+        assert table.index("delta") < table.index("Provisional, not ranked (1 model with fewer")
+        assert table.rstrip().endswith("tiny-new        2     2       0     0")
+
+        everything = run_json(capsys, "leaderboard", str(path), "--min-votes", "0")
+        assert everything["models"][0]["model"] == "tiny-new"  # what the minimum prevents
+        assert everything["provisional"] == []
+        assert main(["leaderboard", str(path), "--min-votes", "-1"]) == 2
+        assert "--min-votes must be at least 0, not -1" in capsys.readouterr().err
+
     def test_where_anchor_and_matrix(
         self, small_log: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
@@ -152,8 +185,8 @@ class _no_exit:
 
 
 def test_real_arena_leaderboard(arena_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    doc = run_json(capsys, "leaderboard", str(arena_path))
-    assert len(doc["models"]) == 53
+    doc = run_json(capsys, "leaderboard", str(arena_path), "--min-votes", "0")
+    assert len(doc["models"]) == 53 and doc["provisional"] == []
     # An independent fit: logistic regression on the expanded rows, ties split in two.
     battles = pd.read_csv(arena_path)
     battles = battles[battles.model_a != battles.model_b]
@@ -187,11 +220,33 @@ def test_real_arena_table_says_what_was_read_and_dropped(
     assert main(["leaderboard", str(arena_path)]) == 0
     captured = capsys.readouterr()
     assert captured.out.splitlines()[0] == (
-        "BT leaderboard: 53 models, 135,624 battles (of 135,634 read; 10 votes of a model "
+        "BT leaderboard: 52 models, 135,624 battles (of 135,634 read; 10 votes of a model "
         "against itself dropped), 95% sandwich intervals"
     )
     assert captured.err == "plb: ignored 10 votes of a model against itself\n"
     assert run_json(capsys, "leaderboard", str(arena_path))["n_battles"] == 135_624
+
+
+def test_real_arena_two_vote_model_is_provisional_not_first(
+    arena_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """qwen3-coder-480b has 2 votes, both ties: with every model ranked it shares rank 1."""
+    everything = run_json(capsys, "leaderboard", str(arena_path), "--min-votes", "0")
+    qwen = next(m for m in everything["models"] if m["model"].startswith("qwen3-coder-480b"))
+    assert (qwen["battles"], qwen["ties"], qwen["rank"]) == (2, 2, 1)
+
+    doc = run_json(capsys, "leaderboard", str(arena_path))  # the default minimum: 20 votes
+    assert doc["min_votes"] == 20
+    assert not any(m["model"].startswith("qwen3-coder-480b") for m in doc["models"])
+    assert doc["provisional"] == [
+        {"model": qwen["model"], "battles": 2, "wins": 0, "losses": 0, "ties": 2}
+    ]
+    assert doc["models"][0]["model"] == "gemini-2.5-pro" and doc["models"][0]["rank"] == 1
+    assert doc["n_battles"] == everything["n_battles"] == 135_624
+    assert main(["leaderboard", str(arena_path)]) == 0
+    table = capsys.readouterr().out
+    below = table.split("Provisional, not ranked (1 model with fewer than 20 votes):")
+    assert len(below) == 2 and qwen["model"] in below[1] and qwen["model"] not in below[0]
 
 
 def test_tables_count_what_reading_left_out(
@@ -207,12 +262,15 @@ def test_tables_count_what_reading_left_out(
     path = tmp_path / "log.csv"
     pd.DataFrame(rows).to_csv(path, index=False)
     left_out = "(of 8 read; 1 duplicate battle ids skipped; 2 votes of a model against itself "
-    assert main(["leaderboard", str(path)]) == 0
+    assert main(["leaderboard", str(path)]) == 0  # 5 votes: all 3 models provisional by default
     captured = capsys.readouterr()
-    assert f"3 models, 5 battles {left_out}dropped)" in captured.out.splitlines()[0]
+    assert f"0 models, 5 battles {left_out}dropped)" in captured.out.splitlines()[0]
+    assert "Provisional, not ranked (3 models with fewer than 20 votes)" in captured.out
     assert "plb: ignored 2 votes of a model against itself" in captured.err
     assert "plb: skipped 1 duplicate battle ids" in captured.err
     assert run_json(capsys, "leaderboard", str(path))["n_battles"] == 5  # the contract's
+    assert main(["leaderboard", str(path), "--min-votes", "0"]) == 0
+    assert f"3 models, 5 battles {left_out}dropped)" in capsys.readouterr().out.splitlines()[0]
     assert main(["leaderboard", str(path), "--where", "lang=de"]) == 0
     assert f"2 battles where lang=de {left_out}" in capsys.readouterr().out
     assert main(["users", str(path), "--min-battles", "1"]) == 0
@@ -228,7 +286,7 @@ def test_real_arena_intervals(
     arena_path: Path, method: str, ci: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     doc = run_json(capsys, "leaderboard", str(arena_path), "--method", method, "--ci", ci)
-    assert len(doc["models"]) == 53 and doc["interval"] == ci
+    assert len(doc["models"]) == 52 and len(doc["provisional"]) == 1 and doc["interval"] == ci
     assert all(m["lower"] <= m["rating"] <= m["upper"] for m in doc["models"])
     assert doc["models"][0]["rank"] == 1
 

@@ -242,6 +242,48 @@ def test_refit_publishes_a_version(
     assert httpx.get(f"{live_server}/healthz").json() == {"status": "ok", "version": 3}
 
 
+def test_models_add_registers_models_for_votes(
+    live_server: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    vote = {"model_a": "helios-9", "model_b": "pico-3b", "winner": "model_a"}
+    ingest = {"Authorization": f"Bearer {INGEST_KEY}"}
+    refused = httpx.post(f"{live_server}/v1/battles", json={"battles": [vote]}, headers=ingest)
+    assert refused.json()["accepted"] == 0
+    assert "'helios-9'" in refused.json()["rejected"][0]["error"]
+
+    assert main(["models", "add", "helios-9", "--url", live_server]) == 2
+    assert "PLB_ADMIN_KEY" in one_line_error(capsys)
+    monkeypatch.setenv("PLB_ADMIN_KEY", "not-the-admin-key-0123")
+    assert main(["models", "add", "helios-9", "--url", live_server]) == 2
+    assert "answered 403" in one_line_error(capsys)
+
+    monkeypatch.setenv("PLB_ADMIN_KEY", ADMIN_KEY)
+    argv = ["models", "add", "helios-9", "pico-3b", "--url", live_server, "--format", "json"]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "added": ["helios-9"],
+        "known": ["pico-3b"],
+        "version": 1,
+    }
+    assert main(["models", "add", "helios-9", "nova-2", "--url", live_server]) == 0
+    assert capsys.readouterr().out == "added: nova-2\nalready known: helios-9\n"
+    taken = httpx.post(f"{live_server}/v1/battles", json={"battles": [vote]}, headers=ingest)
+    assert (taken.json()["accepted"], taken.json()["rejected"]) == (1, [])
+
+
+@pytest.mark.parametrize(
+    "argv", [["models"], ["models", "add"], ["models", "add", " "], ["models", "remove", "x"]]
+)
+def test_models_usage_errors(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        code = main(argv)
+    except SystemExit as exit_:  # argparse's own usage errors
+        code = int(exit_.code or 0)
+    assert code == 2
+    error = one_line_error(capsys)
+    assert "PLB_ADMIN_KEY" not in error  # refused before anything is asked
+
+
 @pytest.mark.parametrize(
     ("argv", "words"),
     [(["--timeout", "0"], ["--timeout", "not 0.0"]), (["--url", "localhost:8000"], ["--url"])],
