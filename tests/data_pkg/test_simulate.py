@@ -268,3 +268,59 @@ def test_sample_files() -> None:
     fresh = simulate(400, 60, 15, rng=0)
     pd.testing.assert_frame_equal(sample.user_ratings, fresh.user_ratings, atol=1e-3)
     assert sample.battles["prompt"].head(50).tolist() == fresh.battles["prompt"].head(50).tolist()
+
+
+# -- adversarial voters (issue 15) ---------------------------------------------------------
+
+
+def test_attackers_off_by_default_leave_the_output_unchanged(tmp_path: Path) -> None:
+    plain = simulate(80, 15, 8, rng=4)
+    off = simulate(80, 15, 8, rng=4, random_voters=0.0, brigade=0.0)
+    pd.testing.assert_frame_equal(plain.battles, off.battles, check_exact=True)
+    assert plain.attackers is None and plain.brigade_model is None
+    a, b = write_simulation(plain, tmp_path / "a"), write_simulation(off, tmp_path / "b")
+    assert a["truth"].read_bytes() == b["truth"].read_bytes()
+    assert "attackers" not in json.loads(a["truth"].read_text())
+    assert load_truth(a["truth"]).attackers is None
+
+
+def test_attackers_are_marked_in_the_truth_and_vote_as_told(tmp_path: Path) -> None:
+    honest = simulate(400, 30, 10, rng=6)
+    sim = simulate(400, 30, 10, rng=6, random_voters=0.05, brigade=0.02)
+    assert sim.attackers is not None and sim.brigade_model is not None
+    assert sim.attackers.value_counts().to_dict() == {"random": 20, "brigade": 8}
+    assert sim.brigade_model in set(sim.population_ratings.nsmallest(3).index)
+    b = sim.battles
+    kind = b["user_id"].map(sim.attackers).fillna("honest")
+    brigade = b[kind == "brigade"]
+    target = sim.brigade_model
+    assert ((brigade["model_a"] == target) | (brigade["model_b"] == target)).all()
+    winner = np.where(brigade["winner"] == "model_a", brigade["model_a"], brigade["model_b"])
+    assert (winner == target).all() and brigade["winner"].isin(["model_a", "model_b"]).all()
+    random = b[kind == "random"]
+    assert random["winner"].isin(["model_a", "model_b"]).all()
+    assert 0.4 < (random["winner"] == "model_a").mean() < 0.6
+    # the honest users vote exactly as in the world without attackers
+    plain = honest.battles.set_index("battle_id")
+    mine = b[kind == "honest"].set_index("battle_id")
+    pd.testing.assert_frame_equal(mine, plain.loc[mine.index])
+    check_schema(sim)
+    # written and read back
+    write_simulation(sim, tmp_path / "out")
+    truth = load_truth(tmp_path / "out")
+    assert truth.brigade_model == target
+    pd.testing.assert_series_equal(truth.attackers, sim.attackers)
+    assert load_simulation(tmp_path / "out").attackers is not None
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"random_voters": -0.1}, "random_voters"),
+        ({"brigade": 1.0}, "brigade"),
+        ({"random_voters": 0.6, "brigade": 0.5}, "sum below 1"),
+    ],
+)
+def test_bad_attacker_shares_are_named(kwargs: dict[str, float], error: str) -> None:
+    with pytest.raises(ValueError, match=error):
+        simulate(10, 5, 4, **kwargs)  # type: ignore[arg-type]
