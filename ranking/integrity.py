@@ -285,7 +285,7 @@ def detect_anomalous_voters(
 
     flagged = np.zeros(n_users, dtype=bool)
     for _ in range(rounds):
-        fitted = ~(known & np.isin(users, np.flatnonzero(flagged)))
+        fitted = ~(known & flagged[np.maximum(users, 0)])
         # rows without a user go to a dummy user n_users, whose step is ignored
         loo = _population(data, np.where(known, users, n_users), n_users + 1, fitted, alpha)
         d = loo[u, a] - loo[u, b]
