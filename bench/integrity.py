@@ -35,6 +35,8 @@ DAILY_CAP = 50
 #: Goal: false positives among honest users.
 MAX_FALSE_POSITIVE = 0.02
 SEEDS = (0, 1)
+#: Random voters with at least this many votes are counted apart in the recall.
+HEAVY_VOTES = 150
 
 
 def _top(board: Leaderboard, n: int = 5) -> str:
@@ -98,6 +100,8 @@ def run_seed(n_users: int, per_user: int, n_models: int, seed: int) -> list[Row]
             )
         )
     flagged = report.flagged_users
+    votes = np.bincount(codes[codes >= 0], minlength=len(names))
+    heavy = (kind == "random") & (votes >= HEAVY_VOTES)
     for attack in ("random", "brigade"):
         who = kind == attack
         rows.append(
@@ -107,8 +111,9 @@ def run_seed(n_users: int, per_user: int, n_models: int, seed: int) -> list[Row]
                 ours=f"{flagged[who].mean():.1%} ({int(flagged[who].sum())} of {int(who.sum())})",
                 notes=f"detection {seconds:.2f} s"
                 if attack == "brigade"
-                else "a random clicker with ~60 votes is hardly told from an honest user "
-                "whose taste differs from the crowd's; recall grows with the votes",
+                else f"{int(flagged[heavy].sum())} of {int(heavy.sum())} with at least "
+                f"{HEAVY_VOTES} votes; a random clicker with ~60 votes is hardly told from an "
+                "honest user whose taste differs from the crowd's: recall grows with the votes",
             )
         )
     honest = kind == "honest"
