@@ -422,18 +422,15 @@ class Engine:
             ``accepted``, ``duplicates``, ``rejected`` (index and error of each bad record),
             ``tokens`` (read tokens of users whose first vote this was) and ``version``.
         """
-        unknown = [] if self.settings.auto_register_models else self._unknown_models(records)
-        kept = [i for i in range(len(records)) if i not in {e.index for e in unknown}]
-        frame, errors, duplicates = battles_from_records(
-            [records[i] for i in kept],
-            known_ids=self._fit_ids,
-            max_chars={"user_id": MAX_USER_ID_CHARS},
-        )
-        errors = sorted(
-            [RowError(kept[e.index], e.field, e.value, e.reason, e.detail) for e in errors]
-            + unknown,
-            key=lambda e: e.index,
-        )
+        frame, errors, duplicates = self._validate(records)
+        if not self.settings.auto_register_models:
+            invalid = {e.index for e in errors}
+            unknown = self._unknown_models(records, skip=invalid)
+            if unknown:  # validate again without them: nothing of theirs is stored
+                skipped = invalid | {e.index for e in unknown}
+                kept = [i for i in range(len(records)) if i not in skipped]
+                frame, _, duplicates = self._validate([records[i] for i in kept])
+                errors = sorted(errors + unknown, key=lambda e: e.index)
         documents = battle_documents(frame)
         result = self.store.ingest(documents, elo_update)
         accepted = [documents[i] for i in result.accepted]
@@ -458,13 +455,20 @@ class Engine:
         """The models this deployment knows: the served version's and those registered."""
         return frozenset(self.served().models) | self.store.models()
 
-    def _unknown_models(self, records: list[Any]) -> list[RowError]:
-        """One error for each record naming a model outside the catalogue."""
+    def _validate(self, records: list[Any]) -> tuple[pd.DataFrame, list[RowError], int]:
+        """:func:`battles_from_records` with the service's known ids and limits."""
+        return battles_from_records(
+            records, known_ids=self._fit_ids, max_chars={"user_id": MAX_USER_ID_CHARS}
+        )
+
+    def _unknown_models(self, records: list[Any], skip: set[int]) -> list[RowError]:
+        """One error for each valid record (not in ``skip``) naming a model outside the
+        catalogue."""
         known = self.catalogue()
         errors = []
         for index, record in enumerate(records):
-            if not isinstance(record, dict):
-                continue  # validation reports it
+            if index in skip or not isinstance(record, dict):
+                continue
             for field in ("model_a", "model_b"):
                 name = record.get(field)
                 if isinstance(name, str) and name.strip() and name not in known:

@@ -341,18 +341,27 @@ def test_odd_text_is_stored_and_returned_exactly(service: Service) -> None:
         }
         for i, model in enumerate(ODD_MODELS)
     ]
+    refused = post_battles(service, json.dumps({"battles": votes})).json()
+    assert refused["accepted"] == 0 and len(refused["rejected"]) == len(votes)  # unregistered
+    register = {"models": ODD_MODELS}
+    registered = service.client.post("/v1/admin/models", json=register, headers=ADMIN)
+    assert registered.status_code == 200, registered.text
+    assert set(registered.json()["added"]) == set(ODD_MODELS)  # each name exactly as sent
     response = post_battles(service, json.dumps({"battles": votes}))
     assert response.status_code == 200, response.text
     result = response.json()
     assert (result["accepted"], result["rejected"]) == (len(votes), [])
     assert set(result["tokens"]) == {user + tag for user in ODD_USERS}
 
+    def listed(board: dict[str, Any]) -> set[str]:  # a vote or two: provisional, not ranked
+        return {m["model"] for m in board["models"] + board["provisional"]}
+
     elo = service.client.get("/v1/leaderboard", params={"method": "elo"}).json()
-    assert set(ODD_MODELS) <= {m["model"] for m in elo["models"]}  # live Elo: at once
+    assert set(ODD_MODELS) <= listed(elo)  # live Elo: at once
     refit = service.client.post("/v1/admin/refit", headers=ADMIN)  # then every read
     assert refit.status_code == 200, refit.text
     bt = service.client.get("/v1/leaderboard").json()
-    assert set(ODD_MODELS) <= {m["model"] for m in bt["models"]}
+    assert set(ODD_MODELS) <= listed(bt)
     for user, token in result["tokens"].items():
         path = f"/v1/users/{quote(user, safe='')}/leaderboard"
         mine = service.client.get(path, params={"token": token})
