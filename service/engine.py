@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ranking.frames import check_segment_size, filter_battles, pairwise_from_battles
-from ranking.leaderboard import fit_leaderboard, split_provisional
+from ranking.leaderboard import fit_leaderboard
 from ranking.pairwise import model_counts
 from ranking.types import CENTER, Method
 from ranking.validation import (
@@ -121,10 +121,23 @@ class Engine:
         """Publish the fit as a version unless the store already serves this fit."""
         version, snapshot = self.store.snapshot()
         if snapshot is None or snapshot.get("fit_created") != self.fit.manifest.get("created"):
-            version = self.store.publish(snapshot_from_fit(self.fit))
+            snapshot = snapshot_from_fit(self.fit)
+            snapshot["public"] = self._public_boards(snapshot)
+            version = self.store.publish(snapshot)
             log.info("published the fit directory as version %d", version)
         elo = self.fit.leaderboards["elo"]["models"]
         self.store.init_elo({m["model"]: m["rating"] for m in elo})
+
+    def _public_boards(self, snapshot: dict[str, Any]) -> dict[str, Any] | None:
+        """The fit's Bradley-Terry board fitted again without the votes of models below
+        ``min_model_votes``, when it has such models and its battles; else None (the
+        board is then split as it is)."""
+        least = self.settings.min_model_votes
+        rows = snapshot["leaderboards"]["bt"]["models"]
+        if self._fit_battles.empty or all(m["battles"] >= least for m in rows):
+            return None
+        data = pairwise_from_battles(self._fit_battles)
+        return {"bt": fit_leaderboard(data, method="bt", min_votes=least).to_dict()}
 
     def _predictor(self, path: str | None) -> Any | None:
         if path is None:
@@ -217,8 +230,9 @@ class Engine:
             )
         except ValueError as error:
             raise InputError(f"where {named}: {error}") from None
-        board = fit_leaderboard(pairwise_from_battles(battles), method=method)
-        document = split_provisional(board, self.settings.min_model_votes).to_dict()
+        data = pairwise_from_battles(battles)
+        board = fit_leaderboard(data, method=method, min_votes=self.settings.min_model_votes)
+        document = board.to_dict()
         self._segments[key] = document
         while len(self._segments) > _SEGMENTS_KEPT:
             self._segments.popitem(last=False)

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
@@ -761,3 +762,25 @@ def test_a_vote_for_a_registered_model_is_seen_at_once_and_counted_everywhere(
         published = rows_by_model(elo_before)
         assert new["lower"] <= min(m["lower"] for m in published.values() if m["battles"])
         assert new["upper"] >= max(m["upper"] for m in published.values() if m["battles"])
+
+
+def test_the_fits_own_few_vote_models_are_provisional_from_the_first_version(
+    shared_fit: Path, store: dict[str, Any], fit_battles: Any
+) -> None:
+    """The published fit's board is fitted again without its models below the minimum."""
+    from ranking.frames import pairwise_from_battles
+    from ranking.leaderboard import fit_leaderboard
+
+    counts = pd.concat([fit_battles["model_a"], fit_battles["model_b"]]).value_counts()
+    least = int(counts.sort_values().iloc[3]) + 1  # the four least-voted models fall below
+    settings = service_settings(shared_fit, **store, min_model_votes=least)
+    with open_client(settings) as client:
+        board = client.get("/v1/leaderboard").json()
+        check_leaderboard(board, "bt")
+        assert board["version"] == 1 and board["min_votes"] == least
+        assert len(board["models"]) == 11 and len(board["provisional"]) == 4
+        assert all(m["battles"] < least for m in board["provisional"])
+        expected = fit_leaderboard(pairwise_from_battles(fit_battles), min_votes=least)
+        assert ratings(board) == pytest.approx(expected.ratings, abs=0.01)
+        assert counted(board) == 2 * board["n_battles"] == 2 * len(fit_battles)
+        assert badge_best(client) == board["models"][0]["model"]

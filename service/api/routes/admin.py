@@ -26,7 +26,9 @@ async def refit(engine: EngineDep, metrics: MetricsDep) -> dict[str, Any]:
     return {"version": version}
 
 
-@router.post("/models", response_model=RegisteredPublic, responses=errors(401, 403, 422, 429, 503))
+@router.post(
+    "/models", response_model=RegisteredPublic, responses=errors(400, 401, 403, 413, 422, 429, 503)
+)
 def register_models(body: ModelsIn, engine: EngineDep) -> dict[str, Any]:
     """Add models to the catalogue: votes naming them are accepted from now on, by every
     replica sharing the store. A model is ranked on public boards once it has
