@@ -250,15 +250,29 @@ async function loadAggregate() {
     ];
     if (data.version !== undefined && data.version !== null) parts.push(`data version ${data.version}`);
     meta.textContent = parts.join(' · ');
+    showProvisional(data);
   } catch (err) {
     if (request !== aggregateRequest) return;
     table.tBodies[0].replaceChildren();
     table.tFoot.hidden = true;
+    $('aggregate-provisional').hidden = true;
     meta.className = 'meta error-box';
     meta.textContent = `Could not load the leaderboard: ${err.message}`;
   } finally {
     if (request === aggregateRequest) table.removeAttribute('aria-busy');
   }
+}
+
+/** List the models with too few votes to be ranked yet (not ranked, not on the axis). */
+function showProvisional(data) {
+  const note = $('aggregate-provisional');
+  const provisional = Array.isArray(data.provisional) ? data.provisional : [];
+  note.hidden = provisional.length === 0;
+  if (!provisional.length) return;
+  const names = provisional.map((m) => `${m.model} (${integer.format(m.battles ?? 0)})`);
+  note.textContent =
+    `Provisional, not ranked until they have ${integer.format(data.min_votes ?? 0)} votes: ` +
+    `${names.join(', ')}`;
 }
 
 /* ------------------------------------------------------------------------------------

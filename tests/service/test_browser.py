@@ -141,7 +141,7 @@ def demo_server(
 
 
 @contextmanager
-def serve(fit_dir: Path, state: Path) -> Iterator[Server]:
+def serve(fit_dir: Path, state: Path, **overrides: Any) -> Iterator[Server]:
     """The real app under uvicorn, in a thread, on a free port of 127.0.0.1."""
     import uvicorn
 
@@ -155,6 +155,7 @@ def serve(fit_dir: Path, state: Path) -> Iterator[Server]:
         redis_url=None,
         token_secret=SecretStr(TOKEN_SECRET),
         refit_interval_s=0,
+        **overrides,
     )
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))  # the port is ours from here: no race with other tests
@@ -273,6 +274,23 @@ def test_page_ranks_models_as_the_api_does(server: Server, tab: Any) -> None:
 
     tab.screenshot(path=str(artifacts_dir() / "web-page.png"), full_page=True)
     assert errors.messages == []
+
+
+def test_page_lists_provisional_models_apart(shared_fit: Path, tmp_path: Path, tab: Any) -> None:
+    """Models below the minimum of votes are named under the table, not ranked in it."""
+    with serve(shared_fit, tmp_path, min_model_votes=200) as server:
+        board = server.client.get("/v1/leaderboard").json()
+        assert board["models"] and board["provisional"]  # the minimum splits the shared fit
+        errors = Errors()
+        errors.watch(tab)
+        tab.goto(f"{server.base_url}/")
+        tab.wait_for_selector("#aggregate-provisional", state="visible")
+        assert rows(tab, "#aggregate-table") == expected(board["models"])
+        note = tab.inner_text("#aggregate-provisional")
+        assert note.startswith("Provisional, not ranked until they have 200 votes: ")
+        for model in board["provisional"]:
+            assert f"{model['model']} ({model['battles']})" in note
+        assert errors.messages == []
 
 
 def test_page_shows_api_errors_and_a_users_board(server: Server, tab: Any) -> None:
