@@ -734,7 +734,11 @@ def test_a_vote_for_a_registered_model_is_seen_at_once_and_counted_everywhere(
     with open_client(settings) as client:
         client.post("/v1/admin/models", json={"models": ["helios-9"]}, headers=ADMIN)
         elo_before = client.get("/v1/leaderboard", params={"method": "elo"}).json()
-        votes = [vote("helios-9", "pico-3b", user_id="fresh-voter"), vote("pico-3b", "helios-9")]
+        prompt = "Write a haiku about sorting algorithms"  # a prior predicted from it, too
+        votes = [
+            vote("helios-9", "pico-3b", user_id="fresh-voter", prompt=prompt),
+            vote("pico-3b", "helios-9"),
+        ]
         result = ingest(client, votes)
         assert result["accepted"] == 2 and result["rejected"] == []
         token = result["tokens"]["fresh-voter"]
@@ -746,6 +750,7 @@ def test_a_vote_for_a_registered_model_is_seen_at_once_and_counted_everywhere(
             check_leaderboard(mine, method)
             assert rows_by_model(mine)["helios-9"]["wins"] == 1
             assert mine["n_battles"] == 1
+            assert mine["source"] == ("blended" if method == "bt" else "fitted")
 
         elo = client.get("/v1/leaderboard", params={"method": "elo"}).json()
         check_leaderboard(elo, "elo")
