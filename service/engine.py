@@ -50,7 +50,7 @@ from service.recommendation import recommendation, unknown_models
 from service.served import METHODS, Served, live_elo_leaderboard, served_version
 from service.settings import Settings
 from service.snapshot import refit_snapshot, snapshot_from_fit
-from service.store import Store
+from service.store import Store, StoreUnavailable
 from service.tokens import user_token, verify_user_token
 from service.votes import battle_documents, battle_frame, elo_update
 
@@ -155,12 +155,23 @@ class Engine:
         return served_version(version, snapshot, predictor, self.settings.min_model_votes)
 
     def served(self) -> Served:
-        """The current version; checks the store for a newer one every ``version_poll_s``."""
+        """The current version; checks the store for a newer one every ``version_poll_s``.
+
+        While the store cannot be reached the version held is served: reads of the
+        published version keep answering, and the check is made again after the next
+        ``version_poll_s``.
+        """
         now = time.monotonic()
         if now - self._checked >= self.settings.version_poll_s:
             self._checked = now
-            if self.store.version() != self._served.version:
-                served = self._load(*self.store.snapshot())
+            try:
+                newer = self.store.version() != self._served.version
+                served = self._load(*self.store.snapshot()) if newer else None
+            except StoreUnavailable as error:
+                held = self._served.version
+                log.warning("serving version %d: the store is unavailable (%s)", held, error)
+                served = None
+            if served is not None:
                 with self._lock:
                     if served.version > self._served.version:
                         self._served = served

@@ -4,8 +4,9 @@ The test runs its own ``redis-server``, never the session's, so that freezing it
 stall another test. While it is frozen, every request that needs Redis answers 503 within
 a bound of the configured timeout (``PLB_REDIS_TIMEOUT_S``): one wait for the rate
 limiter, which then counts in the process, and one for the store. Reads of the published
-version keep answering 200, since the app checks the store for a newer version only every
-``version_poll_s``. After ``SIGCONT`` the same app serves everything again.
+version keep answering 200: between version checks they need no Redis, and a version
+check that times out keeps the version held. After ``SIGCONT`` the same app serves
+everything again.
 """
 
 from __future__ import annotations
@@ -133,3 +134,26 @@ def test_a_hung_redis_is_503_within_a_bound_then_recovers(
         assert mine.status_code == 200, mine.text
         assert mine.json()["n_battles"] == 1
         assert client.get("/healthz").status_code == 200
+
+
+def test_a_version_check_on_a_hung_redis_keeps_serving_the_version_held(
+    shared_fit_no_features: Path, own_redis: RedisServer
+) -> None:
+    settings = service_settings(
+        shared_fit_no_features,
+        redis_url=own_redis.url,
+        redis_timeout_s=TIMEOUT_S,
+        version_poll_s=0,  # every read checks the store for a newer version
+    )
+    with open_client(settings, allow_5xx=True) as client:
+        before = client.get("/v1/leaderboard").json()
+        own_redis.pause()
+        try:
+            for _ in range(2):
+                response, seconds = timed(client.get, "/v1/leaderboard")
+                assert response.status_code == 200, response.text
+                assert response.json() == before
+                assert seconds < BOUND_S, f"the read took {seconds:.2f} s"
+        finally:
+            own_redis.resume()
+        assert client.get("/v1/leaderboard").json() == before
