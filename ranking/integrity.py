@@ -31,12 +31,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-import numpy.typing as npt
 from scipy.special import expit
 from scipy.stats import binom, norm
 
 from ranking.bt import DEFAULT_ALPHA, bt_hessian, fit_bt
-from ranking.types import PairwiseData
+from ranking.types import BoolArray, FloatArray, IntArray, PairwiseData
 
 __all__ = [
     "FlaggedVoter",
@@ -46,9 +45,6 @@ __all__ = [
     "detect_anomalous_voters",
 ]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.intp]
-BoolArray = npt.NDArray[np.bool_]
 Test = Literal["random", "brigade"]
 
 _DAY_S = 86_400.0

@@ -30,6 +30,9 @@ __all__ = [
     "SCALE",
     "TIE_WINNERS",
     "WINNER_OUTCOME",
+    "BoolArray",
+    "FloatArray",
+    "IntArray",
     "Interval",
     "Leaderboard",
     "Matchups",
@@ -41,6 +44,11 @@ __all__ = [
     "Ratings",
     "Weights",
 ]
+
+#: Generic arrays, for what has no name of its own (new modules use these, not their own).
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.intp]
+BoolArray = npt.NDArray[np.bool_]
 
 Matchups = npt.NDArray[np.intp]
 Outcomes = npt.NDArray[np.float64]
