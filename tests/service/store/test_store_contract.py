@@ -62,6 +62,15 @@ def count_elo(state: dict[str, float], accepted: list[dict[str, Any]]) -> dict[s
     return {**state, "n": state.get("n", 0.0) + len(accepted)}
 
 
+def run_threads(work: Callable[[int], None], n: int) -> None:
+    """``work(t)`` for ``t`` in ``range(n)``, each in a thread of its own; waits for all."""
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(n)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+
+
 def ids(battles: list[dict[str, Any]]) -> list[str]:
     return [b["battle_id"] for b in battles]
 
@@ -266,11 +275,7 @@ def test_concurrent_overlapping_ingests_store_each_id_once(store: Store, opener:
         except BaseException as exc:  # reported below, in the test's thread
             errors.append(exc)
 
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
+    run_threads(work, 4)
     assert not errors, errors
     stored = ids(store.battles())
     expected = {f"b{i}" for i in range(0, 3 * 20 + 50)}
@@ -340,11 +345,7 @@ def test_concurrent_registrations_and_ingests_lose_nothing(store: Store, opener:
         except BaseException as exc:
             errors.append(exc)
 
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
+    run_threads(work, 4)
     assert not errors, errors
     assert store.models() == {"n"} | {f"m{t}-{k}" for t in range(2) for k in range(15)}
     assert store.elo()["n"] == 30.0 and store.n_battles() == 30
