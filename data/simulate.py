@@ -42,6 +42,17 @@ with Davidson ties the expected score's slope is ``2 / (2 + nu)`` of the logisti
 Spearman about 0.95; on the default sample the aggregate BT ranking has Spearman about
 0.98 with the population truth. Compare rankings, or calibrate the scale, not raw points.
 
+Real prompts
+------------
+With ``prompts`` (a file or :class:`data.real_prompts.RealPrompts`) the text of each vote
+is a real prompt instead of a template: the vote's topic is drawn from the user's mixture
+as before, then :func:`data.real_prompts.choose_prompts` picks a prompt of that topic
+with probability proportional to ``exp(strength * writing[u] . traits[p])`` (the
+prompts' measured writing traits, standardised within topic), so a user's writing style
+shows only through which real prompts they write. A topic without prompts in the file
+gets no votes: users' mixtures are renormalised over the topics the file covers (and the
+truth uses the renormalised mixtures). Everything else is drawn as without ``prompts``.
+
 The default sample in ``data/sample`` is ``write_simulation(simulate(400, 60, 15, rng=0),
 "data/sample")``.
 """
@@ -50,6 +61,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 import math
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -65,6 +77,7 @@ from pyarrow import json as pa_json
 from scipy.special import ndtri
 
 from data.prompts import TOPICS, WRITING_TRAITS, generate_prompts
+from data.real_prompts import CHOICE_STRENGTH, RealPrompts, choose_prompts, load_real_prompts
 from ranking.agreement import spearman_per_row
 from ranking.pairwise import ELO_PER_NAT
 from ranking.types import CENTER
@@ -87,6 +100,7 @@ __all__ = [
 STYLE_TRAITS: tuple[str, ...] = ("verbosity", "formality", "markdown")
 _WINNERS = np.array(["model_a", "model_b", "tie", "tie (bothbad)"], dtype=object)
 _TRUTH_FORMAT = "plb-simulation-truth"
+_LOG = logging.getLogger(__name__)
 _COLUMNS = ("battle_id", "user_id", "prompt", "model_a", "model_b", "winner", "tstamp", "topic")
 
 # topic: (population share, technical axis, difficulty, style modifier per STYLE_TRAITS)
@@ -236,6 +250,8 @@ class Truth:
         Their ``user_ratings`` are the tastes they would have had as honest users.
     brigade_model : str or None
         The weak model the brigade votes up (one of the bottom 3 by true rating).
+    prompts : str or None
+        The real-prompt file the prompts were drawn from; ``None`` for template text.
     """
 
     models: tuple[str, ...]
@@ -253,6 +269,7 @@ class Truth:
     seed: int | None
     attackers: pd.Series | None = field(default=None, kw_only=True)
     brigade_model: str | None = field(default=None, kw_only=True)
+    prompts: str | None = field(default=None, kw_only=True)
 
     def mean_spearman(self) -> float:
         """Mean Spearman correlation of the users' true rankings with the population's."""
@@ -306,6 +323,7 @@ def simulate(
     params: SimulationParams | None = None,
     random_voters: float = 0.0,
     brigade: float = 0.0,
+    prompts: RealPrompts | str | Path | None = None,
 ) -> Simulation:
     """Simulate an arena of users voting on pairs of models, with known true preferences.
 
@@ -328,6 +346,10 @@ def simulate(
         Share of users who vote one weak model up: each of their battles shows it (the
         other slot drawn by popularity) and they always vote it the winner. With both
         shares zero (the default) the output is that of a world without attackers.
+    prompts : RealPrompts, str or Path, optional
+        Real prompts (or a file for :func:`data.real_prompts.load_real_prompts`) to
+        write the votes with, chosen by the writer's style (module docstring, "Real
+        prompts"); template text when omitted.
 
     Returns
     -------
@@ -345,6 +367,9 @@ def simulate(
             "Arguments 'random_voters' and 'brigade' must sum below 1, "
             f"not {random_voters + brigade!r}."
         )
+    real = load_real_prompts(prompts) if isinstance(prompts, str | Path) else prompts
+    if real is not None and not isinstance(real, RealPrompts):
+        raise TypeError(f"Argument 'prompts' must be RealPrompts, a path or None, not {real!r}.")
     gen, seed = _as_generator(rng)
     p = params if params is not None else SimulationParams()
     n_topics = len(TOPICS)
@@ -377,6 +402,8 @@ def simulate(
 
     # Users.
     mixture = gen.dirichlet(p.topic_concentration * share, size=n_users)
+    if real is not None:
+        mixture = _covered(mixture, share, real)
     pop_style = np.asarray(p.population_style)
     taste = gen.normal(size=(n_users, 3))
     prefs = pop_style + taste
@@ -421,7 +448,11 @@ def simulate(
     first = gen.uniform(0.0, 0.9 * period, n_users)
     span = np.minimum(gen.lognormal(math.log(14 * 86_400.0), 1.0, n_users), period - first)
     tstamp = np.round(p.start + first[user] + span[user] * gen.random(n), 3)
-    prompts = np.asarray(generate_prompts(topic, writing[user], gen), dtype=object)
+    if real is None:
+        texts = np.asarray(generate_prompts(topic, writing[user], gen), dtype=object)
+    else:
+        chosen = choose_prompts(real, topic, writing[user], gen, strength=CHOICE_STRENGTH)
+        texts = np.asarray(real.prompt, dtype=object)[chosen]
     order = np.argsort(tstamp, kind="stable")
 
     users = [f"u{i:0{max(5, len(str(n_users - 1)))}d}" for i in range(n_users)]
@@ -442,7 +473,7 @@ def simulate(
         {
             "battle_id": [f"sim{tag}-{i:0{width}d}" for i in range(n)],
             "user_id": np.array(users, dtype=object)[user[order]],
-            "prompt": prompts[order],
+            "prompt": texts[order],
             "model_a": names[model_a[order]],
             "model_b": names[model_b[order]],
             "winner": _WINNERS[outcome[order]],
@@ -484,7 +515,27 @@ def simulate(
             dtype=object,
         ),
         brigade_model=None if target is None else models[target],
+        prompts=None if real is None else (real.source or "<in memory>"),
     )
+
+
+def _covered(
+    mixture: npt.NDArray[np.float64], share: npt.NDArray[np.float64], real: RealPrompts
+) -> npt.NDArray[np.float64]:
+    """Topic mixtures renormalised over the topics ``real`` has prompts for."""
+    covered = np.array([n > 0 for n in real.topic_sizes().values()])
+    if covered.all():
+        return mixture
+    if not covered.any():
+        raise ValueError("Argument 'prompts' holds no prompts.")
+    _LOG.warning(
+        "The prompts cover no %s: those topics get no votes.",
+        ", ".join(t for t, c in zip(TOPICS, covered, strict=True) if not c),
+    )
+    out = mixture * covered
+    total = out.sum(axis=1, keepdims=True)
+    fallback = share * covered / (share * covered).sum()
+    return np.where(total > 0, out / np.where(total > 0, total, 1.0), fallback)
 
 
 def _attack(
@@ -672,6 +723,12 @@ def write_simulation(
         "model_popularity": _series_json(sim.model_popularity, 6),
         "topic_world": _frame_json(sim.topic_world, 5),
     }
+    if sim.prompts is not None:
+        truth["prompts"] = sim.prompts
+        truth["prompt_choice"] = (
+            "within the vote's topic, P(prompt p) is proportional to "
+            f"exp({CHOICE_STRENGTH} * writing[u] . traits[p]) (data/real_prompts.py)"
+        )
     if sim.attackers is not None:
         truth["attackers"] = {str(k): str(v) for k, v in sim.attackers.items()}
         truth["brigade_model"] = sim.brigade_model
@@ -729,6 +786,7 @@ def load_truth(path: str | Path) -> Truth:
             dtype=object,
         ),
         brigade_model=obj.get("brigade_model"),
+        prompts=obj.get("prompts"),
     )
 
 

@@ -6,6 +6,7 @@ import argparse
 import math
 import os
 
+from data.real_prompts import load_real_prompts
 from data.simulate import mean_spearman, simulate, write_simulation
 from service.cli.common import UsageError, add_output_options, check_seed, emit
 
@@ -43,6 +44,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         metavar="F",
         help="share of users who always vote one of the 3 weakest models up (default 0)",
     )
+    parser.add_argument(
+        "--prompts",
+        metavar="FILE",
+        help="write the votes with real prompts from FILE (JSON Lines with 'prompt' and "
+        "'cluster'), chosen by each user's writing style within the drawn topic; default: "
+        "template text",
+    )
     add_output_options(parser)
     parser.set_defaults(run=run)
 
@@ -67,6 +75,14 @@ def run(args: argparse.Namespace) -> None:
         )
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise UsageError(f"--out {args.out!r} is a file; plb simulate writes a directory there")
+    real = None
+    if args.prompts is not None:
+        if not os.path.isfile(args.prompts):
+            raise UsageError(f"--prompts {args.prompts!r} is not a file")
+        try:
+            real = load_real_prompts(args.prompts)
+        except ValueError as exc:
+            raise UsageError(f"--prompts {args.prompts!r}: {exc}") from exc
     sim = simulate(
         args.users,
         args.battles_per_user,
@@ -74,6 +90,7 @@ def run(args: argparse.Namespace) -> None:
         rng=args.seed,
         random_voters=args.random_voters,
         brigade=args.brigade,
+        prompts=real,
     )
     paths = write_simulation(sim, args.out)
     battles = sim.battles
@@ -89,6 +106,10 @@ def run(args: argparse.Namespace) -> None:
             mean_spearman(sim.user_ratings, sim.population_ratings), 4
         ),
     }
+    if real is not None:
+        document["prompts"] = real.source
+        document["prompt_topics"] = real.topic_sizes()
+        document["distinct_prompts_used"] = int(battles["prompt"].nunique())
     if sim.attackers is not None:
         document["random_voters"] = int((sim.attackers == "random").sum())
         document["brigade_voters"] = int((sim.attackers == "brigade").sum())

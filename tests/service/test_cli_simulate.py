@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -56,5 +57,49 @@ def test_bad_shares_are_named_before_any_work(
     lines = captured.err.splitlines()
     assert len(lines) == 1 and captured.out == "", captured.err
     assert lines[0].startswith("plb simulate: error: ")
+    assert all(word in lines[0] for word in words), lines[0]
+    assert not (tmp_path / "sim").exists()
+
+
+def test_real_prompts_are_written_and_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prompts = tmp_path / "prompts.jsonl"
+    rows = [
+        {"cluster": "Python Bugs", "prompt": f"Fix my Python code number {i}"} for i in range(4)
+    ]
+    rows += [{"cluster": "Bread Recipes", "prompt": f"A recipe for bread {i}"} for i in range(4)]
+    prompts.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "sim"
+    argv = ["simulate", "--out", str(out), "--users", "30", "--battles-per-user", "6"]
+    assert main([*argv, "--models", "4", "--prompts", str(prompts), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["prompts"] == str(prompts) and doc["prompt_topics"]["coding"] == 4
+    assert doc["prompt_topics"]["travel_food"] == 4 and doc["prompt_topics"]["chat"] == 0
+    assert load_truth(out).prompts == str(prompts)
+    with gzip.open(out / "battles.jsonl.gz", "rt") as fh:
+        texts = {json.loads(line)["prompt"] for line in fh}
+    assert texts <= {r["prompt"] for r in rows}
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (None, ["--prompts", "is not a file"]),
+        ('{"prompt": "p"}\n', ["--prompts", "line 1", "'cluster'"]),
+        ("not json\n", ["--prompts", "line 1", "not valid JSON"]),
+    ],
+)
+def test_bad_prompt_files_are_named(
+    content: str | None, words: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "p.jsonl"
+    if content is not None:
+        path.write_text(content)
+    assert main(["simulate", "--out", str(tmp_path / "sim"), "--prompts", str(path)]) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and captured.out == "", captured.err
+    assert lines[0].startswith("plb simulate: error: ") and str(path) in lines[0]
     assert all(word in lines[0] for word in words), lines[0]
     assert not (tmp_path / "sim").exists()
