@@ -12,7 +12,11 @@ directory, and calls ``ranking`` and ``features`` for the numbers:
   catalogue (the served fit's models and those registered, :meth:`Engine.register_models`)
   is rejected, unless the settings opt in to registering it.
 * **Public boards** rank only the models with ``min_model_votes`` votes; the others are
-  listed as ``provisional`` (:func:`ranking.leaderboard.split_provisional`).
+  listed as ``provisional`` (:func:`ranking.leaderboard.split_provisional`). They count
+  only the votes the integrity screen keeps (:mod:`service.integrity`): each user's
+  first ``daily_vote_cap`` votes a day, none of a flagged voter's. Flagged voters are
+  found by each refit, and at start-up on the fit's battles; between refits, the live
+  Elo board applies the published version's flags and the cap to each new vote.
 * **A refit** (:meth:`Engine.refit`, periodic in a background thread) fits the aggregate
   Bradley-Terry, per-user agreement and shrinkage (and, if asked, the predictor) on all
   battles, then publishes them as the next version; reads go on meanwhile.
@@ -36,7 +40,6 @@ import pandas as pd
 
 from ranking.frames import check_segment_size, filter_battles, pairwise_from_battles
 from ranking.leaderboard import fit_leaderboard
-from ranking.pairwise import model_counts
 from ranking.types import CENTER, Method
 from ranking.validation import (
     RowError,
@@ -45,9 +48,17 @@ from ranking.validation import (
     to_battle_frame,
 )
 from service.artifacts import FitArtifacts
+from service.integrity import IntegrityConfig, counted_mask, screen_battles
 from service.personal import personal_leaderboard
 from service.recommendation import recommendation, unknown_models
-from service.served import METHODS, Served, live_elo_leaderboard, served_version
+from service.served import (
+    METHODS,
+    LiveWindow,
+    Served,
+    live_elo_leaderboard,
+    live_window,
+    served_version,
+)
 from service.settings import Settings
 from service.snapshot import refit_snapshot, snapshot_from_fit
 from service.store import Store, StoreUnavailable
@@ -90,6 +101,13 @@ class Engine:
         self.store = store
         self.fit = fit
         self.settings = settings
+        self.integrity = IntegrityConfig(
+            daily_cap=settings.daily_vote_cap,
+            flag_voters=settings.flag_voters,
+            level=settings.flag_level,
+            min_votes=settings.flag_min_votes,
+            brigade_share=settings.flag_brigade_share,
+        )
         fit_battles = fit.read_battles()
         self._fit_battles = fit_battles if fit_battles is not None else empty_battle_frame()
         ids = self._fit_battles["battle_id"].dropna()
@@ -105,8 +123,7 @@ class Engine:
         # never overwrites a later one.
         self._users_lock = threading.Lock()
         self._segments: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
-        self._live_counts: tuple[tuple[int, int], dict[str, tuple[int, int, int, int]]] | None
-        self._live_counts = None
+        self._live: tuple[tuple[int, int], LiveWindow] | None = None
         self._checked = 0.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -122,22 +139,32 @@ class Engine:
         version, snapshot = self.store.snapshot()
         if snapshot is None or snapshot.get("fit_created") != self.fit.manifest.get("created"):
             snapshot = snapshot_from_fit(self.fit)
-            snapshot["public"] = self._public_boards(snapshot)
+            snapshot["public"], snapshot["integrity"] = self._public_boards(snapshot)
             version = self.store.publish(snapshot)
             log.info("published the fit directory as version %d", version)
         elo = self.fit.leaderboards["elo"]["models"]
         self.store.init_elo({m["model"]: m["rating"] for m in elo})
 
-    def _public_boards(self, snapshot: dict[str, Any]) -> dict[str, Any] | None:
-        """The fit's Bradley-Terry board fitted again without the votes of models below
-        ``min_model_votes``, when it has such models and its battles; else None (the
-        board is then split as it is)."""
+    def _public_boards(
+        self, snapshot: dict[str, Any]
+    ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """The fit's public Bradley-Terry board and the integrity evidence, from the fit's
+        battles (when they are known).
+
+        The board is fitted again on the votes the integrity screen keeps, without those
+        of models below ``min_model_votes``, when the screen left votes out or such models
+        exist; else it is None (the fit's board is then split as it is). The fit's Elo
+        board is served as fitted until the first refit.
+        """
+        if self._fit_battles.empty:
+            return None, None
         least = self.settings.min_model_votes
+        counted, evidence = screen_battles(self._fit_battles, self.integrity)
         rows = snapshot["leaderboards"]["bt"]["models"]
-        if self._fit_battles.empty or all(m["battles"] >= least for m in rows):
-            return None
-        data = pairwise_from_battles(self._fit_battles)
-        return {"bt": fit_leaderboard(data, method="bt", min_votes=least).to_dict()}
+        if counted.all() and all(m["battles"] >= least for m in rows):
+            return None, evidence
+        data = pairwise_from_battles(self._fit_battles[counted], models=snapshot["models"])
+        return {"bt": fit_leaderboard(data, method="bt", min_votes=least).to_dict()}, evidence
 
     def _predictor(self, path: str | None) -> Any | None:
         if path is None:
@@ -194,30 +221,38 @@ class Engine:
         if where:
             document = self._segment(served, method, where)
         elif method == "elo":
-            n_stored = self.store.n_battles()
-            since = self._counts_since(served, n_stored)
-            document = live_elo_leaderboard(served, self.store.elo(), n_stored, since)
+            document = live_elo_leaderboard(served, self._live_window(served))
         else:
             document = dict((served.boards or {})[method])
         return {**document, "version": served.version}
 
-    def _counts_since(self, served: Served, n_stored: int) -> dict[str, tuple[int, int, int, int]]:
-        """Each model's battles, wins, losses and ties among the votes stored since
-        ``served`` was published; kept until the next vote or version."""
+    def _live_window(self, served: Served) -> LiveWindow:
+        """The votes counted since ``served`` was published; kept until the next vote or
+        version."""
+        n_stored = self.store.n_battles()
         key = (served.version, n_stored)
-        if self._live_counts is not None and self._live_counts[0] == key:
-            return self._live_counts[1]
+        if self._live is not None and self._live[0] == key:
+            return self._live[1]
         first = int(served.snapshot.get("store_battles", 0))
-        counts: dict[str, tuple[int, int, int, int]] = {}
-        if n_stored > first:
-            data = pairwise_from_battles(battle_frame(self.store.battles()[first:]))
-            c = model_counts(data)
-            counts = {
-                m: (int(c.battles[j]), int(c.wins[j]), int(c.losses[j]), int(c.ties[j]))
-                for j, m in enumerate(data.models)
-            }
-        self._live_counts = (key, counts)
-        return counts
+        since = self.store.battles()[first:] if n_stored > first else []
+        window = live_window(served, self._counted(served, since), self.store.models())
+        self._live = (key, window)
+        return window
+
+    def _counted(self, served: Served, battles: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The stored ``battles`` the aggregate counts: not a flagged voter's, and within
+        the daily cap among each voter's battles."""
+        cap = self.integrity.daily_cap
+        if not battles or (cap <= 0 and not served.flagged):
+            return battles
+        voters = dict.fromkeys(b["user_id"] for b in battles if b.get("user_id") is not None)
+        if not voters:
+            return battles
+        histories = [self.user_battles(str(u)) for u in voters]
+        history = to_battle_frame(pd.concat(histories, ignore_index=True))
+        kept = counted_mask(history, served.flagged, cap)
+        ids = frozenset(history["battle_id"][kept].dropna().astype(str))
+        return [b for b in battles if b.get("user_id") is None or b["battle_id"] in ids]
 
     def _segment(
         self, served: Served, method: Method, where: list[tuple[str, str]]
@@ -227,8 +262,10 @@ class Engine:
         if key in self._segments:
             return self._segments[key]
         named = " and ".join(f"{c}={v}" for c, v in where)
+        everything = self.all_battles()
+        counted = everything[counted_mask(everything, served.flagged, self.integrity.daily_cap)]
         try:
-            battles = filter_battles(self.all_battles(), where)
+            battles = filter_battles(counted, where)
         except ValueError as error:  # not a label column, or a value of the wrong type
             raise InputError(f"where: {error}") from None
         if battles.empty:
@@ -399,12 +436,44 @@ class Engine:
         return {"models": sorted(models, key=lambda m: -m["battles"]), "version": served.version}
 
     def about(self) -> dict[str, Any]:
-        """What the service serves: whether its fit is of a simulated arena, and when it
-        was made."""
+        """What the service serves: whether its fit is of a simulated arena, when it was
+        made, and how many votes and voters its public boards leave out."""
+        served = self.served()
+        evidence = served.snapshot.get("integrity")
+        integrity = None
+        if evidence is not None:
+            integrity = {
+                "daily_cap": evidence["daily_cap"],
+                "votes_counted": evidence["n_counted"],
+                "votes_over_cap": evidence["n_capped"],
+                "voters_flagged": len(evidence["flagged"]),
+            }
         return {
             "simulated": self.fit.simulated,
             "fit_created": self.fit.manifest.get("created"),
-            "version": self.served().version,
+            "integrity": integrity,
+            "version": served.version,
+        }
+
+    def integrity_report(self) -> dict[str, Any]:
+        """Who the current version's public boards leave out, and why
+        (``GET /v1/admin/integrity``).
+
+        Returns
+        -------
+        dict
+            The version's integrity evidence (:func:`service.integrity.screen_battles`;
+            ``null`` fields when the version was published without a screen), the live
+            Elo of every stored vote with the defence off (``elo_every_vote``) and
+            ``version``.
+        """
+        served = self.served()
+        evidence = served.snapshot.get("integrity")
+        return {
+            "screened": evidence is not None,
+            **(evidence or {"flagged": []}),
+            "elo_every_vote": self.store.elo(),
+            "version": served.version,
         }
 
     def topics(self) -> dict[str, Any]:
@@ -546,7 +615,10 @@ class Engine:
             battles = self.all_battles()
             started = time.monotonic()
             snapshot = refit_snapshot(
-                battles, served.snapshot, min_votes=self.settings.min_model_votes
+                battles,
+                served.snapshot,
+                min_votes=self.settings.min_model_votes,
+                integrity=self.integrity,
             )
             snapshot["store_battles"] = n_stored
             if self.settings.refit_predictor and "prompt" in battles.columns:

@@ -2,22 +2,38 @@
 
 Public boards rank a model only from ``min_votes`` votes on
 (:func:`ranking.leaderboard.split_provisional`); the others are listed apart as
-``provisional``.
+``provisional``. They count only the votes the version's integrity screen kept
+(:mod:`service.integrity`); its flagged users are :attr:`Served.flagged`.
+
+The live Elo board is the version's Elo continued over the votes counted since it was
+published (:func:`live_window`), so every replica computes the same board from the store,
+and the votes a refit leaves out also leave the live board.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ranking.frames import pairwise_from_battles
 from ranking.leaderboard import build_leaderboard, split_provisional
-from ranking.pairwise import ModelCounts
+from ranking.pairwise import ModelCounts, model_counts
 from ranking.types import SCALE, Leaderboard, Method
+from service.votes import battle_frame, elo_update
 
-__all__ = ["METHODS", "Served", "live_elo_leaderboard", "public_board", "served_version"]
+__all__ = [
+    "METHODS",
+    "LiveWindow",
+    "Served",
+    "live_elo_leaderboard",
+    "live_window",
+    "public_board",
+    "served_version",
+]
 
 METHODS: tuple[Method, ...] = ("bt", "elo")
 
@@ -46,6 +62,8 @@ class Served:
         least ``min_votes`` votes, the others under ``provisional``.
     min_votes : int
         The fewest votes a model on a public board has.
+    flagged : frozenset of str
+        The users whose votes this version's public boards leave out.
     """
 
     version: int
@@ -56,6 +74,7 @@ class Served:
     bt_json: bytes = b""
     boards: dict[str, dict[str, Any]] | None = None
     min_votes: int = 0
+    flagged: frozenset[str] = frozenset()
 
     def ratings(self, method: str) -> dict[str, float]:
         """Model to aggregate rating of ``method``."""
@@ -89,6 +108,7 @@ def served_version(
     if refitted is not None and refitted.get("min_votes") == min_votes:
         boards["bt"] = refitted  # fitted without the provisional models' votes
     bt = {**boards["bt"], "version": version}
+    integrity = snapshot.get("integrity") or {}
     return Served(
         version,
         snapshot,
@@ -98,28 +118,58 @@ def served_version(
         json.dumps(bt, separators=(",", ":")).encode("utf-8"),
         boards,
         min_votes,
+        frozenset(str(f["user_id"]) for f in integrity.get("flagged", ())),
     )
 
 
-def live_elo_leaderboard(
-    served: Served,
-    live: dict[str, float],
-    n_stored: int,
-    since: dict[str, tuple[int, int, int, int]] | None = None,
-) -> dict[str, Any]:
-    """The Elo leaderboard moved by every vote since ``served`` was published.
+@dataclass(frozen=True)
+class LiveWindow:
+    """The votes counted into the aggregate since a version was published.
+
+    Attributes
+    ----------
+    ratings : dict
+        Model to its online Elo rating: the version's, continued over these votes.
+    counts : dict
+        Model to its ``(battles, wins, losses, ties)`` among these votes.
+    n_votes : int
+        How many votes.
+    """
+
+    ratings: dict[str, float]
+    counts: dict[str, tuple[int, int, int, int]]
+    n_votes: int
+
+
+def live_window(
+    served: Served, battles: list[dict[str, Any]], catalogue: Iterable[str] = ()
+) -> LiveWindow:
+    """The :class:`LiveWindow` of ``battles``, the counted votes stored since ``served``
+    was published, in arrival order; a ``catalogue`` model the version has no rating for
+    starts at 1000, as in a fresh run."""
+    published = served.snapshot["leaderboards"]["elo"]["models"]
+    start = dict.fromkeys(catalogue, 1000.0) | {m["model"]: float(m["rating"]) for m in published}
+    if not battles:
+        return LiveWindow(start, {}, 0)
+    data = pairwise_from_battles(battle_frame(battles))
+    c = model_counts(data)
+    counts = {
+        m: (int(c.battles[j]), int(c.wins[j]), int(c.losses[j]), int(c.ties[j]))
+        for j, m in enumerate(data.models)
+    }
+    return LiveWindow(elo_update(start, battles), counts, len(battles))
+
+
+def live_elo_leaderboard(served: Served, window: LiveWindow) -> dict[str, Any]:
+    """The Elo leaderboard moved by every vote counted since ``served`` was published.
 
     Parameters
     ----------
     served : Served
         The version whose interval widths and counts are kept.
-    live : dict
-        Model to its current online Elo rating (the store's state).
-    n_stored : int
-        Battles in the store now.
-    since : dict, optional
-        Model to its ``(battles, wins, losses, ties)`` among the votes stored since
-        ``served`` was published, added to the version's counts.
+    window : LiveWindow
+        The votes counted since: their ratings replace the version's, their counts are
+        added to the version's, as is their number to ``n_battles``.
 
     Returns
     -------
@@ -131,6 +181,7 @@ def live_elo_leaderboard(
     """
     published = served.snapshot["leaderboards"]["elo"]
     rows = {m["model"]: m for m in published["models"]}
+    live = window.ratings
     models = tuple(sorted(set(rows) | set(live)))
     point = np.array([live.get(m, rows.get(m, {}).get("rating", 1000.0)) for m in models])
     lowest = min((r["lower"] for r in rows.values()), default=np.inf)
@@ -151,7 +202,7 @@ def live_elo_leaderboard(
             for j, m in enumerate(models)
         ]
     )
-    since = since or {}
+    since = window.counts
 
     def column(i: int, name: str) -> np.ndarray:
         return np.array(
@@ -162,7 +213,6 @@ def live_elo_leaderboard(
     counts = ModelCounts(
         column(0, "battles"), column(1, "wins"), column(2, "losses"), column(3, "ties")
     )
-    new_votes = n_stored - int(served.snapshot.get("store_battles", 0))
     board = build_leaderboard(
         "elo",
         models,
@@ -170,7 +220,7 @@ def live_elo_leaderboard(
         lower,
         upper,
         counts,
-        n_battles=int(published["n_battles"]) + max(new_votes, 0),
+        n_battles=int(published["n_battles"]) + window.n_votes,
         interval=published.get("interval", "bootstrap"),
         confidence=published.get("confidence", 0.95),
     )

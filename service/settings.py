@@ -62,6 +62,22 @@ class Settings(BaseSettings):
         The fewest votes a model must have to be ranked on public boards (the aggregate
         leaderboard, the widget, the badge); below it the model is listed apart as
         ``provisional``. 0 ranks every model.
+    daily_vote_cap : int
+        The most votes of one user per UTC day (by the vote's ``tstamp``) counted into the
+        aggregate boards, the earliest ones (FastChat's ``limit_user_votes``); the rest
+        stay stored and count in that user's own leaderboard. 0 counts all.
+    flag_voters : bool
+        Whether refits test every user's votes against everyone else's and leave the
+        users flagged as random clickers or brigaders out of the aggregate boards (their
+        votes stay stored and in their own leaderboard; ``GET /v1/admin/integrity``
+        lists them with the evidence).
+    flag_level : float
+        The false-discovery rate (Benjamini-Hochberg) of each of the two tests.
+    flag_min_votes : int
+        The fewest votes a user must have to be tested as a random clicker.
+    flag_brigade_share : float
+        The least share of wins one model must have in a user's votes for the brigade
+        test to flag that user.
     auto_register_models : bool
         Whether a vote naming a model outside the catalogue (the served fit's models
         and those registered through ``POST /v1/admin/models``) registers it; by default
@@ -94,6 +110,11 @@ class Settings(BaseSettings):
     segment_min_users: int = Field(default=20, ge=1)
     min_model_votes: int = Field(default=50, ge=0)
     auto_register_models: bool = False
+    daily_vote_cap: int = Field(default=50, ge=0)
+    flag_voters: bool = True
+    flag_level: float = Field(default=0.01, gt=0.0, lt=0.5)
+    flag_min_votes: int = Field(default=20, ge=1)
+    flag_brigade_share: float = Field(default=0.9, gt=0.0, le=1.0)
     rate_limit_per_address: str = "100/second;3000/minute"
     rate_limit_per_key: str = "1000/second"
 

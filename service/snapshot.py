@@ -14,7 +14,11 @@ Layout::
      "public": {"bt": <leaderboard>} or null,   # fitted among models with min_votes votes
      "correlations": {"bt/cv": <correlations>, "bt/none": ..., "elo/cv": ..., ...},
      "user_alpha": float or null,   # prior precision of a user's BT deviation (nats^-2)
+     "integrity": <evidence> or null,  # service.integrity.screen_battles: who is left out
      "topics": [...] or null, "predictor_dir": str or null, "fit_created": str}
+
+The aggregate and public boards count only the votes the integrity screen keeps; the
+per-user agreement figures use every user's own votes.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from ranking.pairwise import ELO_PER_NAT
 from ranking.types import Method
 from ranking.users import Shrinkage
 from service.artifacts import FitArtifacts
+from service.integrity import IntegrityConfig, screen_battles
 
 __all__ = [
     "HISTOGRAM_EDGES",
@@ -136,6 +141,7 @@ def refit_snapshot(
     *,
     rng: np.random.Generator | int | None = 0,
     min_votes: int | None = None,
+    integrity: IntegrityConfig | None = None,
 ) -> dict[str, Any]:
     """A new snapshot fitted on ``battles``: aggregates, per-user agreement and shrinkage.
 
@@ -150,11 +156,18 @@ def refit_snapshot(
     min_votes : int, optional
         Also fit the public Bradley-Terry board (``public``): only models with this many
         votes ranked, fitted on the votes between them, the others provisional.
+    integrity : IntegrityConfig, optional
+        Screen the votes first (:func:`service.integrity.screen_battles`): the aggregates
+        count only those kept, and the evidence is published as ``integrity``.
     """
     data = pairwise_from_battles(battles)
+    public_data, evidence = data, None
+    if integrity is not None:
+        counted, evidence = screen_battles(battles, integrity)
+        public_data = pairwise_from_battles(battles[counted], models=data.models)
     min_battles = int(previous.get("min_battles", 10))
     methods: tuple[Method, ...] = ("bt", "elo")
-    aggregates = {m: fit_leaderboard(data, method=m, rng=rng) for m in methods}
+    aggregates = {m: fit_leaderboard(public_data, method=m, rng=rng) for m in methods}
     correlations: dict[str, Any] = {}
     user_alpha = previous.get("user_alpha")
     if "user_id" in battles.columns and battles["user_id"].notna().any():
@@ -184,7 +197,10 @@ def refit_snapshot(
         "leaderboards": {m: aggregates[m].to_dict() for m in methods},
         "public": None
         if min_votes is None
-        else {"bt": fit_leaderboard(data, method="bt", rng=rng, min_votes=min_votes).to_dict()},
+        else {
+            "bt": fit_leaderboard(public_data, method="bt", rng=rng, min_votes=min_votes).to_dict()
+        },
         "correlations": correlations or previous.get("correlations", {}),
         "user_alpha": user_alpha,
+        "integrity": evidence,
     }

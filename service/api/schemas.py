@@ -92,6 +92,54 @@ class RegisteredPublic(BaseModel):
     version: int
 
 
+class FlaggedVoterPublic(BaseModel):
+    """One user the integrity screen left out of the public boards, and the evidence."""
+
+    user_id: str
+    test: Literal["random", "brigade"] = Field(
+        description="'random': votes no better than chance given everyone else's; "
+        "'brigade': one model voted up far beyond what the others' votes predict"
+    )
+    statistic: float = Field(
+        description="random: the user's agreement slope (1 typical, 0 coin flipping); "
+        "brigade: the model's win share in the user's votes"
+    )
+    expected: float = Field(
+        description="random: the honest users' typical slope; brigade: the win share "
+        "everyone else's votes predict for that model in this user's battles"
+    )
+    p_value: float = Field(description="the test's p-value, before the false-discovery control")
+    n_votes: int = Field(description="the votes tested (brigade: the user's votes with the model)")
+    model: str | None = Field(description="the model voted up (brigade), else null")
+
+
+class IntegrityPublic(BaseModel):
+    """Who the served version's public boards leave out, and why."""
+
+    screened: bool = Field(
+        description="whether this version was published after an integrity screen "
+        "(false: a fit served without its battles, or before the first refit)"
+    )
+    daily_cap: int | None = Field(None, description="votes of a user counted per UTC day")
+    flag_voters: bool | None = None
+    level: float | None = Field(None, description="false-discovery rate of each test")
+    min_votes: int | None = Field(None, description="fewest votes to test a random clicker")
+    brigade_share: float | None = None
+    n_votes: int | None = Field(None, description="votes screened")
+    n_capped: int | None = Field(None, description="votes over the daily cap")
+    n_flagged_votes: int | None = Field(None, description="votes of flagged users")
+    n_counted: int | None = Field(None, description="votes the public boards count")
+    honest_slope: list[float] | None = Field(
+        None, description="centre and spread of honest users' agreement slopes"
+    )
+    flagged: list[FlaggedVoterPublic]
+    elo_every_vote: dict[str, float] = Field(
+        description="the live online Elo of every stored vote, the defence off (since the "
+        "fit was published)"
+    )
+    version: int
+
+
 class RankedModelPublic(BaseModel):
     """One model's rating, interval and rank (SPEC section 2 ranks)."""
 
@@ -235,6 +283,15 @@ class TopicsPublic(BaseModel):
     version: int
 
 
+class AboutIntegrityPublic(BaseModel):
+    """What the public boards count, in numbers (who is left out: admins only)."""
+
+    daily_cap: int = Field(description="votes of a user counted per UTC day; 0 for no cap")
+    votes_counted: int
+    votes_over_cap: int
+    voters_flagged: int = Field(description="users whose votes the public boards leave out")
+
+
 class AboutPublic(BaseModel):
     """What the service serves."""
 
@@ -244,6 +301,10 @@ class AboutPublic(BaseModel):
         "made up; false for a fit of a real battle log"
     )
     fit_created: str | None = Field(description="when the served fit was made (ISO 8601)")
+    integrity: AboutIntegrityPublic | None = Field(
+        description="how many votes and voters the public boards leave out; null when "
+        "the served version was not screened"
+    )
     version: int
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from service.served import live_elo_leaderboard, served_version
+from service.served import LiveWindow, live_elo_leaderboard, served_version
 
 
 def row(model: str, rating: float, half: float, battles: int) -> dict[str, Any]:
@@ -68,13 +68,13 @@ def test_live_elo_moves_points_keeps_widths_and_counts_new_votes() -> None:
     served = served_version(3, SNAPSHOT, predictor=None)
     live = {"a": 1001.0, "b": 999.0, "c": 1000.0}
     since = {"a": (3, 1, 2, 0), "c": (3, 2, 1, 0)}  # c beat a twice, lost once, since
-    board = live_elo_leaderboard(served, live, n_stored=13, since=since)
+    board = live_elo_leaderboard(served, LiveWindow(live, since, 3))
     rows = {r["model"]: r for r in board["models"]}
     assert rows["a"]["rating"] == pytest.approx(1001.0)
     assert rows["a"]["upper"] - rows["a"]["lower"] == pytest.approx(6.0)
     assert rows["b"]["upper"] - rows["b"]["lower"] == pytest.approx(8.0)
     # every vote since counts in the models' counts, as in n_battles
-    assert board["n_battles"] == 7 + 3  # the version's battles and the 3 stored since
+    assert board["n_battles"] == 7 + 3  # the version's battles and the 3 counted since
     assert (rows["a"]["battles"], rows["a"]["wins"], rows["a"]["losses"]) == (10, 4, 5)
     assert (rows["c"]["battles"], rows["c"]["wins"], rows["c"]["losses"]) == (3, 2, 1)
     assert rows["b"]["battles"] == 7
@@ -85,7 +85,7 @@ def test_live_elo_moves_points_keeps_widths_and_counts_new_votes() -> None:
 def test_live_elo_lists_a_model_below_the_minimum_as_provisional() -> None:
     served = served_version(3, SNAPSHOT, predictor=None, min_votes=5)
     live = {"a": 1001.0, "b": 999.0, "c": 1000.0}
-    board = live_elo_leaderboard(served, live, n_stored=13, since={"c": (3, 2, 1, 0)})
+    board = live_elo_leaderboard(served, LiveWindow(live, {"c": (3, 2, 1, 0)}, 3))
     assert [m["model"] for m in board["models"]] == ["a", "b"]
     assert board["provisional"] == [{"model": "c", "battles": 3, "wins": 2, "losses": 1, "ties": 0}]
     assert {m["rank"] for m in board["models"]} == {1}

@@ -1,4 +1,5 @@
-"""Admin routes (admin key): refit now, register models, and a user's read token."""
+"""Admin routes (admin key): refit now, register models, the voters left out of the
+public boards, and a user's read token."""
 
 from __future__ import annotations
 
@@ -9,7 +10,14 @@ from starlette.concurrency import run_in_threadpool
 
 from service.api.deps import AdminDep, EngineDep, MetricsDep
 from service.api.routes.users import UserId
-from service.api.schemas import ModelsIn, RefitPublic, RegisteredPublic, TokenPublic, errors
+from service.api.schemas import (
+    IntegrityPublic,
+    ModelsIn,
+    RefitPublic,
+    RegisteredPublic,
+    TokenPublic,
+    errors,
+)
 from service.engine import InputError
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"], dependencies=[AdminDep])
@@ -37,6 +45,17 @@ def register_models(body: ModelsIn, engine: EngineDep) -> dict[str, Any]:
         return engine.register_models(body.models)
     except InputError as error:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(error)) from None
+
+
+@router.get("/integrity", response_model=IntegrityPublic, responses=errors(401, 403, 429, 503))
+def integrity(engine: EngineDep) -> dict[str, Any]:
+    """The users the served version's public boards leave out, with the evidence.
+
+    Each refit caps every user's votes per day (``PLB_DAILY_VOTE_CAP``) and tests each
+    user against everyone else (``PLB_FLAG_VOTERS``): random clickers and users who vote
+    one model up. Their votes stay stored and count in their own leaderboard.
+    """
+    return engine.integrity_report()
 
 
 @router.get(

@@ -1,0 +1,196 @@
+"""The integrity screen on frames (service/integrity.py), and the attacks it defends
+against replayed through the API: a brigade voting one weak model up, and a voter over
+the daily cap."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from fastapi.testclient import TestClient
+
+from ranking.validation import to_battle_frame
+from service.integrity import IntegrityConfig, counted_mask, screen_battles
+from tests.service.conftest import (
+    ADMIN_KEY,
+    INGEST_KEY,
+    bearer,
+    check_leaderboard,
+    open_client,
+    service_settings,
+)
+
+INGEST = bearer(INGEST_KEY)
+ADMIN = bearer(ADMIN_KEY)
+DAY = 86_400.0
+#: 2026-11-02 00:00 UTC, a Monday: the day the attacks below happen.
+MONDAY = 1_793_577_600.0
+
+
+def frame(rows: list[tuple[str | None, str, str, str, float]]) -> pd.DataFrame:
+    """A battle frame of ``(user_id, model_a, model_b, winner, tstamp)`` rows."""
+    columns = ["user_id", "model_a", "model_b", "winner", "tstamp"]
+    battles = pd.DataFrame(rows, columns=columns)
+    battles["battle_id"] = [f"b{i}" for i in range(len(rows))]
+    return to_battle_frame(battles)
+
+
+# -- on frames -----------------------------------------------------------------------------
+
+
+def test_counted_mask_caps_each_user_per_day_and_drops_flagged_users() -> None:
+    rows = [("u", "a", "b", "model_a", MONDAY + 10.0 * i) for i in range(5)]  # 5 on Monday
+    rows += [("u", "a", "b", "model_a", MONDAY + DAY + 1.0)]  # Tuesday: a new day
+    rows += [("v", "a", "b", "model_b", MONDAY + 5.0), (None, "a", "b", "tie", MONDAY)]
+    battles = frame(rows[::-1])  # the cap keeps the earliest by time, not by row
+    keep = pd.Series(counted_mask(battles, frozenset(), daily_cap=3), index=battles["battle_id"])
+    kept = set(keep[keep].index)
+    assert kept == {"b0", "b1", "b2", "b5", "b6", "b7"}  # u's last two on Monday are capped
+    assert counted_mask(battles, frozenset(), daily_cap=0).all()
+    flagged = counted_mask(battles, {"v"}, daily_cap=0)
+    assert list(battles["user_id"][~flagged]) == ["v"]
+
+
+def test_screen_without_users_counts_everything() -> None:
+    battles = frame([(None, "a", "b", "model_a", MONDAY + i) for i in range(30)])
+    counted, evidence = screen_battles(battles, IntegrityConfig(daily_cap=2))
+    assert counted.all()
+    assert (evidence["n_votes"], evidence["n_counted"], evidence["n_capped"]) == (30, 30, 0)
+    assert evidence["flagged"] == []
+
+
+def test_screen_flags_a_brigader_and_keeps_honest_voters() -> None:
+    """Forty honest voters agree a > b > c > d; one votes d up against everything."""
+    rng = np.random.default_rng(0)
+    models, strength = ["a", "b", "c", "d"], np.array([1.0, 0.3, -0.3, -1.0])
+    rows: list[tuple[str | None, str, str, str, float]] = []
+    for user in range(40):
+        for i in range(30):
+            x, y = rng.choice(4, size=2, replace=False)
+            win = rng.random() < 1 / (1 + np.exp(strength[y] - strength[x]))
+            rows.append((f"h{user}", models[x], models[y], "model_a" if win else "model_b", i))
+    for i in range(40):
+        rows.append(("brigade", "d", models[i % 3], "model_a", MONDAY + 3600.0 * i))
+    battles = frame(rows)
+    counted, evidence = screen_battles(battles, IntegrityConfig())
+    (flagged,) = evidence["flagged"]
+    assert (flagged["user_id"], flagged["test"], flagged["model"]) == ("brigade", "brigade", "d")
+    assert flagged["statistic"] == 1.0 and flagged["expected"] < 0.5 and flagged["n_votes"] == 40
+    assert not counted[battles["user_id"] == "brigade"].any()
+    assert counted[battles["user_id"] != "brigade"].all()
+    assert evidence["n_flagged_votes"] == 40 and evidence["n_counted"] == 1200
+    json.dumps(evidence, allow_nan=False)  # the snapshot stores it as JSON
+
+
+# -- through the API -----------------------------------------------------------------------
+
+
+def vote(a: str, b: str, user: str, tstamp: float, winner: str = "model_a") -> dict[str, Any]:
+    return {"model_a": a, "model_b": b, "winner": winner, "user_id": user, "tstamp": tstamp}
+
+
+def ingest(client: TestClient, battles: list[dict[str, Any]]) -> dict[str, Any]:
+    answer = client.post("/v1/battles", json={"battles": battles}, headers=INGEST)
+    assert answer.status_code == 200, answer.text
+    result: dict[str, Any] = answer.json()
+    assert result["rejected"] == []
+    return result
+
+
+def rows(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {m["model"]: m for m in document["models"]}
+
+
+@pytest.fixture
+def client(shared_fit_no_features: Path, tmp_path: Path) -> Iterator[TestClient]:
+    settings = service_settings(
+        shared_fit_no_features, store_path=tmp_path / "store.sqlite", min_model_votes=0
+    )
+    with open_client(settings) as client:
+        yield client
+
+
+def test_a_brigade_for_a_weak_model_leaves_the_public_boards(client: TestClient) -> None:
+    """The attack: 10 accounts vote the weakest model up 40 times each. Without the
+    screen it would climb far out of its interval; with it, the public boards do not
+    move beyond their intervals and an admin sees who was left out and why."""
+    before = client.get("/v1/leaderboard").json()
+    weak = before["models"][-1]["model"]
+    others = [m["model"] for m in before["models"][:-1]]
+    brigade = [f"fan-{i}" for i in range(10)]
+    for user in brigade:
+        ingest(
+            client,
+            [vote(weak, others[i % len(others)], user, MONDAY + 3600.0 * i) for i in range(40)],
+        )
+    assert client.post("/v1/admin/refit", headers=ADMIN).status_code == 200
+
+    after = client.get("/v1/leaderboard").json()
+    check_leaderboard(after, "bt")
+    assert after["n_battles"] == before["n_battles"]  # the brigade's 400 votes left out
+    row, was = rows(after)[weak], rows(before)[weak]
+    assert was["lower"] <= row["rating"] <= was["upper"]
+    assert row["rank"] == was["rank"]
+
+    report = client.get("/v1/admin/integrity", headers=ADMIN)
+    assert report.status_code == 200, report.text
+    evidence = report.json()
+    flagged = {f["user_id"]: f for f in evidence["flagged"]}
+    assert evidence["screened"] and set(brigade) <= set(flagged)
+    assert len(set(flagged) - set(brigade)) <= 2  # honest voters: at most a stray one or two
+    assert all(flagged[u]["test"] == "brigade" and flagged[u]["model"] == weak for u in brigade)
+    assert (
+        evidence["elo_every_vote"][weak]
+        > rows(client.get("/v1/leaderboard", params={"method": "elo"}).json())[weak]["rating"]
+    )
+    about = client.get("/v1/about").json()["integrity"]
+    assert about["voters_flagged"] == len(flagged) and "fan-0" not in json.dumps(about)
+    for path in ("/v1/admin/integrity",):
+        assert client.get(path).status_code == 401
+        assert client.get(path, headers=INGEST).status_code == 403
+
+    # a flagged voter's own board keeps their votes
+    own = client.get("/v1/users/fan-0/leaderboard", headers=ADMIN).json()
+    assert own["n_battles"] == 40
+    # their next vote does not move the live Elo board; an honest voter's does
+    elo = client.get("/v1/leaderboard", params={"method": "elo"}).json()
+    ingest(client, [vote(weak, others[0], "fan-0", MONDAY + 2 * DAY)])
+    assert client.get("/v1/leaderboard", params={"method": "elo"}).json() == elo
+    ingest(client, [vote(weak, others[0], "newcomer", MONDAY + 2 * DAY)])
+    moved = client.get("/v1/leaderboard", params={"method": "elo"}).json()
+    assert moved["n_battles"] == elo["n_battles"] + 1
+    assert rows(moved)[weak]["rating"] > rows(elo)[weak]["rating"]
+
+
+def test_votes_over_the_daily_cap_count_only_in_the_voters_own_board(
+    shared_fit_no_features: Path, tmp_path: Path
+) -> None:
+    settings = service_settings(
+        shared_fit_no_features, store_path=tmp_path / "store.sqlite", daily_vote_cap=5
+    )
+    with open_client(settings) as client:
+        before = client.get("/v1/leaderboard", params={"method": "elo"}).json()
+        models = [m["model"] for m in before["models"]]
+        votes = [vote(models[i % 3], models[3], "eager", MONDAY + 60.0 * i) for i in range(8)]
+        ingest(client, votes)
+        live = client.get("/v1/leaderboard", params={"method": "elo"}).json()
+        assert live["n_battles"] == before["n_battles"] + 5  # three are over the cap
+        assert client.post("/v1/admin/refit", headers=ADMIN).status_code == 200
+        evidence = client.get("/v1/admin/integrity", headers=ADMIN).json()
+        assert evidence["daily_cap"] == 5 and evidence["n_capped"] >= 3
+        own = client.get("/v1/users/eager/leaderboard", headers=ADMIN).json()
+        assert own["n_battles"] == 8
+        refitted = client.get("/v1/leaderboard", params={"method": "elo"}).json()
+        assert refitted["n_battles"] == evidence["n_counted"]  # the fit's days are capped too
+        # another vote the same day is over the cap; the next day's counts again
+        ingest(client, [vote(models[0], models[3], "eager", MONDAY + 3600.0)])
+        elo = client.get("/v1/leaderboard", params={"method": "elo"}).json()
+        assert elo["n_battles"] == refitted["n_battles"]
+        ingest(client, [vote(models[0], models[3], "eager", MONDAY + DAY + 1.0)])
+        elo = client.get("/v1/leaderboard", params={"method": "elo"}).json()
+        assert elo["n_battles"] == refitted["n_battles"] + 1
