@@ -54,6 +54,13 @@ class IntegrityConfig:
     brigade_share: float = 0.9
 
 
+def _finite(value: Any) -> Any:
+    """``value``, or None for a float that JSON cannot hold (NaN, infinity)."""
+    if isinstance(value, float | np.floating) and not np.isfinite(value):
+        return None
+    return value
+
+
 def _cap_in_frame_order(battles: pd.DataFrame, cap: int) -> BoolArray:
     """``(n,)`` true, in the frame's row order, for the votes within the daily cap."""
     keep = np.ones(len(battles), dtype=bool)
@@ -132,8 +139,10 @@ def screen_battles(
             min_votes=config.min_votes,
             brigade_share=config.brigade_share,
         )
-        flagged = [{k: v for k, v in asdict(f).items() if k != "user"} for f in report.flagged]
-        honest = [float(x) for x in report.honest_slope]
+        flagged = [
+            {k: _finite(v) for k, v in asdict(f).items() if k != "user"} for f in report.flagged
+        ]
+        honest = [_finite(float(x)) for x in report.honest_slope]
         counted = counted_mask(battles, {f["user_id"] for f in flagged}, config.daily_cap)
     n_capped = int((~capped).sum())
     return counted, {

@@ -100,15 +100,17 @@ class FlaggedVoterPublic(BaseModel):
         description="'random': votes no better than chance given everyone else's; "
         "'brigade': one model voted up far beyond what the others' votes predict"
     )
-    statistic: float = Field(
+    statistic: float | None = Field(
         description="random: the user's agreement slope (1 typical, 0 coin flipping); "
         "brigade: the model's win share in the user's votes"
     )
-    expected: float = Field(
+    expected: float | None = Field(
         description="random: the honest users' typical slope; brigade: the win share "
         "everyone else's votes predict for that model in this user's battles"
     )
-    p_value: float = Field(description="the test's p-value, before the false-discovery control")
+    p_value: float | None = Field(
+        description="the test's p-value, before the false-discovery control"
+    )
     n_votes: int = Field(description="the votes tested (brigade: the user's votes with the model)")
     model: str | None = Field(description="the model voted up (brigade), else null")
 
