@@ -5,19 +5,33 @@ Two defences of the aggregate, as Chatbot Arena uses for its own board:
 * :func:`daily_cap_mask` keeps at most ``cap`` votes per user and calendar day (UTC),
   the earliest ones, like FastChat's ``limit_user_votes``; votes without a user or a
   timestamp are kept.
-* :func:`detect_anomalous_voters` tests every user's votes against the Bradley-Terry
-  model of everyone else, all users at once:
+* :func:`detect_anomalous_voters` tests every user's votes, all users at once:
 
-  - **random clickers**: the slope ``beta_u`` of a per-user logistic regression of the
-    user's outcomes on the population's predicted log-odds (leave-that-user-out, to first
-    order) is compared with the honest users' slopes, ``N(m, tau^2)`` estimated robustly
-    (median and MAD) across users; the lower-tail p-value is
-    ``Phi((beta_u - m) / sqrt(tau^2 + se_u^2))``. A user with few votes has a large
-    ``se_u`` and is never flagged for noise.
+  - **random clickers**, for self-consistency: do a user's votes agree with each other,
+    on whatever order of the models? Nothing here compares a user with the crowd, so a
+    taste far from everyone else's, even the crowd's order reversed, is never evidence.
+    Two tests, each against the honest users' values ``N(m, tau^2)`` estimated robustly
+    across users (median, and the MAD of the users with the most votes less their noise),
+    with the lower-tail p-value ``Phi((s_u - m) / sqrt(tau^2 + se_u^2))``:
+
+    * the *slope* of a per-user logistic regression of the outcomes on the user's own
+      leave-one-vote-out log-odds: a shrunk personal Bradley-Terry fit (prior mean zero,
+      its precision learnt by cross-validation, :func:`ranking.shrinkage.learn_alpha`),
+      each vote predicted from the user's other votes to first order from the user's
+      Hessian (:mod:`ranking.consistency`). An honest user's other votes predict the
+      vote (slope near ``m``), a coin flipper's do not (slope near 0);
+    * the *preference strength* per vote, the Rao score statistic of "all models equal"
+      less its degrees of freedom, over the votes: a coin flipper's tends to 0 as the
+      votes grow, where the slope's standard error stops shrinking (a coin flipper's
+      own fit flattens with their votes).
+
+    The smaller p-value, doubled (Bonferroni), is the user's. A user with few votes has
+    large standard errors and is never flagged for noise; power grows with the votes,
+    and it is weak wherever honest users' votes hardly predict each other.
   - **brigaders**: for each user and model, the model's score in that user's votes
     (a tie counting half) against a binomial with the population's mean win probability
-    of the model in those votes (conservative next to the exact Poisson-binomial), and a
-    win share of at least ``brigade_share``.
+    of the model in those votes (leave-that-user-out, to first order; conservative next
+    to the exact Poisson-binomial), and a win share of at least ``brigade_share``.
 
   Each family of p-values is controlled by Benjamini-Hochberg at ``level`` over the users
   (user-model pairs) tested; the population model is refitted without the users flagged
@@ -32,9 +46,17 @@ from typing import Literal
 
 import numpy as np
 from scipy.special import expit
-from scipy.stats import binom, norm
+from scipy.stats import binom
 
 from ranking.bt import DEFAULT_ALPHA, bt_hessian, fit_bt
+from ranking.consistency import (
+    honest_null,
+    learn_user_alpha,
+    leave_one_out_logits,
+    logistic_slopes,
+    lower_tail,
+    preference_strength,
+)
 from ranking.types import BoolArray, FloatArray, IntArray, PairwiseData
 
 __all__ = [
@@ -48,8 +70,6 @@ __all__ = [
 Test = Literal["random", "brigade"]
 
 _DAY_S = 86_400.0
-#: ``1.4826 * MAD`` estimates a normal standard deviation.
-_MAD_SCALE = 1.4826
 
 
 @dataclass(frozen=True)
@@ -65,17 +85,22 @@ class FlaggedVoter:
     test : {"random", "brigade"}
         Which test flagged them (the stronger one, when both did).
     statistic : float
-        For ``random``: the user's agreement slope with the population (1 is typical,
-        0 is coin flipping). For ``brigade``: the model's win share in the user's votes.
+        For ``random``: the user's self-consistency slope (``m`` is typical, 0 is coin
+        flipping; see also ``strength``). For ``brigade``: the model's win share in the
+        user's votes.
     expected : float
         For ``random``: the honest users' typical slope ``m``. For ``brigade``: the win
         share the population predicts for that model in the user's votes.
     p_value : float
-        The test's p-value (before the multiple-testing control).
+        The test's p-value (before the multiple-testing control; for ``random``, the
+        smaller of the slope's and the strength's, doubled).
     n_votes : int
         The user's votes (for ``brigade``: the user's votes with that model).
     model : str or None
         The model voted up, for ``brigade``.
+    strength, expected_strength : float
+        For ``random``: the user's preference strength per vote and the honest users'
+        typical one (NaN for ``brigade``).
     """
 
     user: int
@@ -86,6 +111,8 @@ class FlaggedVoter:
     p_value: float
     n_votes: int
     model: str | None = None
+    strength: float = float("nan")
+    expected_strength: float = float("nan")
 
 
 @dataclass(frozen=True)
@@ -99,12 +126,21 @@ class IntegrityReport:
     flagged_users : ndarray of bool
         ``(n_users,)`` true for a flagged user.
     slope, slope_se : ndarray
-        ``(n_users,)`` each user's agreement slope and its standard error (NaN without
-        votes).
+        ``(n_users,)`` each user's self-consistency slope (outcomes on their own
+        leave-one-vote-out log-odds) and its standard error (NaN without votes).
     honest_slope : tuple of float
         ``(m, tau)``: centre and spread of the honest users' slopes.
     level : float
         The Benjamini-Hochberg level of each test family.
+    user_alpha : float
+        Prior precision of the personal fits (natural-log units; NaN when not fitted).
+    strength, strength_se : ndarray or None
+        ``(n_users,)`` each user's preference strength per vote
+        (:func:`ranking.consistency.preference_strength`) and its standard error.
+    honest_strength : tuple of float
+        Centre and spread of the honest users' preference strengths.
+    random_p : ndarray or None
+        ``(n_users,)`` each user's p-value of the random test (1 where not tested).
     """
 
     flagged: tuple[FlaggedVoter, ...]
@@ -113,6 +149,11 @@ class IntegrityReport:
     slope_se: FloatArray
     honest_slope: tuple[float, float]
     level: float
+    user_alpha: float = float("nan")
+    strength: FloatArray | None = None
+    strength_se: FloatArray | None = None
+    honest_strength: tuple[float, float] = (float("nan"), float("nan"))
+    random_p: FloatArray | None = None
 
     def vote_mask(self, users: IntArray) -> BoolArray:
         """``(n,)`` true for the votes to count in the aggregate (not a flagged user's)."""
@@ -197,29 +238,6 @@ def _population(
     return loo
 
 
-def _slopes(
-    d: FloatArray, y: FloatArray, w: FloatArray, users: IntArray, n_users: int
-) -> tuple[FloatArray, FloatArray]:
-    """Per-user maximum-likelihood slope of ``y ~ expit(beta * d)`` and its standard error."""
-    beta = np.ones(n_users)
-    info0 = np.bincount(users, weights=w * d * d, minlength=n_users)
-    for _ in range(25):
-        p = expit(beta[users] * d)
-        score = np.bincount(users, weights=w * (y - p) * d, minlength=n_users)
-        info = np.bincount(users, weights=w * p * (1 - p) * d * d, minlength=n_users)
-        step = np.divide(score, info, out=np.zeros(n_users), where=info > 1e-12)
-        beta = np.clip(beta + np.clip(step, -2.0, 2.0), -10.0, 10.0)
-        if np.max(np.abs(step), initial=0.0) < 1e-8:
-            break
-    p = expit(beta[users] * d)
-    info = np.bincount(users, weights=w * p * (1 - p) * d * d, minlength=n_users)
-    se = np.full(n_users, np.nan)
-    ok = info0 > 1e-12
-    se[ok] = 1.0 / np.sqrt(np.maximum(info[ok], 1e-12))
-    beta[~ok] = np.nan
-    return beta, se
-
-
 def detect_anomalous_voters(
     data: PairwiseData,
     users: IntArray,
@@ -230,8 +248,9 @@ def detect_anomalous_voters(
     brigade_share: float = 0.9,
     rounds: int = 3,
     alpha: float = DEFAULT_ALPHA,
+    user_alpha: float | None = None,
 ) -> IntegrityReport:
-    """Flag random clickers and brigaders by testing each user against everyone else.
+    """Flag random clickers (votes that do not predict each other) and brigaders.
 
     Parameters
     ----------
@@ -251,7 +270,10 @@ def detect_anomalous_voters(
     rounds : int
         Rounds of refitting the population without the users flagged so far.
     alpha : float
-        Prior precision of the Bradley-Terry fits.
+        Prior precision of the population's Bradley-Terry fit.
+    user_alpha : float, optional
+        Prior precision of each user's strengths (around zero) in the personal fits of
+        the random test; learnt by cross-validation on the users' votes when not given.
 
     Returns
     -------
@@ -261,6 +283,8 @@ def detect_anomalous_voters(
         raise ValueError(f"Argument 'level' must lie in (0, 1), not {level!r}.")
     if not 0.0 < brigade_share <= 1.0:
         raise ValueError(f"Argument 'brigade_share' must lie in (0, 1], not {brigade_share!r}.")
+    if user_alpha is not None and not 0.0 < user_alpha < np.inf:
+        raise ValueError(f"Argument 'user_alpha' must be positive and finite, not {user_alpha!r}.")
     for name, value in (("min_votes", min_votes), ("rounds", rounds)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"Argument {name!r} must be an integer >= 1, not {value!r}.")
@@ -279,18 +303,27 @@ def detect_anomalous_voters(
         np.r_[pair_a, pair_b], weights=np.r_[w * y, w * (1 - y)], minlength=n_users * k
     )
 
+    # the random test looks at each user's votes alone: it needs no population model
+    matchups, zero = data.matchups[known], np.zeros(k)
+    if user_alpha is None:
+        user_alpha = learn_user_alpha(k, matchups, y, w, u, n_users, zero)
+    _, d_self = leave_one_out_logits(k, matchups, y, w, u, n_users, zero, user_alpha)
+    slope, se = logistic_slopes(d_self, y, w, u, n_users)
+    strength, strength_se = preference_strength(k, matchups, y, w, u, n_users)
+    testable = (n_votes >= min_votes) & np.isfinite(slope) & np.isfinite(strength)
     flagged = np.zeros(n_users, dtype=bool)
     for _ in range(rounds):
         fitted = ~(known & flagged[np.maximum(users, 0)])
         # rows without a user go to a dummy user n_users, whose step is ignored
         loo = _population(data, np.where(known, users, n_users), n_users + 1, fitted, alpha)
         d = loo[u, a] - loo[u, b]
-        slope, se = _slopes(d, y, w, u, n_users)
-        testable = (n_votes >= min_votes) & np.isfinite(slope)
-        centre, spread = _honest_slope(slope[testable & ~flagged], se[testable & ~flagged])
-        p_random = np.ones(n_users)
-        z = (slope[testable] - centre) / np.sqrt(spread**2 + se[testable] ** 2)
-        p_random[testable] = norm.cdf(z)
+        honest = testable & ~flagged
+        centre, spread = honest_null(slope[honest], se[honest], n_votes[honest])
+        null_strength = honest_null(strength[honest], strength_se[honest], n_votes[honest])
+        p_slope = lower_tail(slope, se, (centre, spread))
+        p_strength = lower_tail(strength, strength_se, null_strength)
+        # either test may find a clicker: the smaller p-value, Bonferroni-corrected for two
+        p_random = np.where(testable, np.minimum(1.0, 2.0 * np.minimum(p_slope, p_strength)), 1.0)
         random_flag = np.zeros(n_users, dtype=bool)
         random_flag[testable] = benjamini_hochberg(p_random[testable], level)
 
@@ -342,16 +375,20 @@ def detect_anomalous_voters(
                     centre,
                     float(p_random[user]),
                     int(round(n_votes[user])),
+                    strength=float(strength[user]),
+                    expected_strength=null_strength[0],
                 )  # fmt: skip
             )
-    return IntegrityReport(tuple(records), flagged, slope, se, (centre, spread), level)
-
-
-def _honest_slope(slope: FloatArray, se: FloatArray) -> tuple[float, float]:
-    """Robust centre and spread of the honest slopes, the noise of each estimate removed."""
-    if slope.size < 5:
-        return 1.0, 0.5
-    centre = float(np.median(slope))
-    mad = _MAD_SCALE * float(np.median(np.abs(slope - centre)))
-    spread = np.sqrt(max(mad**2 - float(np.median(se**2)), 0.0))
-    return centre, max(float(spread), 0.05)
+    return IntegrityReport(
+        tuple(records),
+        flagged,
+        slope,
+        se,
+        (centre, spread),
+        level,
+        user_alpha,
+        strength,
+        strength_se,
+        null_strength,
+        p_random,
+    )

@@ -76,6 +76,68 @@ def test_random_clicker_and_brigader_flagged_honest_users_not() -> None:
     assert not keep[users == roles["brigade"]].any() and keep[users < 100].all()
 
 
+def _tastes(seed: int, heavy: int = 200) -> tuple[PairwiseData, np.ndarray, list[str], int, int]:
+    """120 honest users whose tastes scatter around the crowd's (60 votes each), a coin
+    flipper and an honest user with the crowd's order reversed (``heavy`` votes each)."""
+    rng = np.random.default_rng(seed)
+    tastes = [STRENGTH + rng.normal(0.0, 0.3, K) for _ in range(120)]
+    counts = [60] * 120 + [heavy, heavy]
+    parts = []
+    for u, n in enumerate(counts):
+        a = rng.integers(0, K, n)
+        b = (a + rng.integers(1, K, n)) % K
+        if u == 120:  # the coin flipper
+            y = rng.integers(0, 2, n).astype(float)
+        else:
+            theta = -STRENGTH if u == 121 else tastes[u]
+            y = (rng.random(n) < 1.0 / (1.0 + np.exp(theta[b] - theta[a]))).astype(float)
+            y[rng.random(n) < 0.15] = 0.5
+        parts.append((np.stack([a, b], axis=1), y))
+    data = PairwiseData(
+        tuple(f"m{j}" for j in range(K)),
+        np.concatenate([m for m, _ in parts]).astype(np.intp),
+        np.concatenate([y for _, y in parts]),
+        np.ones(sum(counts)),
+    )
+    users = np.repeat(np.arange(len(counts)), counts).astype(np.intp)
+    return data, users, [f"u{u}" for u in range(len(counts))], 120, 121
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_random_clicker_with_many_votes_is_caught(seed: int) -> None:
+    data, users, names, clicker, _ = _tastes(seed)
+    report = detect_anomalous_voters(data, users, names)
+    flags = {f.user: f for f in report.flagged}
+    assert clicker in flags and flags[clicker].test == "random"
+    assert flags[clicker].p_value < 1e-4
+    assert report.strength is not None and report.strength[clicker] < report.honest_strength[0]
+    assert flags[clicker].strength == report.strength[clicker]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_an_honest_user_with_a_reversed_taste_is_not_flagged(seed: int) -> None:
+    data, users, names, _, reversed_taste = _tastes(seed)
+    report = detect_anomalous_voters(data, users, names)
+    assert not report.flagged_users[reversed_taste]
+    assert not report.flagged_users[:120].any()
+    # the crowd's order reversed: far from everyone, yet as self-consistent as anyone
+    centre, spread = report.honest_slope
+    gap = report.slope[reversed_taste] - centre
+    assert gap > -2.0 * np.hypot(spread, report.slope_se[reversed_taste])
+    # reversing every vote of everyone changes no user's test
+    flipped = PairwiseData(data.models, data.matchups, 1.0 - data.outcomes, data.weights)
+    again = detect_anomalous_voters(flipped, users, names)
+    np.testing.assert_allclose(again.slope, report.slope, rtol=1e-6, atol=1e-8)
+
+
+def test_bad_user_alpha_is_named() -> None:
+    data, users, names, _ = _arena()
+    with pytest.raises(ValueError, match="user_alpha"):
+        detect_anomalous_voters(data, users, names, user_alpha=0.0)
+    report = detect_anomalous_voters(data, users, names, user_alpha=3.0)
+    assert report.user_alpha == 3.0
+
+
 def test_honest_users_with_few_votes_are_never_flagged() -> None:
     rng = np.random.default_rng(5)
     parts = [_votes(rng, 5, "honest") for _ in range(300)]
