@@ -7,7 +7,16 @@ left out, as the truth knows them), *attacked* (every vote) and *defended* (a da
 :data:`DAILY_CAP` votes per user, then the votes of the users
 :func:`ranking.integrity.detect_anomalous_voters` flags left out). Reported: the top 5 of
 each, the weak model's rating and rank in each, and the detector's recall of random
-voters and of brigaders and its false-positive rate among honest users.
+voters and of brigaders and its false-positive rate among honest users; for random voters
+also the ranking quality of the random test's p-values (AUC, random against honest) and
+the recall and false positives at the looser level :data:`LOOSE_LEVEL`.
+
+The random test asks whether a user's votes agree with each other (their own
+leave-one-vote-out slope, and their preference strength), never whether they agree with
+the crowd. This world's honest users hardly predict their own votes (their preferences
+move with the topic of each query, and a fifth of their votes are ties), so at ~60 votes
+a coin flipper is ranked above most honest users but seldom told apart at a 1% false
+discovery rate.
 
 Goals: the defended weak model within its clean interval (the brigade moves it by no
 more than its interval); false positives under 2% of honest users.
@@ -37,6 +46,15 @@ MAX_FALSE_POSITIVE = 0.02
 SEEDS = (0, 1)
 #: Random voters with at least this many votes are counted apart in the recall.
 HEAVY_VOTES = 150
+#: A looser Benjamini-Hochberg level, to show the trade of recall for false positives.
+LOOSE_LEVEL = 0.1
+
+
+def _auc(p: np.ndarray, positive: np.ndarray, negative: np.ndarray) -> float:
+    """Probability that a random voter's p-value is below an honest user's (ties half)."""
+    pos, neg = np.sort(p[positive]), np.sort(p[negative])
+    below = np.searchsorted(neg, pos, side="right") + np.searchsorted(neg, pos, side="left")
+    return float((neg.size - below / 2.0).sum() / max(pos.size * neg.size, 1))
 
 
 def _top(board: Leaderboard, n: int = 5) -> str:
@@ -63,6 +81,7 @@ def run_seed(n_users: int, per_user: int, n_models: int, seed: int) -> list[Row]
     capped = daily_cap_mask(codes, stamps, DAILY_CAP)
     report = detect_anomalous_voters(data.select(capped), codes[capped], names)
     seconds = time.perf_counter() - start
+    loose = detect_anomalous_voters(data.select(capped), codes[capped], names, level=LOOSE_LEVEL)
     keep = capped & report.vote_mask(codes)
     boards = {
         "clean": fit_leaderboard(data.select(kind[codes] == "honest")),
@@ -112,11 +131,25 @@ def run_seed(n_users: int, per_user: int, n_models: int, seed: int) -> list[Row]
                 notes=f"detection {seconds:.2f} s"
                 if attack == "brigade"
                 else f"{int(flagged[heavy].sum())} of {int(heavy.sum())} with at least "
-                f"{HEAVY_VOTES} votes; a random clicker with ~60 votes is hardly told from an "
-                "honest user whose taste differs from the crowd's: recall grows with the votes",
+                f"{HEAVY_VOTES} votes; self-consistency tests: this world's honest users "
+                "hardly predict their own votes, so power comes only with many votes",
             )
         )
     honest = kind == "honest"
+    who = kind == "random"
+    tested = np.bincount(codes[capped & (codes >= 0)], minlength=len(names)) >= 20
+    assert report.random_p is not None
+    auc = _auc(report.random_p, who & tested, honest & tested)
+    rows.append(
+        make_row(
+            f"detector recall, random voters, level {LOOSE_LEVEL}",
+            label,
+            ours=f"{loose.flagged_users[who].mean():.1%} ({int(loose.flagged_users[who].sum())} "
+            f"of {int(who.sum())})",
+            notes=f"false positives {loose.flagged_users[honest].mean():.2%} of honest users; "
+            f"AUC of the random p-values, random against honest (20+ votes): {auc:.2f}",
+        )
+    )
     rate = float(flagged[honest].mean())
     rows.append(
         make_row(

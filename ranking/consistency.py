@@ -3,8 +3,8 @@
 Every user gets a shrunk personal Bradley-Terry fit (:func:`ranking.bt.fit_bt_grouped`,
 one batched Newton problem over all users), centred on a prior mean (zero in
 :mod:`ranking.integrity`, so that only the user's own votes speak). Each vote is then
-predicted from the user's *other* votes: removing vote ``i``
-from user ``u``'s objective moves the mode by one Newton step,
+predicted from the user's *other* votes: removing vote ``i`` from user ``u``'s objective
+moves the mode by one Newton step,
 ``theta_u^(-i) = theta_u + (H_u - w_i v_i x_i x_i^T)^-1 g_i`` with ``x_i = e_a - e_b``,
 ``g_i = w_i (p_i - y_i) x_i`` the vote's gradient and ``v_i = p_i (1 - p_i)``, so that by
 Sherman-Morrison its log-odds become
