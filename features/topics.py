@@ -2,7 +2,9 @@
 
 :class:`TopicModel` embeds each distinct query (:mod:`features.embeddings`), reduces the
 embeddings (PCA or UMAP), clusters them (k-means or HDBSCAN), and describes each cluster
-by its top words (class-based TF-IDF). Every query gets a topic: HDBSCAN's outliers are
+by its top words (class-based TF-IDF over distinct prompts, :mod:`features.topic_words`:
+no stop words of common languages or code, no identifiers, no word of fewer than
+``min_df`` prompts). Every query gets a topic: HDBSCAN's outliers are
 given the topic whose centroid embedding is most similar (cosine), during fit and for
 new queries.
 
@@ -26,6 +28,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from features.persistence import load_folder, save_folder
+from features.topic_words import DEFAULT_MIN_DF, describe_topics, topic_vectorizer
 from ranking.progress import Progress, start
 
 __all__ = [
@@ -48,6 +51,7 @@ DEFAULTS: dict[str, Any] = {
     "clusterer": "kmeans",
     "n_topics": 10,
     "n_components": 30,
+    "min_df": DEFAULT_MIN_DF,
 }
 _MODEL_FILE = "topic_model.joblib"
 _TOPICS_FILE = "topics.json"
@@ -113,6 +117,9 @@ class TopicModel(TransformerMixin, BaseEstimator):
         Smallest HDBSCAN cluster.
     top_n_words : int
         Words kept per topic.
+    min_df : int
+        Distinct prompts, of the corpus and of the topic, that must contain a word
+        before it may name the topic (a prompt asked many times counts once).
     random_state : int
         Seed of every randomised step.
 
@@ -138,6 +145,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
         min_topic_size: int = 10,
         top_n_words: int = 10,
         random_state: int = 0,
+        min_df: int = DEFAULT_MIN_DF,
     ) -> None:
         self.embedding = embedding
         self.reducer = reducer
@@ -147,6 +155,12 @@ class TopicModel(TransformerMixin, BaseEstimator):
         self.min_topic_size = min_topic_size
         self.top_n_words = top_n_words
         self.random_state = random_state
+        self.min_df = min_df
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # A model saved before ``min_df`` existed loads with the default (used by fit only).
+        state.setdefault("min_df", DEFAULT_MIN_DF)
+        super().__setstate__(state)
 
     # -- fitting ---------------------------------------------------------------------------
 
@@ -206,6 +220,10 @@ class TopicModel(TransformerMixin, BaseEstimator):
         self.centroids_ = _centroids(vectors, topics)
         self.bertopic_ = model
         self.n_topics_ = int(topics.max()) + 1
+        words = describe_topics(
+            docs, topics, self.n_topics_, min_df=self.min_df, top_n=self.top_n_words
+        )
+        model.topic_representations_ = dict(enumerate(words))  # what get_topic answers
         self.labels_ = topics[inverse]
         self.topics_ = self._describe(self.labels_)
         advance(1)
@@ -228,7 +246,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
                 f"Argument 'clusterer' must be one of {', '.join(CLUSTERERS)}, "
                 f"not {self.clusterer!r}."
             )
-        for name in ("n_topics", "n_components", "min_topic_size", "top_n_words"):
+        for name in ("n_topics", "n_components", "min_topic_size", "top_n_words", "min_df"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
                 raise ValueError(f"Argument '{name}' must be a positive integer, not {value!r}.")
@@ -282,7 +300,6 @@ class TopicModel(TransformerMixin, BaseEstimator):
     def _bertopic(self, n_docs: int) -> Any:
         from bertopic import BERTopic
         from bertopic.vectorizers import ClassTfidfTransformer
-        from sklearn.feature_extraction.text import CountVectorizer
 
         n_topics = min(self.n_topics, n_docs)
         kmeans = self.clusterer == "kmeans"
@@ -290,7 +307,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
             embedding_model=self.embedder_,
             umap_model=self._reducer(n_docs),
             hdbscan_model=self._clusterer(n_topics),
-            vectorizer_model=CountVectorizer(stop_words="english"),
+            vectorizer_model=topic_vectorizer(),
             ctfidf_model=ClassTfidfTransformer(reduce_frequent_words=True),
             top_n_words=self.top_n_words,
             nr_topics=None if kmeans else n_topics,

@@ -9,7 +9,15 @@ import numpy as np
 import pytest
 from bertopic.backend import BaseEmbedder
 
-from features.embeddings import BACKENDS, MiniLMEmbedder, embed, make_embedder, minilm_path
+from features.embeddings import (
+    BACKENDS,
+    DEFAULT_MAX_TOKENS,
+    MiniLMEmbedder,
+    embed,
+    make_embedder,
+    minilm_path,
+    select_text,
+)
 from tests.conftest import RecordedProgress
 
 SENTENCES = [
@@ -79,7 +87,7 @@ def test_each_batch_embedded_alone_gives_the_vectors_of_embed(
     docs = corpus[0][:150]
     embedder = make_embedder(name)
     whole = embedder.embed(docs)
-    batches = embedder.batches(docs)  # type: ignore[attr-defined]
+    batches = embedder.batches(docs)
     assert sorted(np.concatenate(batches).tolist()) == list(range(len(docs)))
     alone = np.zeros_like(whole)
     for batch in reversed(batches):
@@ -117,3 +125,46 @@ def test_embed_calls_another_backend_as_bertopic_does() -> None:
     progress = RecordedProgress()
     assert embed(Counting(), SENTENCES, progress).shape == (3, 2)
     assert progress.stages == []
+
+
+_TRACE = (
+    "I get this error when I start my Flask server.\n"
+    + 'File "app.py", line 12, in <module>\n  import numpy as np\n' * 15
+    + "ImportError: cannot import name 'x'\n"
+    + "How do I fix this import error?"
+)
+
+
+def test_select_text_reads_the_head_the_ends_or_the_ask() -> None:
+    assert select_text(_TRACE, "head") == _TRACE
+    ends = select_text(_TRACE, "ends")
+    assert ends == "I get this error when I start my Flask server. How do I fix this import error?"
+    story = "Once upon a time. There was a fox. How would you end this story? The end."
+    assert select_text(story, "ask") == "Once upon a time. How would you end this story?"
+    assert select_text(story, "ends") == "Once upon a time. The end."
+    assert select_text("One sentence only", "ask") == "One sentence only"
+    long_first = " ".join(["word"] * 100) + ". Last one."
+    assert len(select_text(long_first, "ends").split()) == 24 + 2  # each sentence cut at 24
+    with pytest.raises(ValueError, match="'text' must be one of head, ends, ask, not 'tail'"):
+        select_text(_TRACE, "tail")
+    with pytest.raises(ValueError, match="not 'tail'"):
+        MiniLMEmbedder(text="tail")
+
+
+def test_the_embedder_reads_the_selected_text() -> None:
+    ends = MiniLMEmbedder(text="ends", quantize=True)
+    head = MiniLMEmbedder(quantize=True)
+    np.testing.assert_allclose(
+        ends.embed([_TRACE]), head.embed([select_text(_TRACE, "ends")]), atol=1e-6
+    )
+    assert float(ends.embed([_TRACE])[0] @ head.embed([_TRACE])[0]) < 0.99
+    assert make_embedder("minilm", text="ask").text == "ask"
+    assert DEFAULT_MAX_TOKENS == 64 and make_embedder("minilm").max_tokens == 64
+
+
+def test_batches_follow_the_selected_text() -> None:
+    # Batches are made by the length of what is read, so that a batch embedded alone
+    # elsewhere (service.scale) gives the vectors of one local call.
+    docs = ["Hi.\n" + "padding line.\n" * 30 + "Bye.", "one single sentence of middling length"]
+    assert [int(b[0]) for b in MiniLMEmbedder(batch_size=1).batches(docs)] == [0, 1]
+    assert [int(b[0]) for b in MiniLMEmbedder(text="ends", batch_size=1).batches(docs)] == [1, 0]

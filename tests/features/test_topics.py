@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import joblib
 import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.metrics import adjusted_rand_score
 
-from features.topics import Topic, TopicModel
+from features.topic_words import describe_topics
+from features.topics import DEFAULTS, Topic, TopicModel
 from tests.conftest import RecordedProgress
 
 Corpus = tuple[list[str], np.ndarray]
@@ -192,3 +194,101 @@ def test_a_table_of_embeddings_by_query_fits_and_predicts_like_the_rows(
     partial = TopicModel("minilm-int8", n_topics=4).fit(docs, embeddings=table)
     expected = TopicModel("minilm-int8", n_topics=4).fit(docs, embeddings=vectors)
     np.testing.assert_array_equal(partial.labels_, expected.labels_)
+
+
+# -- top words a person would accept (issue 16) ------------------------------------------
+
+_COOKING = [
+    f"{verb} a {dish} recipe with {extra} for dinner"
+    for verb, dish, extra in zip(
+        ["Share", "Suggest", "Find", "Plan", "Describe", "Choose", "Pick", "Name"] * 2,
+        ["pasta", "soup", "curry", "salad", "bread", "stew", "risotto", "pie"] * 2,
+        ["garlic", "onion", "garlic", "butter", "onion", "garlic", "butter", "onion"] * 2,
+        strict=True,
+    )
+]
+_CODING = [
+    f"My python {thing} fails with an error when I {verb} the {what}"
+    for thing, verb, what in zip(
+        ["script", "program", "function", "module"] * 4,
+        ["parse", "load", "read", "sort"] * 4,
+        ["file", "list", "json", "table", "file", "list", "csv", "rows"] * 2,
+        strict=True,
+    )
+]
+
+
+def _two_blobs(n_first: int, n_second: int) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    centres = np.eye(8, dtype=np.float32)[:2] * 10
+    return np.vstack(
+        [centres[0] + rng.normal(size=(n_first, 8)), centres[1] + rng.normal(size=(n_second, 8))]
+    ).astype(np.float32)
+
+
+def _words_of(model: TopicModel) -> set[str]:
+    return {w for t in model.topics_ for w in t.words}
+
+
+def test_a_prompt_asked_40_times_does_not_name_a_topic() -> None:
+    pasted = "Kitboga quokka zanzibar " * 20  # one prompt, its words repeated in it
+    docs = _COOKING + [pasted] * 40 + _CODING
+    vectors = _two_blobs(len(_COOKING) + 40, len(_CODING))
+    model = TopicModel("minilm-int8", n_topics=2, n_components=4).fit(docs, embeddings=vectors)
+    words = _words_of(model)
+    assert not words & {"kitboga", "quokka", "zanzibar"}
+    assert {"recipe", "garlic"} <= words and {"python", "error"} <= words
+    # Counted once a vote, the pasted prompt would hold 40 of the 56 prompts of its topic.
+    assert model.topics_[int(model.labels_[0])].size == len(_COOKING) + 40
+
+
+def test_min_df_keeps_one_prompts_words_out_of_the_top_words() -> None:
+    docs = _COOKING + ["Kitboga roasts kitboga: the kitboga pie " * 5] + _CODING
+    vectors = _two_blobs(len(_COOKING) + 1, len(_CODING))
+    fitted = {
+        min_df: TopicModel("minilm-int8", n_topics=2, n_components=4, min_df=min_df).fit(
+            docs, embeddings=vectors
+        )
+        for min_df in (1, 2)
+    }
+    assert "kitboga" not in _words_of(fitted[2])
+    assert "kitboga" in _words_of(fitted[1])  # the test can fail: min_df is what holds it out
+
+
+def test_identifiers_code_and_spanish_function_words_are_not_topic_words() -> None:
+    code = [
+        f"const predictions_df = std::div(dynamicScore, x{i}); // python error" for i in range(12)
+    ]
+    spanish = [f"¿Cómo se hace una receta de {d} para la cena con los niños?" for d in _COOKING]
+    docs, vectors = code + spanish, _two_blobs(len(code), len(spanish))
+    model = TopicModel("minilm-int8", n_topics=2, n_components=4).fit(docs, embeddings=vectors)
+    words = _words_of(model)
+    assert not words & {"const", "std", "div", "predictions_df", "dynamicscore", "x1"}
+    assert not words & {"cómo", "se", "una", "de", "para", "la", "con", "los"}
+    assert {"python", "receta", "cena"} <= words
+
+
+def test_describe_topics_counts_prompts_and_names_bad_topics() -> None:
+    docs = ["bread recipe", "bread oven", "bread flour", "python error", "python bug"]
+    words = describe_topics(docs, [0, 0, 0, 1, 1], 2, min_df=2)
+    assert [w for w, _ in words[0]] == ["bread"] and [w for w, _ in words[1]] == ["python"]
+    assert describe_topics(["the and of"], [0], 1) == [[]]
+    with pytest.raises(ValueError, match="one entry per document"):
+        describe_topics(docs, [0, 1], 2)
+
+
+def test_a_model_saved_before_min_df_and_text_loads_and_predicts(
+    corpus: Corpus, corpus_embeddings: np.ndarray, tmp_path: Path
+) -> None:
+    model = TopicModel("minilm-int8", n_topics=3).fit(
+        corpus[0][:60], embeddings=corpus_embeddings[:60]
+    )
+    folder = model.save(tmp_path / "old")
+    del model.min_df  # as pickled before issue 16
+    del model.embedder_.text
+    model.embedder_.max_tokens = 32
+    joblib.dump(model, folder / "topic_model.joblib", compress=3)
+    loaded = TopicModel.load(folder)
+    assert loaded.get_params()["min_df"] == DEFAULTS["min_df"]
+    assert loaded.embedder_.text == "head" and loaded.embedder_.max_tokens == 32
+    assert loaded.predict(corpus[0][:5]).shape == (5,)
