@@ -34,8 +34,10 @@ Two defences of the aggregate, as Chatbot Arena uses for its own board:
     to the exact Poisson-binomial), and a win share of at least ``brigade_share``.
 
   Each family of p-values is controlled by Benjamini-Hochberg at ``level`` over the users
-  (user-model pairs) tested; the population model is refitted without the users flagged
-  so far, for ``rounds`` rounds, so that a brigade does not hide inside the model it bent.
+  (user-model pairs) tested. So that a brigade does not hide inside the model it bent,
+  the population model leaves out the brigade candidates (a win share of at least
+  ``brigade_share`` with one model in 10 or more votes) and is refitted without the users
+  flagged so far, for ``rounds`` rounds.
 """
 
 from __future__ import annotations
@@ -70,6 +72,9 @@ __all__ = [
 Test = Literal["random", "brigade"]
 
 _DAY_S = 86_400.0
+#: Fewest votes with one model that make a user a brigade candidate, left out of the
+#: population model the brigade test compares with.
+_CANDIDATE_VOTES = 10
 
 
 @dataclass(frozen=True)
@@ -311,9 +316,15 @@ def detect_anomalous_voters(
     slope, se = logistic_slopes(d_self, y, w, u, n_users)
     strength, strength_se = preference_strength(k, matchups, y, w, u, n_users)
     testable = (n_votes >= min_votes) & np.isfinite(slope) & np.isfinite(strength)
+    # Brigade candidates (one model's win share at least brigade_share in enough votes)
+    # stay out of the population model the brigade test compares with: a brigade large
+    # enough to bend that model would otherwise hide inside it.
+    share = np.divide(score, shown, out=np.zeros_like(shown), where=shown > 0)
+    candidate_pair = (share >= brigade_share) & (shown >= _CANDIDATE_VOTES)
+    candidate = np.asarray(candidate_pair.reshape(n_users, k).any(axis=1), dtype=bool)
     flagged = np.zeros(n_users, dtype=bool)
     for _ in range(rounds):
-        fitted = ~(known & flagged[np.maximum(users, 0)])
+        fitted = ~(known & (flagged | candidate)[np.maximum(users, 0)])
         # rows without a user go to a dummy user n_users, whose step is ignored
         loo = _population(data, np.where(known, users, n_users), n_users + 1, fitted, alpha)
         d = loo[u, a] - loo[u, b]
@@ -338,7 +349,6 @@ def detect_anomalous_voters(
         p_brigade[tested] = binom.sf(wins - 1, np.rint(shown[tested]), pbar[tested])
         brigade_pair = np.zeros(n_users * k, dtype=bool)
         brigade_pair[tested] = benjamini_hochberg(p_brigade[tested], level)
-        share = np.divide(score, shown, out=np.zeros_like(shown), where=shown > 0)
         brigade_pair &= share >= brigade_share
         brigade_flag = np.asarray(brigade_pair.reshape(n_users, k).any(axis=1), dtype=bool)
         new = random_flag | brigade_flag
