@@ -103,7 +103,7 @@ def _tastes(seed: int, heavy: int = 200) -> tuple[PairwiseData, np.ndarray, list
     """120 honest users whose tastes scatter around the crowd's (60 votes each), a coin
     flipper and an honest user with the crowd's order reversed (``heavy`` votes each)."""
     rng = np.random.default_rng(seed)
-    tastes = [STRENGTH + rng.normal(0.0, 0.3, K) for _ in range(35)]
+    tastes = [STRENGTH + rng.normal(0.0, 0.3, K) for _ in range(120)]
     counts = [60] * 120 + [heavy, heavy]
     parts = []
     for u, n in enumerate(counts):
@@ -163,7 +163,7 @@ def test_bad_user_alpha_is_named() -> None:
 
 def test_honest_users_with_few_votes_are_never_flagged() -> None:
     rng = np.random.default_rng(5)
-    parts = [_votes(rng, 5, "honest") for _ in range(35)]
+    parts = [_votes(rng, 5, "honest") for _ in range(300)]
     data = PairwiseData(
         tuple(f"m{j}" for j in range(K)),
         np.concatenate([m for m, _ in parts]).astype(np.intp),
