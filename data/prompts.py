@@ -37,6 +37,7 @@ __all__ = [
     "TOPICS",
     "TOPIC_TITLES",
     "WRITING_TRAITS",
+    "check_writing",
     "generate_prompts",
 ]
 
@@ -931,6 +932,29 @@ def _either(
     return out
 
 
+def check_writing(
+    topics: npt.ArrayLike, writing: npt.ArrayLike
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
+    """``topics`` and ``writing`` as arrays, checked: one topic index into :data:`TOPICS`
+    and one row of :data:`WRITING_TRAITS` per prompt.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument, when a shape or an index is wrong.
+    """
+    topic = np.asarray(topics, dtype=np.intp)
+    style = np.asarray(writing, dtype=np.float64)
+    n = len(topic)
+    if style.shape != (n, len(WRITING_TRAITS)):
+        raise ValueError(
+            f"Argument 'writing' must have shape ({n}, {len(WRITING_TRAITS)}), not {style.shape}."
+        )
+    if n and (topic.min() < 0 or topic.max() >= len(TOPICS)):
+        raise ValueError(f"Argument 'topics' must hold indices 0..{len(TOPICS) - 1}.")
+    return topic, style
+
+
 def generate_prompts(
     topics: npt.ArrayLike,
     writing: npt.ArrayLike,
@@ -953,15 +977,8 @@ def generate_prompts(
     list of str
         The prompts, in the order of ``topics``.
     """
-    topic = np.asarray(topics, dtype=np.intp)
-    style = np.asarray(writing, dtype=np.float64)
+    topic, style = check_writing(topics, writing)
     n = len(topic)
-    if style.shape != (n, len(WRITING_TRAITS)):
-        raise ValueError(
-            f"Argument 'writing' must have shape ({n}, {len(WRITING_TRAITS)}), not {style.shape}."
-        )
-    if n and (topic.min() < 0 or topic.max() >= len(TOPICS)):
-        raise ValueError(f"Argument 'topics' must hold indices 0..{len(TOPICS) - 1}.")
     length, formal, md = style[:, 0], style[:, 1], style[:, 2]
 
     # The request itself, and up to three context sentences before or after it.

@@ -63,7 +63,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from data.prompts import BANK, TOPICS, WRITING_TRAITS
+from data.prompts import BANK, TOPICS, WRITING_TRAITS, check_writing
 
 __all__ = [
     "CHOICE_STRENGTH",
@@ -387,13 +387,8 @@ def choose_prompts(
     numpy.ndarray of int, shape (n,)
         Index into ``real`` of each vote's prompt.
     """
-    topic = np.asarray(topics, dtype=np.intp)
-    style = np.asarray(writing, dtype=np.float64)
+    topic, style = check_writing(topics, writing)
     n = len(topic)
-    if style.shape != (n, len(WRITING_TRAITS)):
-        raise ValueError(
-            f"Argument 'writing' must have shape ({n}, {len(WRITING_TRAITS)}), not {style.shape}."
-        )
     if not (isinstance(strength, int | float) and math.isfinite(strength)):
         raise ValueError(f"Argument 'strength' must be a finite number, not {strength!r}.")
     u = rng.random(n)

@@ -130,6 +130,11 @@ def bearer(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
 
 
+#: The headers presenting the test services' ingest and admin keys.
+INGEST = bearer(INGEST_KEY)
+ADMIN = bearer(ADMIN_KEY)
+
+
 def assert_error(response: Response, status: int, *words: str) -> str:
     """``response`` is ``{"detail": ...}`` JSON with ``status``, naming every one of ``words``."""
     assert response.status_code == status, response.text

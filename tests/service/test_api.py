@@ -23,7 +23,9 @@ from service.artifacts import load_fit
 from service.tokens import user_token
 from service.votes import elo_update
 from tests.service.conftest import (
+    ADMIN,
     ADMIN_KEY,
+    INGEST,
     INGEST_KEY,
     assert_error,
     bearer,
@@ -32,8 +34,6 @@ from tests.service.conftest import (
     service_settings,
 )
 
-INGEST = bearer(INGEST_KEY)
-ADMIN = bearer(ADMIN_KEY)
 QUERIES = ["How do I reverse a linked list in Rust?", "Write a short poem about autumn rain"]
 #: Every route of the SPEC's REST table that belongs in the OpenAPI schema.
 SPEC_ROUTES = {

@@ -50,7 +50,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.service.conftest import (
-    ADMIN_KEY,
+    ADMIN,
+    INGEST,
     INGEST_KEY,
     assert_error,
     bearer,
@@ -58,8 +59,6 @@ from tests.service.conftest import (
     service_settings,
 )
 
-INGEST = bearer(INGEST_KEY)
-ADMIN = bearer(ADMIN_KEY)
 JSON = {"content-type": "application/json"}
 VALID = {"model_a": "pico-3b", "model_b": "lyra-mini", "winner": "model_a"}
 QUERIES = ["How do I reverse a linked list in Rust?"]

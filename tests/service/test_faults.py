@@ -34,12 +34,10 @@ from service.artifacts import load_fit
 from service.store import open_store
 from service.votes import elo_update
 from tests.redis_server import RedisServer, require_redis_server
-from tests.service.conftest import ADMIN_KEY, INGEST_KEY, ServeProcess, bearer
+from tests.service.conftest import ADMIN, ADMIN_KEY, INGEST, INGEST_KEY, ServeProcess
 
 pytestmark = pytest.mark.slow
 
-INGEST = bearer(INGEST_KEY)
-ADMIN = bearer(ADMIN_KEY)
 ENV = {
     "PLB_INGEST_KEY": INGEST_KEY,
     "PLB_ADMIN_KEY": ADMIN_KEY,

@@ -17,16 +17,13 @@ from fastapi.testclient import TestClient
 from ranking.validation import to_battle_frame
 from service.integrity import IntegrityConfig, counted_mask, screen_battles
 from tests.service.conftest import (
-    ADMIN_KEY,
-    INGEST_KEY,
-    bearer,
+    ADMIN,
+    INGEST,
     check_leaderboard,
     open_client,
     service_settings,
 )
 
-INGEST = bearer(INGEST_KEY)
-ADMIN = bearer(ADMIN_KEY)
 DAY = 86_400.0
 #: 2026-11-02 00:00 UTC, a Monday: the day the attacks below happen.
 MONDAY = 1_793_577_600.0

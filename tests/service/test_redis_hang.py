@@ -20,10 +20,9 @@ import pytest
 
 from tests.redis_server import RedisServer, require_redis_server
 from tests.service.conftest import (
-    ADMIN_KEY,
-    INGEST_KEY,
+    ADMIN,
+    INGEST,
     assert_error,
-    bearer,
     check_leaderboard,
     open_client,
     service_settings,
@@ -31,8 +30,6 @@ from tests.service.conftest import (
 
 pytestmark = pytest.mark.slow
 
-INGEST = bearer(INGEST_KEY)
-ADMIN = bearer(ADMIN_KEY)
 TIMEOUT_S = 1.0  # PLB_REDIS_TIMEOUT_S of the test service
 BOUND_S = 3 * TIMEOUT_S  # the most a request may take while Redis is frozen
 RECOVERY_S = 30.0  # the most the test waits for the service to recover

@@ -16,17 +16,15 @@ from fastapi.testclient import TestClient
 
 from tests.redis_server import RedisServer
 from tests.service.conftest import (
+    ADMIN,
     ADMIN_KEY,
+    INGEST,
     INGEST_KEY,
     assert_error,
-    bearer,
     check_leaderboard,
     open_client,
     service_settings,
 )
-
-INGEST = bearer(INGEST_KEY)
-ADMIN = bearer(ADMIN_KEY)
 
 
 @pytest.fixture
