@@ -21,7 +21,7 @@ from bench.common import Row, make_row
 from data.simulate import simulate, write_simulation
 from features.predictor import RatingPredictor
 from ranking.frames import pairwise_from_battles
-from service.artifacts import load_fit
+from service.pipeline.artifacts import load_fit
 
 __all__ = ["run"]
 

@@ -319,7 +319,7 @@ NO_REDIS_SERVER = "redis-server is not on PATH (Debian/Ubuntu: apt-get install r
 
 def _fit_dir(quick: bool) -> Path:
     """A fit of the simulator, cached under ``bench/out`` (the full one takes minutes)."""
-    from service.artifacts import FORMAT
+    from service.pipeline.artifacts import FORMAT
 
     n_users = 60 if quick else 400
     root = OUT / f"service-fit-{n_users}-users"

@@ -47,9 +47,11 @@ from ranking.validation import (
     empty_battle_frame,
     to_battle_frame,
 )
-from service.artifacts import FitArtifacts
 from service.integrity import IntegrityConfig, counted_mask, screen_battles
 from service.personal import personal_leaderboard
+from service.pipeline import build_predictor
+from service.pipeline.artifacts import FitArtifacts
+from service.pipeline.snapshot import refit_snapshot, snapshot_from_fit
 from service.recommendation import recommendation, unknown_models
 from service.served import (
     METHODS,
@@ -60,7 +62,6 @@ from service.served import (
     served_version,
 )
 from service.settings import Settings
-from service.snapshot import refit_snapshot, snapshot_from_fit
 from service.store import Store, StoreUnavailable
 from service.tokens import user_token, verify_user_token
 from service.votes import battle_documents, battle_frame, elo_update
@@ -617,6 +618,7 @@ class Engine:
             snapshot = refit_snapshot(
                 battles,
                 served.snapshot,
+                rng=self.fit.config.seed,
                 min_votes=self.settings.min_model_votes,
                 integrity=self.integrity,
             )
@@ -637,15 +639,11 @@ class Engine:
             return version
 
     def _refit_predictor(self, battles: pd.DataFrame, served: Served) -> str | None:
-        from features.predictor import RatingPredictor
-        from features.profile import UserProfiler
-        from features.topics import TopicModel
-
+        """Fit the pipeline's rating predictor afresh on ``battles``, with the topic
+        settings and seed the served fit records; saved beside it, its folder returned."""
         if served.predictor is None:
             return None
-        old = served.predictor.profiler_.topic_model_
-        topics = TopicModel(old.embedding, n_topics=old.n_topics, random_state=0)
-        predictor = RatingPredictor(UserProfiler(topics), random_state=0)
+        predictor, _ = build_predictor(self.fit.config)
         predictor.fit(battles, models=tuple(sorted(served.models)))
         root = self.settings.state_dir or (self.fit.root or Path(".")).parent
         path = Path(root) / f"predictor-{uuid.uuid4().hex[:12]}"

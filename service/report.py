@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from service.artifacts import FitArtifacts
+from service.pipeline.artifacts import FitArtifacts
 
 __all__ = ["SECTIONS", "Report", "build_report"]
 

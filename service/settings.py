@@ -12,6 +12,8 @@ from pathlib import Path
 from pydantic import Field, RedisDsn, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from service.rates import parse_rates
+
 __all__ = ["Settings", "get_settings"]
 
 
@@ -128,8 +130,6 @@ class Settings(BaseSettings):
     @field_validator("rate_limit_per_address", "rate_limit_per_key")
     @classmethod
     def _rates(cls, value: str) -> str:
-        from service.api.guards import parse_rates
-
         try:
             parse_rates(value)
         except ValueError:

@@ -30,8 +30,8 @@ from service.api.routes import (
     users,
     web,
 )
-from service.artifacts import load_fit
 from service.engine import Engine, InputError, NotAvailable
+from service.pipeline.artifacts import load_fit
 from service.settings import Settings, get_settings
 from service.store import StoreUnavailable, open_store
 from service.web import DOCS_ASSETS_DIR, WEB_DIR

@@ -23,13 +23,14 @@ import math
 import time
 
 import redis.asyncio
-from limits import RateLimitItem, parse_many
+from limits import RateLimitItem
 from limits.aio.storage import MemoryStorage, RedisStorage
 from limits.aio.strategies import MovingWindowRateLimiter
 from limits.errors import StorageError
 from redis.exceptions import RedisError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from service.rates import parse_rates
 from service.store.redis_store import redact_url
 
 __all__ = ["BodySizeLimit", "RateLimit", "parse_rates"]
@@ -106,19 +107,6 @@ class BodySizeLimit:
                 await send(message)
 
         await self.app(scope, counted_receive, guarded_send)
-
-
-def parse_rates(text: str | None) -> list[RateLimitItem]:
-    """Rate limits in the ``limits`` notation (``"50/second;1000/minute"``); none if empty.
-
-    Raises
-    ------
-    ValueError
-        When the text is not in that notation.
-    """
-    if text is None or not text.strip() or text.strip().lower() == "off":
-        return []
-    return list(parse_many(text))
 
 
 def _async_url(url: str) -> str:

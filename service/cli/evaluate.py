@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from data.simulate import load_truth
-from ranking.evaluation import MIN_VOTES, EvaluationRow, evaluate_personalisation
+from ranking.evaluation import MIN_VOTES, evaluate_personalisation
 from ranking.frames import pairwise_from_battles, user_codes
 from service.cli import progress
 from service.cli.common import (
@@ -25,10 +24,10 @@ from service.cli.common import (
     load_battles,
 )
 from service.cli.tables import format_table
+from service.pipeline import evaluation_document, truth_matrix
 
 __all__ = [
     "add_parser",
-    "evaluation_document",
     "format_evaluation",
     "format_new_users",
     "read_user_ids",
@@ -105,29 +104,6 @@ def read_user_ids(path: str) -> set[str]:
     if not ids:
         raise UsageError(f"--test-users {path!r} lists no user ids")
     return ids
-
-
-def truth_matrix(path: str, users: tuple[str, ...], models: tuple[str, ...]) -> np.ndarray:
-    """True ratings ``(U, k)`` in the order of ``users`` and ``models``; NaN where unknown."""
-    frame = load_truth(path).user_ratings
-    frame.index = frame.index.astype(str)
-    aligned = frame.reindex(index=pd.Index(users), columns=pd.Index(models))
-    if aligned.isna().all().all():
-        raise UsageError(f"--truth {path!r} shares no users or models with the battles")
-    return aligned.to_numpy(dtype=np.float64)
-
-
-def evaluation_document(
-    rows: list[EvaluationRow], fraction: float, min_votes: int, n_users: int
-) -> dict[str, Any]:
-    """The JSON document of ``plb evaluate``."""
-    return {
-        "fraction": fraction,
-        "min_votes": min_votes,
-        "users": n_users,
-        "n_test_votes": rows[0].scores.n_votes if rows else 0,
-        "results": [r.to_dict() for r in rows],
-    }
 
 
 def run(args: argparse.Namespace) -> None:

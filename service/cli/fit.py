@@ -3,20 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
-from ranking.analysis import analyse_users
-from ranking.evaluation import MIN_VOTES, evaluate_personalisation, latest_split
-from ranking.frames import pairwise_from_battles, user_codes
-from ranking.leaderboard import fit_leaderboard
-from ranking.progress import Progress
-from ranking.types import Method
-from service.artifacts import write_fit
 from service.cli import progress
 from service.cli.common import (
     LeftOut,
@@ -34,12 +24,11 @@ from service.cli.common import (
     read_log,
     report_left_out,
 )
-from service.cli.evaluate import evaluation_document, format_evaluation, truth_matrix
+from service.cli.evaluate import format_evaluation
 from service.cli.tables import format_table
+from service.pipeline import FitConfig, FitResult, fit_all, manifest_document, write_result
 
 __all__ = ["add_parser"]
-
-log = logging.getLogger(__name__)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -56,14 +45,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--min-battles",
         type=int,
-        default=10,
+        default=FitConfig.min_battles,
         metavar="N",
         help="summarise agreement over users with at least N votes (default 10)",
     )
     parser.add_argument(
         "--truth", metavar="FILE", help="truth.json of 'plb simulate', for the evaluation"
     )
-    parser.add_argument("--fraction", type=float, default=0.2, help="held-out share (0.2)")
+    parser.add_argument(
+        "--fraction", type=float, default=FitConfig.fraction, help="held-out share (0.2)"
+    )
     parser.add_argument(
         "--features",
         action=argparse.BooleanOptionalAction,
@@ -72,7 +63,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "(default; --no-features skips them)",
     )
     add_topic_options(parser)
-    parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    parser.add_argument("--seed", type=int, default=FitConfig.seed, help="seed (default 0)")
     parser.add_argument(
         "--scheduler",
         metavar="ADDRESS",
@@ -127,72 +118,34 @@ def check_fit_dir(out: str) -> None:
         )
 
 
+def fit_config(args: argparse.Namespace) -> FitConfig:
+    """The :class:`FitConfig` of ``plb fit``'s options."""
+    return FitConfig(
+        min_battles=args.min_battles,
+        fraction=args.fraction,
+        truth=args.truth,
+        features=args.features,
+        embedding=args.embedding,
+        n_topics=args.n_topics,
+        seed=args.seed,
+        skip_invalid=args.skip_invalid,
+    )
+
+
 def run(args: argparse.Namespace) -> None:
     """Execute ``plb fit``: here, or with ``--scheduler`` on a Dask cluster."""
     check_options(args)
+    config = fit_config(args)
     if args.scheduler:
-        _run_on_cluster(args)
+        _run_on_cluster(args, config)
         return
-    read = read_log(args.battles, skip_invalid=args.skip_invalid)
-    battles = read.battles
-    codes, names = user_codes(battles)
-    data = pairwise_from_battles(battles)
-    methods: tuple[Method, ...] = ("bt", "elo")
-    steps = [(m, s) for m in methods for s in ("cv", "none")]
-    analyses = []
-    evaluation = None
+    read = read_log(args.battles, skip_invalid=config.skip_invalid)
     with progress.stages() as stages:
-        aggregates = {
-            m: fit_leaderboard(data, method=m, rng=args.seed, progress=stages) for m in methods
-        }
-        advance = stages("per-user fits", len(steps), "fits")
-        for method, shrinkage in steps:
-            analyses.append(
-                analyse_users(
-                    data,
-                    codes,
-                    names,
-                    method=method,
-                    shrinkage=shrinkage,  # type: ignore[arg-type]
-                    min_battles=args.min_battles,
-                    aggregate=aggregates[method],
-                    rng=args.seed,
-                )
-            )
-            advance(1)
-        if latest_split(codes, len(names), args.fraction).any():
-            truth = truth_matrix(args.truth, names, data.models) if args.truth else None
-            results = evaluate_personalisation(
-                data,
-                codes,
-                len(names),
-                fraction=args.fraction,
-                true_ratings=truth,
-                rng=args.seed,
-                progress=stages,
-            )
-            evaluation = evaluation_document(results, args.fraction, MIN_VOTES, len(names))
-    if evaluation is None:
-        log.warning("no user has enough votes for a held-out evaluation; skipped")
-    predictor, profiles = None, None
-    if args.features:
-        with progress.stages() as stages:
-            predictor, profiles = _query_features(battles, data.models, args, stages)
-    manifest = {
-        "battles": [str(p) for p in args.battles],
-        "n_battles": len(battles),
-        "n_users": len(names),
-        "models": list(data.models),
-        "min_battles": args.min_battles,
-        "seed": args.seed,
-        "truth": args.truth,
-        "features": profiles is not None,
-        "prior_sd_from_prediction": None if predictor is None else predictor.prior_sd,
-    }
-    _finish(args, manifest, analyses, evaluation, predictor, profiles, battles, read)
+        result = fit_all(read.battles, config, stages, note=progress.note)
+    _finish(args, result, manifest_document(result, config, args.battles), read)
 
 
-def _run_on_cluster(args: argparse.Namespace) -> None:
+def _run_on_cluster(args: argparse.Namespace, config: FitConfig) -> None:
     """``plb fit --scheduler``: the same fit, the heavy steps on a Dask cluster."""
     try:
         import dask.dataframe  # noqa: F401
@@ -209,69 +162,30 @@ def _run_on_cluster(args: argparse.Namespace) -> None:
             fitted = fit_distributed(
                 client,
                 [str(p) for p in args.battles],
-                seed=args.seed,
-                min_battles=args.min_battles,
-                fraction=args.fraction,
-                truth=args.truth,
-                features=args.features,
-                embedding=args.embedding,
-                n_topics=args.n_topics,
-                skip_invalid=args.skip_invalid,
+                config,
                 n_partitions=args.partitions,
                 progress=progress.note,
             )
     except ClusterError as error:
         raise UsageError(str(error)) from None
     report_left_out(fitted.report)
-    predictor = fitted.predictor
-    manifest = {
-        "battles": [str(p) for p in args.battles],
-        "n_battles": len(fitted.battles),
-        "n_users": fitted.n_users,
-        "models": list(fitted.models),
-        "min_battles": args.min_battles,
-        "seed": args.seed,
-        "truth": args.truth,
-        "features": fitted.profiles is not None,
-        "prior_sd_from_prediction": None if predictor is None else predictor.prior_sd,
-        "scheduler": describe(args.scheduler),
-        "partitions": fitted.partitions,
-        "workers": fitted.workers,
-    }
-    _finish(
-        args,
-        manifest,
-        fitted.analyses,
-        fitted.evaluation,
-        predictor,
-        fitted.profiles,
-        fitted.battles,
-        fitted.report,
+    manifest = manifest_document(
+        fitted,
+        config,
+        args.battles,
+        scheduler=describe(args.scheduler),
+        partitions=fitted.partitions,
+        workers=fitted.workers,
     )
+    _finish(args, fitted, manifest, fitted.report)
 
 
 def _finish(
-    args: argparse.Namespace,
-    manifest: dict[str, Any],
-    analyses: list[Any],
-    evaluation: dict[str, Any] | None,
-    predictor: Any,
-    profiles: pd.DataFrame | None,
-    battles: pd.DataFrame,
-    read: LeftOut,
+    args: argparse.Namespace, result: FitResult, manifest: dict[str, Any], read: LeftOut
 ) -> None:
     """Write the fit directory and print what was fitted: both paths end here."""
-    topic_model = None if predictor is None else predictor.profiler_.topic_model_
-    out = write_fit(
-        args.out,
-        manifest=manifest,
-        analyses=analyses,
-        evaluation=evaluation,
-        topic_model=topic_model,
-        profiles=profiles,
-        predictor=predictor,
-        battles=battles,
-    )
+    out = write_result(args.out, result, manifest)
+    analyses, evaluation, topic_model = result.analyses, result.evaluation, result.topic_model
     document = {
         "out": str(out),
         **manifest,
@@ -293,7 +207,7 @@ def _finish(
         for a in analyses
     ]
     table = (
-        f"Fitted {battles_phrase(len(battles), read)} from {manifest['n_users']:,} users "
+        f"Fitted {battles_phrase(len(result.battles), read)} from {manifest['n_users']:,} users "
         f"into {out}\n\n"
         "Agreement of per-user rankings with the aggregate\n\n"
         + format_table(("method", "shrinkage", "users", "mean", "median", "<= 0.1"), rows)
@@ -307,27 +221,3 @@ def _finish(
             [(t.topic, t.size, ", ".join(t.words[:8])) for t in topic_model.topics_],
         )
     emit(document, table, args.format)
-
-
-def _query_features(
-    battles: pd.DataFrame,
-    models: tuple[str, ...],
-    args: argparse.Namespace,
-    stages: Progress | None = None,
-) -> tuple[Any, Any]:
-    """The rating predictor (with its topic model) and the users' profiles.
-
-    ``(None, None)`` when the log has no prompts.
-    """
-    if "prompt" not in battles.columns or battles["prompt"].isna().all():
-        log.warning("the log has no prompts: no topics, profiles or predictor fitted")
-        return None, None
-    from features.predictor import RatingPredictor  # heavy imports: only when needed
-    from features.profile import UserProfiler
-    from features.topics import TopicModel
-
-    progress.note("fitting topics, query profiles and the rating predictor")
-    topics = TopicModel(args.embedding, n_topics=args.n_topics, random_state=args.seed)
-    predictor = RatingPredictor(UserProfiler(topics), random_state=args.seed)
-    predictor.fit(battles, models=models, progress=stages)
-    return predictor, predictor.training_profiles_.to_frame()

@@ -9,10 +9,10 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from service.artifacts import load_fit
 from service.cli import progress
 from service.cli.common import UsageError, add_output_options, emit, load_battles
 from service.cli.tables import format_table
+from service.pipeline.artifacts import load_fit
 from service.recommendation import recommendation, unknown_models, vote_prompts
 
 __all__ = ["add_parser", "read_queries"]

@@ -7,8 +7,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from service.artifacts import load_fit
 from service.cli.common import UsageError, add_output_options, emit
+from service.pipeline.artifacts import load_fit
 
 __all__ = ["add_parser", "run", "write_atomically"]
 

@@ -14,12 +14,14 @@ import socket
 import sys
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from service.artifacts import load_fit
 from service.cli import progress
-from service.cli.common import UsageError, add_output_options, check_at_least, emit
+from service.cli.common import UsageError, add_output_options, check_at_least, emit, read_log
+from service.cli.report import write_atomically
+from service.pipeline import FitConfig, fit_all, load_fit, manifest_document, write_result
 
 __all__ = ["add_models_parser", "add_parser", "add_refit_parser"]
 
@@ -62,10 +64,34 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
+def _demo_simulate(sim: Path, users: int) -> None:
+    """The demo's arena: ``plb simulate``'s defaults, ``users`` users."""
+    from data.simulate import simulate, write_simulation
+
+    write_simulation(simulate(users), sim)
+
+
+def _demo_pipeline(sim: Path, fit_dir: Path) -> None:
+    """The demo's fit: the pipeline of ``plb fit``, with the simulation's truth."""
+    battles = str(sim / "battles.jsonl.gz")
+    config = FitConfig(truth=str(sim / "truth.json"))
+    read = read_log([battles], skip_invalid=config.skip_invalid)
+    with progress.stages() as stages:
+        result = fit_all(read.battles, config, stages, note=progress.note)
+    write_result(fit_dir, result, manifest_document(result, config, [battles]))
+
+
+def _demo_report(fit_dir: Path, out: Path) -> None:
+    """The demo's report, as ``plb report`` writes it."""
+    try:
+        from service.report import build_report
+    except ImportError as error:  # matplotlib is needed only here
+        raise UsageError(f"plb report needs matplotlib ({error}); pip install matplotlib") from None
+    write_atomically(out, build_report(load_fit(fit_dir)).html)
+
+
 def _demo_fit(args: argparse.Namespace) -> Path:
     """Simulate and fit once into ``--demo-dir``; later runs reuse the fit."""
-    from service.cli import main  # the CLI's own entry point, for the two steps
-
     root = Path(args.demo_dir)
     fit_dir = root / "fit"
     if (fit_dir / "manifest.json").exists():
@@ -76,12 +102,18 @@ def _demo_fit(args: argparse.Namespace) -> Path:
         else:
             print(f"plb serve: reusing the demo fit in {fit_dir}", file=sys.stderr)
             return fit_dir
-    sim = root / "sim"
-    steps = [
-        ["simulate", "--out", str(sim), "--users", str(args.users)],
-        ["fit", str(sim / "battles.jsonl.gz"), "--truth", str(sim / "truth.json")]
-        + ["--out", str(fit_dir)],
-        ["report", str(fit_dir), "--out", str(root / "report.html")],
+    sim, report = root / "sim", root / "report.html"
+    # Each step, with the command that does the same on its own.
+    steps: list[tuple[str, Callable[[], None]]] = [
+        (
+            f"plb simulate --out {sim} --users {args.users}",
+            lambda: _demo_simulate(sim, args.users),
+        ),
+        (
+            f"plb fit {sim / 'battles.jsonl.gz'} --truth {sim / 'truth.json'} --out {fit_dir}",
+            lambda: _demo_pipeline(sim, fit_dir),
+        ),
+        (f"plb report {fit_dir} --out {report}", lambda: _demo_report(fit_dir, report)),
     ]
     quiet = progress.quiet()
     if not quiet:
@@ -90,14 +122,10 @@ def _demo_fit(args: argparse.Namespace) -> Path:
             f"fitting it and writing its report into {root} (a few minutes, once)",
             file=sys.stderr,
         )
-    for number, step in enumerate(steps, 1):
+    for number, (command, step) in enumerate(steps, 1):
         if not quiet:
-            print(
-                f"plb serve --demo: [{number}/{len(steps)}] plb {' '.join(step)}",
-                file=sys.stderr,
-            )
-        if main(["-q", *step] if quiet else step) != 0:
-            raise UsageError(f"the demo step 'plb {step[0]}' failed (see above)")
+            print(f"plb serve --demo: [{number}/{len(steps)}] {command}", file=sys.stderr)
+        step()
     return fit_dir
 
 

@@ -25,7 +25,6 @@ Dask cluster".
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -37,64 +36,35 @@ import pandas as pd
 from ranking.agreement import summarise
 from ranking.analysis import UserAnalysis
 from ranking.elo import online_elo
-from ranking.evaluation import MIN_VOTES, evaluate_personalisation, latest_split
 from ranking.intervals import elo_bootstrap_plan, percentile_intervals
 from ranking.leaderboard import build_leaderboard, fit_leaderboard
 from ranking.pairwise import ELO_PER_NAT, collapse, model_counts
 from ranking.shrinkage import learn_alpha
 from ranking.types import CENTER, Leaderboard, Method, PairwiseData
 from ranking.users import Shrinkage, UserRatings
+from service.pipeline.config import CONFIDENCE, ELO_ROUNDS, GRID, FitConfig
+from service.pipeline.fit import FitResult
+from service.pipeline.steps import fit_query_features, held_out_evaluation
 from service.scale import tasks
 from service.scale.cluster import WORKER_TIMEOUT_S, gather, n_workers
 from service.scale.partitions import ReadReport, battles_frame, read_by_user
-from service.scale.queries import fit_query_features, submit_embeddings
+from service.scale.queries import submit_embeddings
 
 __all__ = ["DistributedFit", "fit_distributed"]
 
-log = logging.getLogger(__name__)
-
-#: fit_leaderboard's defaults, which the local ``plb fit`` uses for the Elo bootstrap.
-_ROUNDS = 100
-_CONFIDENCE = 0.95
-_STEPS: tuple[tuple[Method, Shrinkage], ...] = (
-    ("bt", "cv"),
-    ("bt", "none"),
-    ("elo", "cv"),
-    ("elo", "none"),
-)
-
 
 @dataclass(frozen=True)
-class DistributedFit:
-    """What the local ``plb fit`` hands to :func:`service.artifacts.write_fit`, and more.
+class DistributedFit(FitResult):
+    """The :class:`~service.pipeline.FitResult` of the local ``plb fit``, and how it ran.
 
     Attributes
     ----------
-    analyses : list of UserAnalysis
-        ``(bt, cv)``, ``(bt, none)``, ``(elo, cv)``, ``(elo, none)``.
-    evaluation : dict or None
-        The ``plb evaluate`` document; None when no user has enough votes.
-    predictor : RatingPredictor or None
-        With its topic model; None without features or prompts.
-    profiles : pandas.DataFrame or None
-        The training users' query profiles.
-    battles : pandas.DataFrame
-        Every vote fitted, in read order.
-    models : tuple of str
-    n_users : int
     report : ReadReport
         What reading left out.
     partitions, workers : int
         Partitions by user, and workers at the start.
     """
 
-    analyses: list[UserAnalysis]
-    evaluation: dict[str, Any] | None
-    predictor: Any
-    profiles: pd.DataFrame | None
-    battles: pd.DataFrame
-    models: tuple[str, ...]
-    n_users: int
     report: ReadReport
     partitions: int
     workers: int
@@ -103,28 +73,23 @@ class DistributedFit:
 def fit_distributed(
     client: Any,
     inputs: Sequence[str],
+    config: FitConfig | None = None,
     *,
-    seed: int = 0,
-    min_battles: int = 10,
-    fraction: float = 0.2,
-    truth: str | None = None,
-    features: bool = True,
-    embedding: str | None = None,
-    n_topics: int = 10,
-    skip_invalid: bool = False,
     n_partitions: int | None = None,
     worker_timeout: float | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> DistributedFit:
-    """Fit what ``plb fit`` fits, with the heavy steps on the cluster of ``client``.
+    """:func:`service.pipeline.fit_all`'s result, with the heavy steps on the cluster of
+    ``client``; the held-out evaluation and the query features are the pipeline's own
+    steps, run on the client.
 
     Parameters
     ----------
     client : distributed.Client
     inputs : sequence of str
         Battle log files and Parquet dataset directories, readable by the workers.
-    seed, min_battles, fraction, truth, features, embedding, n_topics, skip_invalid
-        As the options of ``plb fit``.
+    config : FitConfig, optional
+        The options of ``plb fit`` (its defaults when omitted).
     n_partitions : int, optional
         Partitions by user; twice the number of workers by default.
     worker_timeout : float, optional
@@ -140,6 +105,8 @@ def fit_distributed(
     service.scale.cluster.ClusterError
         When the cluster lost its workers or its scheduler.
     """
+    config = config or FitConfig()
+    seed = config.seed
     start = time.perf_counter()
 
     def say(message: str) -> None:
@@ -159,7 +126,7 @@ def fit_distributed(
     parts, report = read_by_user(
         client,
         inputs,
-        skip_invalid=skip_invalid,
+        skip_invalid=config.skip_invalid,
         n_partitions=n_parts,
         worker_timeout=timeout,
     )
@@ -178,13 +145,13 @@ def fit_distributed(
     summed = _summed(models, collect(counts))
     bt = fit_leaderboard(summed, method="bt", rng=seed)
     point = online_elo(len(models), votes.data.matchups, votes.data.outcomes)
-    plan = elo_bootstrap_plan(len(votes.data.outcomes), _ROUNDS, np.random.default_rng(seed))
+    plan = elo_bootstrap_plan(len(votes.data.outcomes), ELO_ROUNDS, np.random.default_rng(seed))
     bootstrap = [client.submit(tasks.bootstrap_batch, merged, n, g, pure=False) for n, g in plan]
 
     say(f"fitting {len(votes.names)} users on the workers")
     priors = {"bt": np.array([bt[m].rating for m in models]), "elo": point}
     fits: dict[tuple[Method, Shrinkage], list[Any]] = {}
-    for method, shrinkage in [s for s in _STEPS if s != ("bt", "cv")]:
+    for method, shrinkage in [s for s in GRID if s != ("bt", "cv")]:
         fits[method, shrinkage] = [
             client.submit(tasks.partition_users, a, method, shrinkage, priors[method], None)
             for a in arrays
@@ -194,20 +161,22 @@ def fit_distributed(
         client.submit(tasks.partition_users, a, "bt", "cv", priors["bt"], alpha) for a in arrays
     ]
     battles = battles_frame(client, parts, models, worker_timeout=timeout)
-    embedded = submit_embeddings(client, battles, embedding, workers) if features else None
+    embedded = (
+        submit_embeddings(client, battles, config.embedding, workers) if config.features else None
+    )
     say("held-out evaluation")
-    evaluation = _evaluation(votes, fraction, truth, seed)
-    predictor, profiles = None, None
-    if embedded is not None:
-        say("fitting topics, query profiles and the rating predictor")
-        table = embedded.table(collect(embedded.futures))
-        predictor, profiles = fit_query_features(battles, models, embedding, n_topics, seed, table)
-    elif features:
-        log.warning("the log has no prompts: no topics, profiles or predictor fitted")
+    evaluation = held_out_evaluation(votes.data, votes.users, votes.names, config)
+    features = None
+    if config.features:
+        table = None
+        if embedded is not None:
+            say("fitting topics, query profiles and the rating predictor")
+            table = embedded.table(collect(embedded.futures))
+        features = fit_query_features(battles, models, config, embeddings=table)
 
     say("collecting the per-user fits and the Elo bootstrap")
     samples = np.concatenate(collect(bootstrap), axis=0)
-    lower, upper = percentile_intervals(samples, _CONFIDENCE)
+    lower, upper = percentile_intervals(samples, CONFIDENCE)
     elo = build_leaderboard(
         "elo",
         models,
@@ -217,10 +186,10 @@ def fit_distributed(
         model_counts(summed),
         n_battles=int(round(summed.n_votes)),
         interval="bootstrap",
-        confidence=_CONFIDENCE,
+        confidence=CONFIDENCE,
     )
     aggregates: dict[Method, Leaderboard] = {"bt": bt, "elo": elo}
-    analyses = [
+    analyses = tuple(
         _assemble(
             collect(fits[method, shrinkage]),
             votes.names,
@@ -228,16 +197,17 @@ def fit_distributed(
             aggregates[method],
             method,
             shrinkage,
-            min_battles,
+            config.min_battles,
         )
-        for method, shrinkage in _STEPS
-    ]
+        for method, shrinkage in GRID
+    )
     say("fitted")
     return DistributedFit(
         analyses,
         evaluation,
-        predictor,
-        profiles,
+        None if features is None else features.predictor,
+        None if features is None else features.topic_model,
+        None if features is None else features.profiles,
         battles,
         models,
         len(votes.names),
@@ -314,20 +284,3 @@ def _assemble(
     )
     summary = summarise(spearman, kendall, ratings.n_battles, min_battles)
     return UserAnalysis(aggregate, names, ratings, spearman, kendall, summary, min_battles)
-
-
-def _evaluation(
-    votes: tasks.Votes, fraction: float, truth: str | None, seed: int
-) -> dict[str, Any] | None:
-    """The held-out evaluation on the client, as the local ``plb fit`` runs it."""
-    from service.cli.evaluate import evaluation_document, truth_matrix
-
-    n_users = len(votes.names)
-    if not latest_split(votes.users, n_users, fraction).any():
-        log.warning("no user has enough votes for a held-out evaluation; skipped")
-        return None
-    true = truth_matrix(truth, votes.names, votes.data.models) if truth else None
-    results = evaluate_personalisation(
-        votes.data, votes.users, n_users, fraction=fraction, true_ratings=true, rng=seed
-    )
-    return evaluation_document(results, fraction, MIN_VOTES, n_users)

@@ -1,7 +1,8 @@
 """The query features on a cluster: embeddings on the workers, the fits on the client.
 
 The topic model, profiles and rating predictor need all queries at once and are fitted
-on the client, as the local path fits them; embedding the queries is the costly part,
+on the client by the local path's own step
+(:func:`service.pipeline.steps.fit_query_features`); embedding the queries is the costly part,
 and it runs on the workers. A MiniLM embedding depends slightly on the other queries in
 its batch (padding, and int8 activation scales), so the workers embed exactly the
 batches the backend would make for the topic model's own call
@@ -20,9 +21,10 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from service.pipeline.steps import has_prompts
 from service.scale import tasks
 
-__all__ = ["PendingEmbeddings", "fit_query_features", "submit_embeddings"]
+__all__ = ["PendingEmbeddings", "submit_embeddings"]
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ def submit_embeddings(
     client: Any, battles: pd.DataFrame, embedding: str | None, workers: int
 ) -> PendingEmbeddings | None:
     """Start embedding the voters' distinct prompts on the workers; None without prompts."""
-    if "prompt" not in battles.columns or battles["prompt"].isna().all():
+    if not has_prompts(battles):
         return None
     from features.embeddings import make_embedder
     from features.topics import default_embedding
@@ -79,22 +81,3 @@ def submit_embeddings(
         for group in groups
     ]
     return PendingEmbeddings(docs, groups, futures)
-
-
-def fit_query_features(
-    battles: pd.DataFrame,
-    models: tuple[str, ...],
-    embedding: str | None,
-    n_topics: int,
-    seed: int,
-    table: dict[str, Any] | None,
-) -> tuple[Any, pd.DataFrame]:
-    """The rating predictor (with its topic model) and profiles, as the local path fits them."""
-    from features.predictor import RatingPredictor
-    from features.profile import UserProfiler
-    from features.topics import TopicModel
-
-    topics = TopicModel(embedding, n_topics=n_topics, random_state=seed)
-    predictor = RatingPredictor(UserProfiler(topics), random_state=seed)
-    predictor.fit(battles, models=models, embeddings=table)
-    return predictor, predictor.training_profiles_.to_frame()

@@ -19,7 +19,7 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
-from service.artifacts import load_fit
+from service.pipeline.artifacts import load_fit
 from service.tokens import user_token
 from service.votes import elo_update
 from tests.service.conftest import (

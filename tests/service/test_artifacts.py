@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ranking.analysis import analyse_users
-from service.artifacts import load_fit, write_fit
+from service.pipeline.artifacts import load_fit, write_fit
 from tests.conftest import simulate_users
 
 

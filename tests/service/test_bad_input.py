@@ -278,7 +278,7 @@ def test_nothing_of_a_rejected_record_is_stored(service: Service) -> None:
 
 
 def test_duplicate_battle_ids_change_nothing(service: Service, shared_fit: Path) -> None:
-    from service.artifacts import load_fit
+    from service.pipeline.artifacts import load_fit
 
     battle = {**VALID, "battle_id": f"dup-{service.store}", "user_id": f"dup-{service.store}"}
     first = post_battles(service, as_json({"battles": [battle, battle]}))

@@ -180,7 +180,7 @@ def serve(fit_dir: Path, state: Path, **overrides: Any) -> Iterator[Server]:
 
 def first_user(fit_dir: Path) -> str:
     """A user id of the fit (for the token form): the one with the most votes."""
-    from service.artifacts import load_fit
+    from service.pipeline.artifacts import load_fit
 
     users = load_fit(fit_dir).agreement
     return str(users.sort_values("n_battles", ascending=False)["user_id"].iloc[0])

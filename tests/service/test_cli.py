@@ -13,8 +13,8 @@ from sklearn.linear_model import LogisticRegression
 
 from data.simulate import simulate, write_simulation
 from ranking.pairwise import ELO_PER_NAT
-from service.artifacts import load_fit
 from service.cli import main
+from service.pipeline.artifacts import load_fit
 
 LEADERBOARD_KEYS = {
     "model",

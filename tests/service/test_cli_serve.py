@@ -167,25 +167,34 @@ def test_the_demo_says_its_arena_is_simulated_and_how_to_serve_real_logs(
     )
 
 
+def record_demo_steps(monkeypatch: pytest.MonkeyPatch, steps: list[tuple[str, bool]]) -> None:
+    """Record the demo's steps (name, and whether the run is quiet) instead of running them."""
+    for name, function in (
+        ("simulate", "_demo_simulate"),
+        ("fit", "_demo_pipeline"),
+        ("report", "_demo_report"),
+    ):
+
+        def step(*args: Any, _name: str = name) -> None:
+            steps.append((_name, progress.quiet()))
+
+        monkeypatch.setattr(serve_module, function, step)
+
+
 @pytest.mark.parametrize("quiet", [False, True])
 def test_the_demo_steps_are_counted_and_quiet_is_passed_on(
     quiet: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:
-    steps: list[list[str]] = []
-
-    def plb(argv: list[str]) -> int:  # the demo's steps, recorded instead of run
-        steps.append(argv)
-        return 0
-
-    monkeypatch.setattr("service.cli.main", plb)
+    steps: list[tuple[str, bool]] = []
+    record_demo_steps(monkeypatch, steps)
     progress.configure(quiet=quiet)
     try:
         serve_module._demo_fit(argparse.Namespace(demo_dir=str(tmp_path / "demo"), users=20))
     finally:
         progress.configure(quiet=False)
-    commands = [s[1] if quiet else s[0] for s in steps]
+    commands = [name for name, _ in steps]
     assert commands == ["simulate", "fit", "report"]
-    assert all((s[0] == "-q") == quiet for s in steps)
+    assert all(step_quiet == quiet for _, step_quiet in steps)
     err = capsys.readouterr().err
     if quiet:
         assert err == ""
@@ -325,14 +334,10 @@ def test_demo_fits_again_over_a_fit_of_an_older_format(
     stale = tmp_path / "demo" / "fit"
     stale.mkdir(parents=True)
     (stale / "manifest.json").write_text('{"format": "personal-leaderboard/fit-1"}')
-    steps: list[str] = []
-
-    def plb(argv: list[str]) -> int:  # the demo's steps, recorded instead of run
-        steps.append(argv[0])
-        return 0
-
-    monkeypatch.setattr("service.cli.main", plb)
+    recorded: list[tuple[str, bool]] = []
+    record_demo_steps(monkeypatch, recorded)
     assert _demo_fit(argparse.Namespace(demo_dir=str(tmp_path / "demo"), users=60)) == stale
+    steps = [name for name, _ in recorded]
     assert steps == ["simulate", "fit", "report"]
     err = capsys.readouterr().err
     assert "not reusing the demo fit" in err and "personal-leaderboard/fit-2" in err

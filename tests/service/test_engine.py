@@ -7,8 +7,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from service.artifacts import load_fit
 from service.engine import Engine
+from service.pipeline.artifacts import load_fit
 from service.settings import Settings
 from service.store import open_store
 

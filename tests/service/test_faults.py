@@ -30,7 +30,7 @@ from typing import Any
 import httpx
 import pytest
 
-from service.artifacts import load_fit
+from service.pipeline.artifacts import load_fit
 from service.store import open_store
 from service.votes import elo_update
 from tests.redis_server import RedisServer, require_redis_server

@@ -68,7 +68,7 @@ def test_both_serve_one_version(replicas: tuple[TestClient, ...]) -> None:
 def test_a_vote_through_one_is_read_through_the_other(
     replicas: tuple[TestClient, ...], shared_fit_no_features: Path
 ) -> None:
-    from service.artifacts import load_fit
+    from service.pipeline.artifacts import load_fit
 
     one, two = replicas
     user = str(load_fit(shared_fit_no_features).agreement["user_id"].iloc[0])

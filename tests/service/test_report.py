@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 
 from data.simulate import simulate, write_simulation
-from service.artifacts import load_fit
 from service.cli import main
+from service.pipeline.artifacts import load_fit
 from service.report import SECTIONS, build_report
 from service.report_plots import pick_users
 

@@ -1,4 +1,4 @@
-"""``service.snapshot``: the published document, from a fit directory and from a refit."""
+"""``service.pipeline.snapshot``: the published document, from a fit directory and from a refit."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from ranking.pairwise import ELO_PER_NAT
-from service.artifacts import FitArtifacts, load_fit
-from service.snapshot import (
+from service.pipeline.artifacts import FitArtifacts, load_fit
+from service.pipeline.snapshot import (
     HISTOGRAM_EDGES,
     correlations_document,
     refit_snapshot,

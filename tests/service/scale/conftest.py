@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 
 from data.simulate import simulate, write_simulation
-from service.artifacts import FitArtifacts, load_fit
 from service.cli import main
+from service.pipeline.artifacts import FitArtifacts, load_fit
 
 pytest.importorskip("distributed")
 

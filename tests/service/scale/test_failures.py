@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from service.artifacts import analysis_frames
 from service.cli import main
+from service.pipeline import FitConfig
+from service.pipeline.artifacts import analysis_frames
 from tests.service.scale.conftest import fitted
 
 
@@ -50,8 +51,7 @@ def test_a_worker_killed_mid_fit_changes_nothing(
         result = fit_distributed(
             client,
             [str(scale_sim["battles"])],
-            truth=str(scale_sim["truth"]),
-            features=False,
+            FitConfig(truth=str(scale_sim["truth"]), features=False),
             progress=progress,
         )
         assert killed and killed[0] not in client.run(os.getpid).values()  # restarted

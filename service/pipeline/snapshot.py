@@ -30,14 +30,13 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from ranking.analysis import UserAnalysis, analyse_users
+from ranking.analysis import UserAnalysis
 from ranking.frames import pairwise_from_battles, user_codes
 from ranking.leaderboard import fit_leaderboard
 from ranking.pairwise import ELO_PER_NAT
-from ranking.types import Method
-from ranking.users import Shrinkage
-from service.artifacts import FitArtifacts
 from service.integrity import IntegrityConfig, screen_battles
+from service.pipeline.artifacts import FitArtifacts
+from service.pipeline.steps import fit_aggregates, fit_users
 
 __all__ = [
     "HISTOGRAM_EDGES",
@@ -165,36 +164,24 @@ def refit_snapshot(
     if integrity is not None:
         counted, evidence = screen_battles(battles, integrity)
         public_data = pairwise_from_battles(battles[counted], models=data.models)
-    min_battles = int(previous.get("min_battles", 10))
-    methods: tuple[Method, ...] = ("bt", "elo")
-    aggregates = {m: fit_leaderboard(public_data, method=m, rng=rng) for m in methods}
+    aggregates = fit_aggregates(public_data, rng=rng)
     correlations: dict[str, Any] = {}
     user_alpha = previous.get("user_alpha")
     if "user_id" in battles.columns and battles["user_id"].notna().any():
         codes, names = user_codes(battles)
-        for method in methods:
-            shrinkages: tuple[Shrinkage, ...] = ("cv", "none")
-            for shrinkage in shrinkages:
-                analysis = analyse_users(
-                    data,
-                    codes,
-                    names,
-                    method=method,
-                    shrinkage=shrinkage,
-                    min_battles=min_battles,
-                    aggregate=aggregates[method],
-                    rng=rng,
-                )
-                correlations[f"{method}/{shrinkage}"] = _correlations(analysis)
-                if (method, shrinkage) == ("bt", "cv"):
-                    user_alpha = _alpha_from_sd(analysis.ratings.prior_sd) or user_alpha
+        min_battles = int(previous.get("min_battles", 10))
+        for analysis in fit_users(data, codes, names, aggregates, min_battles=min_battles, rng=rng):
+            r = analysis.ratings
+            correlations[f"{r.method}/{r.shrinkage}"] = _correlations(analysis)
+            if (r.method, r.shrinkage) == ("bt", "cv"):
+                user_alpha = _alpha_from_sd(r.prior_sd) or user_alpha
     return {
         **previous,
         "created": _now(),
         "origin": "refit",
         "n_battles": len(battles),
         "models": list(data.models),
-        "leaderboards": {m: aggregates[m].to_dict() for m in methods},
+        "leaderboards": {m: board.to_dict() for m, board in aggregates.items()},
         "public": None
         if min_votes is None
         else {

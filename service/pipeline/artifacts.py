@@ -25,6 +25,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ranking.analysis import UserAnalysis
+from service.pipeline.config import FitConfig
 
 __all__ = [
     "BATTLES_FILE",
@@ -72,6 +74,13 @@ class FitArtifacts:
     topics: list[dict[str, Any]] | None = None
     profiles: pd.DataFrame | None = None
     root: Path | None = None
+    topic_params: dict[str, Any] | None = None
+
+    @property
+    def config(self) -> FitConfig:
+        """The configuration the fit was made with, as far as the directory records it
+        (:meth:`FitConfig.recorded`): its seed, ``min_battles`` and topic settings."""
+        return FitConfig.recorded(self.manifest, self.topic_params)
 
     @property
     def simulated(self) -> bool:
@@ -144,7 +153,7 @@ def write_fit(
     out_dir: str | os.PathLike[str],
     *,
     manifest: dict[str, Any],
-    analyses: list[UserAnalysis],
+    analyses: Sequence[UserAnalysis],
     evaluation: dict[str, Any] | None,
     topic_model: SavesToFolder | None = None,
     profiles: pd.DataFrame | None = None,
@@ -233,11 +242,11 @@ def load_fit(fit_dir: str | os.PathLike[str]) -> FitArtifacts:
             else None
         )
         topics_path = root / TOPICS_DIR / "topics.json"
-        topics = (
-            json.loads(topics_path.read_text(encoding="utf-8"))["topics"]
-            if topics_path.exists()
-            else None
+        summary = (
+            json.loads(topics_path.read_text(encoding="utf-8")) if topics_path.exists() else None
         )
+        topics = None if summary is None else summary["topics"]
+        topic_params = None if summary is None else summary.get("params")
         profiles_path = root / "profiles.parquet"
         profiles = pd.read_parquet(profiles_path) if profiles_path.exists() else None
     except FileNotFoundError as error:
@@ -248,5 +257,14 @@ def load_fit(fit_dir: str | os.PathLike[str]) -> FitArtifacts:
     except (json.JSONDecodeError, KeyError, OSError) as error:
         raise ValueError(f"{root}: cannot read the fit ({error})") from None
     return FitArtifacts(
-        manifest, leaderboards, summaries, users, agreement, evaluation, topics, profiles, root
+        manifest,
+        leaderboards,
+        summaries,
+        users,
+        agreement,
+        evaluation,
+        topics,
+        profiles,
+        root,
+        topic_params,
     )

@@ -1,0 +1,147 @@
+"""Fit everything: :func:`fit_all` from battles to a :class:`FitResult`, and its fit
+directory (:func:`write_result`).
+
+``plb fit`` runs :func:`fit_all` here; ``plb fit --scheduler`` makes the same
+:class:`FitResult` with the heavy steps on a Dask cluster
+(:func:`service.scale.fit_distributed`); both are written by :func:`write_result`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ranking.analysis import UserAnalysis
+from ranking.frames import pairwise_from_battles, user_codes
+from ranking.progress import Progress
+from service.pipeline.artifacts import write_fit
+from service.pipeline.config import FitConfig
+from service.pipeline.steps import (
+    fit_aggregates,
+    fit_query_features,
+    fit_users,
+    held_out_evaluation,
+)
+
+__all__ = ["FitResult", "fit_all", "manifest_document", "write_result"]
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """Everything a fit makes, as its fit directory holds it.
+
+    Attributes
+    ----------
+    analyses : tuple of UserAnalysis
+        One a cell of :data:`~service.pipeline.config.GRID`, in its order; each holds
+        its method's aggregate board (``aggregate``).
+    evaluation : dict or None
+        The ``plb evaluate`` document; None when no user has enough votes.
+    predictor : RatingPredictor or None
+        None without features or prompts.
+    topic_model : TopicModel or None
+        The predictor's topic model.
+    profiles : pandas.DataFrame or None
+        The training users' query profiles.
+    battles : pandas.DataFrame
+        Every vote fitted.
+    models : tuple of str
+    n_users : int
+    """
+
+    analyses: tuple[UserAnalysis, ...]
+    evaluation: dict[str, Any] | None
+    predictor: Any
+    topic_model: Any
+    profiles: pd.DataFrame | None
+    battles: pd.DataFrame
+    models: tuple[str, ...]
+    n_users: int
+
+
+def fit_all(
+    battles: pd.DataFrame,
+    config: FitConfig,
+    progress: Progress | None = None,
+    *,
+    note: Callable[[str], None] | None = None,
+) -> FitResult:
+    """Fit the aggregate boards, every user's ratings and agreement, the held-out
+    evaluation and (with ``config.features``) the query features.
+
+    Parameters
+    ----------
+    battles : pandas.DataFrame
+        A canonical battle frame (:func:`ranking.ingest.read_battles`).
+    config : FitConfig
+    progress : Progress, optional
+        Told of each stage.
+    note : callable, optional
+        Told, in a line of text, when the query features start (they take longest).
+    """
+    codes, names = user_codes(battles)
+    data = pairwise_from_battles(battles)
+    aggregates = fit_aggregates(data, rng=config.seed, progress=progress)
+    analyses = fit_users(
+        data,
+        codes,
+        names,
+        aggregates,
+        min_battles=config.min_battles,
+        rng=config.seed,
+        progress=progress,
+    )
+    evaluation = held_out_evaluation(data, codes, names, config, progress)
+    features = None
+    if config.features:
+        if note is not None:
+            note("fitting topics, query profiles and the rating predictor")
+        features = fit_query_features(battles, data.models, config, progress=progress)
+    return FitResult(
+        analyses,
+        evaluation,
+        None if features is None else features.predictor,
+        None if features is None else features.topic_model,
+        None if features is None else features.profiles,
+        battles,
+        data.models,
+        len(names),
+    )
+
+
+def manifest_document(
+    result: FitResult, config: FitConfig, inputs: Sequence[str | os.PathLike[str]], **extra: Any
+) -> dict[str, Any]:
+    """The fit directory's ``manifest.json`` (less its format and time): what was fitted,
+    from what, with which options; ``extra`` (the Dask path's cluster) appended."""
+    return {
+        "battles": [str(p) for p in inputs],
+        "n_battles": len(result.battles),
+        "n_users": result.n_users,
+        "models": list(result.models),
+        "min_battles": config.min_battles,
+        "seed": config.seed,
+        "truth": config.truth,
+        "features": result.profiles is not None,
+        "prior_sd_from_prediction": None if result.predictor is None else result.predictor.prior_sd,
+        **extra,
+    }
+
+
+def write_result(out: str | os.PathLike[str], result: FitResult, manifest: dict[str, Any]) -> Path:
+    """Write ``result`` as a fit directory at ``out`` (replaced atomically)."""
+    return write_fit(
+        out,
+        manifest=manifest,
+        analyses=result.analyses,
+        evaluation=result.evaluation,
+        topic_model=result.topic_model,
+        profiles=result.profiles,
+        predictor=result.predictor,
+        battles=result.battles,
+    )

@@ -1,0 +1,194 @@
+"""The steps of a fit, each written once: the aggregate boards, every user's fits, the
+held-out evaluation, and the query features (topics, profiles, rating predictor).
+
+:func:`service.pipeline.fit.fit_all` runs them in turn; the service's refit
+(:func:`service.pipeline.snapshot.refit_snapshot`) runs the first two on all votes, and
+the Dask path (:mod:`service.scale`) runs the evaluation and the query features on its
+client. Nothing here prints: progress goes to the :class:`ranking.progress.Progress`
+handed in.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from data.simulate import load_truth
+from ranking.analysis import UserAnalysis, analyse_users
+from ranking.evaluation import MIN_VOTES, EvaluationRow, evaluate_personalisation, latest_split
+from ranking.leaderboard import fit_leaderboard
+from ranking.progress import Progress, start
+from ranking.types import Leaderboard, Method, PairwiseData
+from service.pipeline.config import GRID, METHODS, FitConfig
+
+__all__ = [
+    "QueryFeatures",
+    "build_predictor",
+    "evaluation_document",
+    "fit_aggregates",
+    "fit_query_features",
+    "fit_users",
+    "has_prompts",
+    "held_out_evaluation",
+    "truth_matrix",
+]
+
+log = logging.getLogger(__name__)
+
+Seed = np.random.Generator | int | None
+
+
+def fit_aggregates(
+    data: PairwiseData, *, rng: Seed = 0, progress: Progress | None = None
+) -> dict[Method, Leaderboard]:
+    """The aggregate board of each method of :data:`~service.pipeline.config.METHODS`."""
+    return {m: fit_leaderboard(data, method=m, rng=rng, progress=progress) for m in METHODS}
+
+
+def fit_users(
+    data: PairwiseData,
+    codes: npt.NDArray[np.intp],
+    names: tuple[str, ...],
+    aggregates: Mapping[Method, Leaderboard],
+    *,
+    min_battles: int,
+    rng: Seed = 0,
+    progress: Progress | None = None,
+) -> tuple[UserAnalysis, ...]:
+    """Every user's ratings and agreement, one analysis a cell of the grid, in its order."""
+    advance = start(progress, "per-user fits", len(GRID), "fits")
+    analyses = []
+    for method, shrinkage in GRID:
+        analyses.append(
+            analyse_users(
+                data,
+                codes,
+                names,
+                method=method,
+                shrinkage=shrinkage,
+                min_battles=min_battles,
+                aggregate=aggregates[method],
+                rng=rng,
+            )
+        )
+        advance(1)
+    return tuple(analyses)
+
+
+def truth_matrix(
+    path: str, users: tuple[str, ...], models: tuple[str, ...]
+) -> npt.NDArray[np.float64]:
+    """True ratings ``(U, k)`` in the order of ``users`` and ``models``; NaN where unknown.
+
+    Raises
+    ------
+    ValueError
+        When the truth names none of the users or models.
+    """
+    frame = load_truth(path).user_ratings
+    frame.index = frame.index.astype(str)
+    aligned = frame.reindex(index=pd.Index(users), columns=pd.Index(models))
+    if aligned.isna().all().all():
+        raise ValueError(f"--truth {path!r} shares no users or models with the battles")
+    return aligned.to_numpy(dtype=np.float64)
+
+
+def evaluation_document(
+    rows: list[EvaluationRow], fraction: float, min_votes: int, n_users: int
+) -> dict[str, Any]:
+    """The JSON document of ``plb evaluate`` (``evaluation.json`` of a fit directory)."""
+    return {
+        "fraction": fraction,
+        "min_votes": min_votes,
+        "users": n_users,
+        "n_test_votes": rows[0].scores.n_votes if rows else 0,
+        "results": [r.to_dict() for r in rows],
+    }
+
+
+def held_out_evaluation(
+    data: PairwiseData,
+    codes: npt.NDArray[np.intp],
+    names: tuple[str, ...],
+    config: FitConfig,
+    progress: Progress | None = None,
+) -> dict[str, Any] | None:
+    """The held-out evaluation document of a fit; None (with a warning) when no user has
+    enough votes to hold any out."""
+    if not latest_split(codes, len(names), config.fraction).any():
+        log.warning("no user has enough votes for a held-out evaluation; skipped")
+        return None
+    truth = truth_matrix(config.truth, names, data.models) if config.truth else None
+    results = evaluate_personalisation(
+        data,
+        codes,
+        len(names),
+        fraction=config.fraction,
+        true_ratings=truth,
+        rng=config.seed,
+        progress=progress,
+    )
+    return evaluation_document(results, config.fraction, MIN_VOTES, len(names))
+
+
+def has_prompts(battles: pd.DataFrame) -> bool:
+    """Whether any battle has a prompt (what the query features are fitted on)."""
+    return "prompt" in battles.columns and not battles["prompt"].isna().all()
+
+
+def build_predictor(config: FitConfig) -> tuple[Any, Any]:
+    """The unfitted chain TopicModel → UserProfiler → RatingPredictor of ``config``.
+
+    Returns ``(predictor, topic_model)``: the predictor fits the topic model it holds,
+    so the second is that very model, fitted once the predictor is.
+    """
+    from features.predictor import RatingPredictor  # heavy imports: only when needed
+    from features.profile import UserProfiler
+    from features.topics import TopicModel
+
+    topics = TopicModel(config.embedding, n_topics=config.n_topics, random_state=config.seed)
+    return RatingPredictor(UserProfiler(topics), random_state=config.seed), topics
+
+
+@dataclass(frozen=True)
+class QueryFeatures:
+    """The fitted query features: the rating predictor, its topic model, the profiles.
+
+    Attributes
+    ----------
+    predictor : RatingPredictor
+    topic_model : TopicModel
+    profiles : pandas.DataFrame
+        The training users' query profiles, indexed by ``user_id``.
+    """
+
+    predictor: Any
+    topic_model: Any
+    profiles: pd.DataFrame
+
+
+def fit_query_features(
+    battles: pd.DataFrame,
+    models: tuple[str, ...],
+    config: FitConfig,
+    *,
+    embeddings: Mapping[str, Any] | None = None,
+    progress: Progress | None = None,
+) -> QueryFeatures | None:
+    """The rating predictor (with its topic model) and the users' profiles.
+
+    None, with a warning, when the log has no prompts. ``embeddings`` are precomputed
+    vectors by prompt text (the Dask path's), used as the topic model's own.
+    """
+    if not has_prompts(battles):
+        log.warning("the log has no prompts: no topics, profiles or predictor fitted")
+        return None
+    predictor, topic_model = build_predictor(config)
+    predictor.fit(battles, models=models, embeddings=embeddings, progress=progress)
+    return QueryFeatures(predictor, topic_model, predictor.training_profiles_.to_frame())
