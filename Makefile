@@ -57,12 +57,14 @@ demo: install
 	echo "plb leaderboard $$data" >&2; plb leaderboard $$data
 	plb serve --demo --demo-dir $(DEMO_DIR) --users $(DEMO_USERS) --host $(HOST) --port $(PORT)
 
-## lint: ruff, mypy, and deptry (every import declared, every dependency used)
+## lint: ruff, mypy, deptry (every import declared, every dependency used), and the
+## import contracts of pyproject.toml's [tool.importlinter] (imports point down the layers)
 lint:
 	ruff check .
 	ruff format --check .
 	mypy
 	deptry .
+	lint-imports
 
 ## audit: known vulnerabilities of the installed packages (pip-audit). Fails on one, unless
 ## .pip-audit-ignore lists its id with a reason; only warns when the vulnerability service
