@@ -1,0 +1,65 @@
+"""Query features: topics, writing style, user profiles, and ratings predicted from them.
+
+``topics`` (BERTopic with injected sub-models over the offline backends of
+``embeddings``), ``style`` (per-query writing statistics), ``profile`` (one vector per
+user), ``predictor`` (a new user's ratings from their queries, sharpened by their votes)
+and ``regression`` (the study's regression of ratings on profiles). Every estimator
+follows the scikit-learn API. The entry points are re-exported here and imported on
+first use: ``import features`` loads neither scikit-learn nor PyTorch, and no embedding
+network loads before a topic model is fitted or used.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+# typing is not imported at run time: it would double the cost of importing the package.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from features.predictor import Prediction, RatingPredictor
+    from features.profile import UserProfiler, UserProfiles
+    from features.regression import ProfileRegressor
+    from features.style import STYLE_FEATURES, StyleFeaturizer, style_features
+    from features.topics import Topic, TopicModel
+
+__all__ = [
+    "STYLE_FEATURES",
+    "Prediction",
+    "ProfileRegressor",
+    "RatingPredictor",
+    "StyleFeaturizer",
+    "Topic",
+    "TopicModel",
+    "UserProfiler",
+    "UserProfiles",
+    "style_features",
+]
+
+#: The module each public name lives in, imported when the name is first asked for.
+_HOMES: dict[str, str] = {
+    "Prediction": "predictor",
+    "RatingPredictor": "predictor",
+    "UserProfiler": "profile",
+    "UserProfiles": "profile",
+    "ProfileRegressor": "regression",
+    "STYLE_FEATURES": "style",
+    "StyleFeaturizer": "style",
+    "style_features": "style",
+    "Topic": "topics",
+    "TopicModel": "topics",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

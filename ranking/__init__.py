@@ -4,4 +4,103 @@ Pure numerics over arrays (``types``, ``pairwise``, ``bt``, ``elo``, ``intervals
 ``leaderboard``, ``users``, ``shrinkage``, ``agreement``, ``evaluation``, ``analysis``);
 ``ingest``, ``validation`` and ``frames`` are the only modules that touch files and
 pandas: they turn battle logs into the arrays the rest works on.
+
+The entry points a notebook needs are re-exported here (``docs/python.md`` shows them at
+work)::
+
+    from ranking import read_battles, pairwise_from_battles, fit_leaderboard
+
+    battles = read_battles("battles.jsonl.gz").battles
+    board = fit_leaderboard(pairwise_from_battles(battles), method="bt")
+
+They are imported on first use, so ``import ranking`` stays cheap (no pandas or SciPy
+until a name needs them).
 """
+
+from __future__ import annotations
+
+import importlib
+
+# typing is not imported at run time: it would double the cost of importing the package.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ranking.agreement import AgreementSummary, kendall_per_row, spearman_per_row
+    from ranking.analysis import UserAnalysis, analyse_users, fit_user_agreement
+    from ranking.bt import fit_bt
+    from ranking.elo import online_elo
+    from ranking.evaluation import EvaluationRow, evaluate_personalisation
+    from ranking.frames import filter_battles, pairwise_from_battles, user_codes
+    from ranking.ingest import BattleLogError, IngestResult, read_battles, read_frame
+    from ranking.leaderboard import fit_leaderboard, split_provisional
+    from ranking.types import Leaderboard, ModelRating, PairwiseData
+    from ranking.users import UserRatings, fit_user_ratings
+
+__all__ = [
+    "AgreementSummary",
+    "BattleLogError",
+    "EvaluationRow",
+    "IngestResult",
+    "Leaderboard",
+    "ModelRating",
+    "PairwiseData",
+    "UserAnalysis",
+    "UserRatings",
+    "analyse_users",
+    "evaluate_personalisation",
+    "filter_battles",
+    "fit_bt",
+    "fit_leaderboard",
+    "fit_user_agreement",
+    "fit_user_ratings",
+    "kendall_per_row",
+    "online_elo",
+    "pairwise_from_battles",
+    "read_battles",
+    "read_frame",
+    "spearman_per_row",
+    "split_provisional",
+    "user_codes",
+]
+
+#: The module each public name lives in, imported when the name is first asked for.
+_HOMES: dict[str, str] = {
+    "AgreementSummary": "agreement",
+    "kendall_per_row": "agreement",
+    "spearman_per_row": "agreement",
+    "UserAnalysis": "analysis",
+    "analyse_users": "analysis",
+    "fit_user_agreement": "analysis",
+    "fit_bt": "bt",
+    "online_elo": "elo",
+    "EvaluationRow": "evaluation",
+    "evaluate_personalisation": "evaluation",
+    "filter_battles": "frames",
+    "pairwise_from_battles": "frames",
+    "user_codes": "frames",
+    "BattleLogError": "ingest",
+    "IngestResult": "ingest",
+    "read_battles": "ingest",
+    "read_frame": "ingest",
+    "fit_leaderboard": "leaderboard",
+    "split_provisional": "leaderboard",
+    "Leaderboard": "types",
+    "ModelRating": "types",
+    "PairwiseData": "types",
+    "UserRatings": "users",
+    "fit_user_ratings": "users",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
