@@ -9,6 +9,13 @@ A profile is what the study found predicts a user's model preferences:
 ``style_mean:<f>``, ``style_sd:<f>``
     Mean (smoothed the same way toward the population's mean) and standard deviation of
     each writing-style feature of :mod:`features.style` over the user's queries.
+``style_rel:<f>``
+    Mean, smoothed toward 0, of each style feature of the user's queries *relative to
+    its topic*: less the feature's mean and over its standard deviation among the
+    training queries of the query's topic (each shrunk toward the overall mean and
+    deviation by ``topic_prior`` pseudo-queries, clipped to 5 sd). A code paste is long
+    because it is code and a proof formal because it is maths: this says how the user
+    writes for what the topic asks.
 ``log_votes``
     ``log(1 + number of votes)``: how much of the user the rest is based on.
 
@@ -19,7 +26,7 @@ counts twice. Rows without a prompt count as votes only.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -31,7 +38,15 @@ from features.style import STYLE_FEATURES, style_features
 from features.topics import Embeddings, TopicModel
 from ranking.progress import Progress
 
-__all__ = ["UserProfiler", "UserProfiles"]
+__all__ = ["STYLE_SOURCES", "StyleSource", "UserProfiler", "UserProfiles"]
+
+StyleSource = Literal["raw", "relative", "both"]
+#: The style columns of :meth:`UserProfiles.style` for each source.
+STYLE_SOURCES: dict[str, tuple[str, ...]] = {
+    "raw": ("style_mean:",),
+    "relative": ("style_rel:",),
+    "both": ("style_mean:", "style_rel:"),
+}
 
 
 @dataclass(frozen=True)
@@ -57,6 +72,18 @@ class UserProfiles:
         index = pd.Index(self.user_ids, name="user_id")
         return pd.DataFrame(self.values, index=index, columns=list(self.feature_names))
 
+    def style(self, source: StyleSource = "raw") -> npt.NDArray[np.float64]:
+        """``(n_users, n)`` style summaries: raw means, relative to topic, or both."""
+        prefixes = STYLE_SOURCES[source]
+        names = self.feature_names
+        columns = [i for prefix in prefixes for i, c in enumerate(names) if c.startswith(prefix)]
+        if "style_rel:" in prefixes and not any(n.startswith("style_rel:") for n in names):
+            raise ValueError(
+                f"style source {source!r} needs 'style_rel:' columns, which profiles of a "
+                "profiler fitted before them lack; refit the predictor"
+            )
+        return self.values[:, columns]
+
     @classmethod
     def from_frame(cls, frame: pd.DataFrame) -> UserProfiles:
         """Inverse of :meth:`to_frame`."""
@@ -65,6 +92,28 @@ class UserProfiles:
             values=frame.to_numpy(dtype=np.float64),
             feature_names=tuple(str(c) for c in frame.columns),
         )
+
+
+def _topic_styles(
+    style: npt.NDArray[np.float64], topics: npt.NDArray[np.intp], n_topics: int, prior: float
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Per topic: mean and sd of each style feature, shrunk toward all queries' by ``prior``."""
+    counts = np.bincount(topics, minlength=n_topics).astype(float)[:, None]
+    sums = np.zeros((n_topics, style.shape[1]))
+    np.add.at(sums, topics, style)
+    squares = np.zeros_like(sums)
+    np.add.at(squares, topics, style**2)
+    overall_mean = style.mean(axis=0)
+    overall_var = style.var(axis=0)
+    denominator = np.maximum(counts + prior, 1e-12)
+    mean = (sums + prior * overall_mean) / denominator
+    # squares about the topic's shrunk mean, plus the prior's spread and offset
+    within = squares - 2 * mean * sums + counts * mean**2
+    var = (within + prior * (overall_var + (overall_mean - mean) ** 2)) / denominator
+    sd = np.sqrt(np.maximum(var, 0.0))
+    floor = np.where(np.sqrt(overall_var) > 0, np.sqrt(overall_var), 1.0)
+    sd = np.where(sd > 1e-9 * floor, sd, floor)  # a constant feature divides by its spread
+    return mean, sd
 
 
 def _queries(frame: pd.DataFrame) -> tuple[npt.NDArray[np.intp], npt.NDArray[Any], pd.Series]:
@@ -94,6 +143,10 @@ class UserProfiler(BaseEstimator):
     smoothing : float
         Pseudo-queries, distributed like the whole population's, added to every user's
         topic shares and style means.
+    topic_prior : float
+        Pseudo-queries, distributed like all training queries, added to each topic's
+        style mean and variance for ``style_rel:`` (so a small topic is not its own
+        yardstick).
 
     Attributes
     ----------
@@ -103,15 +156,29 @@ class UserProfiler(BaseEstimator):
         Share of each topic over all training queries.
     style_mean_ : ndarray
         Mean of each style feature over all training queries.
+    topic_style_mean_, topic_style_sd_ : ndarray
+        ``(n_topics, n_style)`` shrunk mean and standard deviation of each style feature
+        among the training queries of each topic (absent from profilers saved before
+        ``style_rel:``, whose profiles lack those columns).
     labels_ : ndarray of int
         Topic of each training row with a prompt, in row order.
     feature_names_ : tuple of str
         Names of the profile's columns.
     """
 
-    def __init__(self, topic_model: TopicModel | None = None, smoothing: float = 2.0) -> None:
+    def __init__(
+        self,
+        topic_model: TopicModel | None = None,
+        smoothing: float = 2.0,
+        topic_prior: float = 20.0,
+    ) -> None:
         self.topic_model = topic_model
         self.smoothing = smoothing
+        self.topic_prior = topic_prior
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state.setdefault("topic_prior", 20.0)  # profilers saved before style_rel
+        super().__setstate__(state)
 
     def fit(self, battles: pd.DataFrame, embeddings: Embeddings | None = None) -> UserProfiler:
         """Learn topics and population means from battles with ``user_id`` and ``prompt``."""
@@ -136,10 +203,10 @@ class UserProfiler(BaseEstimator):
         progress : Progress, optional
             Told of the topic model's stages (:meth:`features.topics.TopicModel.fit`).
         """
-        if not np.isfinite(self.smoothing) or self.smoothing < 0:
-            raise ValueError(
-                f"Argument 'smoothing' must be a non-negative number, not {self.smoothing!r}."
-            )
+        for name in ("smoothing", "topic_prior"):
+            value = getattr(self, name)
+            if not np.isfinite(value) or value < 0:
+                raise ValueError(f"Argument {name!r} must be a non-negative number, not {value!r}.")
         codes, names, prompts = _queries(battles)
         present = prompts.notna().to_numpy()
         if not present.any():
@@ -155,10 +222,14 @@ class UserProfiler(BaseEstimator):
         self.topic_share_ = np.bincount(topics, minlength=model.n_topics_) / topics.size
         self.style_mean_ = style.mean(axis=0)
         self.labels_ = topics
+        self.topic_style_mean_, self.topic_style_sd_ = _topic_styles(
+            style, topics, model.n_topics_, float(self.topic_prior)
+        )
         self.feature_names_ = (
             *(f"topic:{k}" for k in range(model.n_topics_)),
             *(f"style_mean:{f}" for f in STYLE_FEATURES),
             *(f"style_sd:{f}" for f in STYLE_FEATURES),
+            *(f"style_rel:{f}" for f in STYLE_FEATURES),
             "log_votes",
         )
         return self._profiles(codes, names, present, topics, style)
@@ -179,6 +250,14 @@ class UserProfiler(BaseEstimator):
         texts = prompts[present].astype(str).tolist()
         topics = self.topic_model_.predict(texts, embeddings, progress)
         return self._profiles(codes, names, present, topics, style_features(texts))
+
+    def relative_style(
+        self, style: npt.NDArray[np.float64], topics: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.float64]:
+        """Each query's style relative to its topic (``style_rel:``), clipped to 5 sd."""
+        check_is_fitted(self, "topic_style_mean_")
+        z = (style - self.topic_style_mean_[topics]) / self.topic_style_sd_[topics]
+        return np.clip(z, -5.0, 5.0)
 
     def get_feature_names_out(self, input_features: Any = None) -> npt.NDArray[np.str_]:
         """The profile's column names."""
@@ -211,5 +290,10 @@ class UserProfiler(BaseEstimator):
         means = (sums + s * self.style_mean_) / denominator
         empty = n_queries[:, 0] == 0  # no prompt and no smoothing: the population's values
         shares[empty], means[empty] = self.topic_share_, self.style_mean_
-        values = np.hstack([shares, means, sd, np.log1p(votes)[:, None]])
+        blocks = [shares, means, sd]
+        if hasattr(self, "topic_style_mean_"):  # profilers saved before it have no style_rel
+            relative = np.zeros_like(sums)
+            np.add.at(relative, owner, self.relative_style(style, topics))
+            blocks.append(relative / denominator)  # smoothed toward 0, the population's
+        values = np.hstack([*blocks, np.log1p(votes)[:, None]])
         return UserProfiles(user_ids=names, values=values, feature_names=self.feature_names_)

@@ -125,3 +125,46 @@ def test_style_context_per_query_is_an_option(labelled_battles: pd.DataFrame) ->
         RatingPredictor(profiler, style_components=0).fit(labelled_battles)
     with pytest.raises(ValueError, match="'style_context' must be 'user' or 'query', not 'x'"):
         RatingPredictor(profiler, style_context="x").fit(labelled_battles)  # type: ignore[arg-type]
+
+
+def test_style_source_picks_the_profile_columns(labelled_battles: pd.DataFrame) -> None:
+    profiler = UserProfiler(TopicModel("tfidf", n_topics=3))
+    sizes = {}
+    for source in ("raw", "relative", "both"):
+        predictor = RatingPredictor(
+            profiler, style_source=source, style_components=2, folds=2, alpha=1.0
+        ).fit(labelled_battles)
+        sizes[source] = predictor.style_center_.size
+        ratings = predictor.predict_queries(["Write a haiku about rain"]).ratings
+        assert np.isfinite(ratings).all()
+    assert sizes == {"raw": 32, "relative": 32, "both": 64}
+    query = RatingPredictor(
+        profiler, style_context="query", style_source="both", style_components=2, folds=2
+    )
+    assert np.isfinite(query.fit(labelled_battles).predict_queries(["hi"]).ratings).all()
+    with pytest.raises(ValueError, match="'style_source' must be 'raw', 'relative' or 'both'"):
+        RatingPredictor(profiler, style_source="x").fit(labelled_battles)  # type: ignore[arg-type]
+
+
+def test_a_predictor_saved_before_relative_style_loads_and_predicts_raw(
+    labelled_battles: pd.DataFrame, tmp_path: Path
+) -> None:
+    profiler = UserProfiler(TopicModel("tfidf", n_topics=3))
+    raw = RatingPredictor(profiler, style_source="raw", style_components=2, folds=2, alpha=1.0)
+    raw.fit(labelled_battles)
+    queries = ["Explain photosynthesis in detail, please."]
+    expected = raw.predict_queries(queries).ratings
+    # what a predictor pickled before style_rel holds: no style_source, an older profiler
+    del raw.__dict__["style_source"]
+    old_profiler = raw.profiler_
+    for name in ("topic_style_mean_", "topic_style_sd_", "topic_prior"):
+        del old_profiler.__dict__[name]
+    old_profiler.feature_names_ = tuple(
+        n for n in old_profiler.feature_names_ if not n.startswith("style_rel:")
+    )
+    loaded = RatingPredictor.load(raw.save(tmp_path / "old"))
+    assert loaded.style_source == "raw"
+    np.testing.assert_allclose(loaded.predict_queries(queries).ratings, expected)
+    loaded.style_source = "relative"
+    with pytest.raises(ValueError, match="lack; refit the predictor"):
+        loaded.predict_queries(queries)

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from features.profile import UserProfiler, UserProfiles
-from features.style import STYLE_FEATURES
+from features.style import STYLE_FEATURES, style_features
 from features.topics import TopicModel
 
 
@@ -26,7 +26,7 @@ def test_profiles_have_one_row_per_user_and_named_columns(
     profiler = UserProfiler(topic_model)
     profiles = profiler.fit_transform(labelled_battles)
     n_users = labelled_battles["user_id"].nunique()
-    width = 6 + 2 * len(STYLE_FEATURES) + 1
+    width = 6 + 3 * len(STYLE_FEATURES) + 1
     assert profiles.values.shape == (n_users, width)
     assert list(profiler.get_feature_names_out()) == list(profiles.feature_names)
     assert profiles.feature_names[0] == "topic:0" and profiles.feature_names[-1] == "log_votes"
@@ -67,3 +67,58 @@ def test_bad_input_is_named(topic_model: TopicModel) -> None:
         UserProfiler(topic_model).fit(battles([("a", None)]))
     with pytest.raises(ValueError, match="'smoothing' must be a non-negative number"):
         UserProfiler(topic_model, smoothing=-1).fit(battles([("a", "x")]))
+    with pytest.raises(ValueError, match="'topic_prior' must be a non-negative number, not nan"):
+        UserProfiler(topic_model, topic_prior=float("nan")).fit(battles([("a", "x")]))
+
+
+def test_relative_style_is_standardised_within_each_topic(
+    labelled_battles: pd.DataFrame, topic_model: TopicModel
+) -> None:
+    profiler = UserProfiler(topic_model, topic_prior=0.0)
+    profiles = profiler.fit_transform(labelled_battles).to_frame()
+    texts = labelled_battles["prompt"].astype(str).tolist()
+    style = style_features(texts)
+    relative = profiler.relative_style(style, profiler.labels_)
+    varying = style.std(axis=0) > 0
+    for k in np.unique(profiler.labels_):  # without a prior: z-scores within each topic
+        z = relative[profiler.labels_ == k][:, varying]
+        np.testing.assert_allclose(z.mean(axis=0), 0.0, atol=0.05)
+        assert (z.std(axis=0) <= 1.0 + 1e-9).all()  # 1, or less where clipped
+    # a user's style_rel is the smoothed mean of their queries' relative style
+    owner = labelled_battles["user_id"].to_numpy()
+    user = sorted(set(owner))[0]
+    mine = relative[owner == user]
+    expected = mine.sum(axis=0) / (len(mine) + profiler.smoothing)
+    columns = [f"style_rel:{f}" for f in STYLE_FEATURES]
+    np.testing.assert_allclose(profiles.loc[user, columns].to_numpy(), expected)
+
+
+def test_topic_prior_shrinks_a_small_topic_toward_all_queries(topic_model: TopicModel) -> None:
+    rows: list[tuple[str, str | None]] = [("a", "Write a Python function that sorts a list.")] * 2
+    log = battles(rows + [("b", "hi")] * 8)
+    loose = UserProfiler(topic_model, topic_prior=0.0).fit(log)
+    tight = UserProfiler(topic_model, topic_prior=1e6).fit(log)
+    everything = style_features(log["prompt"].tolist())
+    np.testing.assert_allclose(
+        tight.topic_style_mean_[loose.labels_],
+        everything.mean(axis=0)[None].repeat(10, 0),
+        rtol=1e-4,
+        atol=1e-6,
+    )
+    assert np.isfinite(loose.topic_style_sd_).all() and (loose.topic_style_sd_ > 0).all()
+
+
+def test_a_profiler_saved_before_relative_style_still_transforms(
+    labelled_battles: pd.DataFrame, topic_model: TopicModel
+) -> None:
+    profiler = UserProfiler(topic_model).fit(labelled_battles)
+    state = dict(profiler.__dict__)
+    for name in ("topic_style_mean_", "topic_style_sd_", "topic_prior"):
+        del state[name]
+    state["feature_names_"] = tuple(n for n in state["feature_names_"] if "style_rel:" not in n)
+    old = UserProfiler.__new__(UserProfiler)
+    old.__setstate__(state)
+    frame = old.transform(labelled_battles).to_frame()
+    assert list(frame.columns) == list(old.feature_names_)
+    new = profiler.transform(labelled_battles).to_frame()
+    pd.testing.assert_frame_equal(frame, new[frame.columns])
