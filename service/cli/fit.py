@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -119,17 +120,8 @@ def check_fit_dir(out: str) -> None:
 
 
 def fit_config(args: argparse.Namespace) -> FitConfig:
-    """The :class:`FitConfig` of ``plb fit``'s options."""
-    return FitConfig(
-        min_battles=args.min_battles,
-        fraction=args.fraction,
-        truth=args.truth,
-        features=args.features,
-        embedding=args.embedding,
-        n_topics=args.n_topics,
-        seed=args.seed,
-        skip_invalid=args.skip_invalid,
-    )
+    """The :class:`FitConfig` of ``plb fit``'s options (each field an option of its name)."""
+    return FitConfig(**{field.name: getattr(args, field.name) for field in fields(FitConfig)})
 
 
 def run(args: argparse.Namespace) -> None:

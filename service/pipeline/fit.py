@@ -22,6 +22,7 @@ from ranking.progress import Progress
 from service.pipeline.artifacts import write_fit
 from service.pipeline.config import FitConfig
 from service.pipeline.steps import (
+    QueryFeatures,
     fit_aggregates,
     fit_query_features,
     fit_users,
@@ -42,12 +43,9 @@ class FitResult:
         its method's aggregate board (``aggregate``).
     evaluation : dict or None
         The ``plb evaluate`` document; None when no user has enough votes.
-    predictor : RatingPredictor or None
-        None without features or prompts.
-    topic_model : TopicModel or None
-        The predictor's topic model.
-    profiles : pandas.DataFrame or None
-        The training users' query profiles.
+    features : QueryFeatures or None
+        The rating predictor, its topic model and the users' query profiles; None
+        without features or prompts.
     battles : pandas.DataFrame
         Every vote fitted.
     models : tuple of str
@@ -56,12 +54,25 @@ class FitResult:
 
     analyses: tuple[UserAnalysis, ...]
     evaluation: dict[str, Any] | None
-    predictor: Any
-    topic_model: Any
-    profiles: pd.DataFrame | None
+    features: QueryFeatures | None
     battles: pd.DataFrame
     models: tuple[str, ...]
     n_users: int
+
+    @property
+    def predictor(self) -> Any:
+        """The rating predictor (``RatingPredictor``), or None."""
+        return None if self.features is None else self.features.predictor
+
+    @property
+    def topic_model(self) -> Any:
+        """The predictor's topic model (``TopicModel``), or None."""
+        return None if self.features is None else self.features.topic_model
+
+    @property
+    def profiles(self) -> pd.DataFrame | None:
+        """The training users' query profiles, or None."""
+        return None if self.features is None else self.features.profiles
 
 
 def fit_all(
@@ -102,16 +113,7 @@ def fit_all(
         if note is not None:
             note("fitting topics, query profiles and the rating predictor")
         features = fit_query_features(battles, data.models, config, progress=progress)
-    return FitResult(
-        analyses,
-        evaluation,
-        None if features is None else features.predictor,
-        None if features is None else features.topic_model,
-        None if features is None else features.profiles,
-        battles,
-        data.models,
-        len(names),
-    )
+    return FitResult(analyses, evaluation, features, battles, data.models, len(names))
 
 
 def manifest_document(

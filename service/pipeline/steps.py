@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 import pandas as pd
 
 from data.simulate import load_truth
@@ -24,7 +23,7 @@ from ranking.analysis import UserAnalysis, analyse_users
 from ranking.evaluation import MIN_VOTES, EvaluationRow, evaluate_personalisation, latest_split
 from ranking.leaderboard import fit_leaderboard
 from ranking.progress import Progress, start
-from ranking.types import Leaderboard, Method, PairwiseData
+from ranking.types import FloatArray, IntArray, Leaderboard, Method, PairwiseData
 from service.pipeline.config import GRID, METHODS, FitConfig
 
 __all__ = [
@@ -53,7 +52,7 @@ def fit_aggregates(
 
 def fit_users(
     data: PairwiseData,
-    codes: npt.NDArray[np.intp],
+    codes: IntArray,
     names: tuple[str, ...],
     aggregates: Mapping[Method, Leaderboard],
     *,
@@ -81,9 +80,7 @@ def fit_users(
     return tuple(analyses)
 
 
-def truth_matrix(
-    path: str, users: tuple[str, ...], models: tuple[str, ...]
-) -> npt.NDArray[np.float64]:
+def truth_matrix(path: str, users: tuple[str, ...], models: tuple[str, ...]) -> FloatArray:
     """True ratings ``(U, k)`` in the order of ``users`` and ``models``; NaN where unknown.
 
     Raises
@@ -114,7 +111,7 @@ def evaluation_document(
 
 def held_out_evaluation(
     data: PairwiseData,
-    codes: npt.NDArray[np.intp],
+    codes: IntArray,
     names: tuple[str, ...],
     config: FitConfig,
     progress: Progress | None = None,

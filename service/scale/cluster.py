@@ -28,6 +28,7 @@ __all__ = [
     "connect",
     "describe",
     "gather",
+    "local_cluster",
     "n_workers",
     "settle",
 ]
@@ -140,19 +141,27 @@ def connect(address: str, *, timeout: float = CONNECT_TIMEOUT_S) -> Iterator[Any
             yield client
 
 
+def local_cluster(workers: int) -> Any:
+    """A ``distributed.LocalCluster`` of ``workers`` single-threaded worker processes on
+    loopback, without a dashboard (what ``--scheduler local:N`` starts)."""
+    from distributed import LocalCluster
+
+    return LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+        silence_logs=logging.ERROR,
+    )
+
+
 @contextmanager
 def _local_client(workers: int, timeout: float) -> Iterator[Any]:
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     try:
-        cluster = LocalCluster(
-            n_workers=workers,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=None,
-            silence_logs=logging.ERROR,
-        )
+        cluster = local_cluster(workers)
     except Exception as error:
         raise ClusterError(f"cannot start a local Dask cluster: {_one_line(error)}") from None
     try:

@@ -203,17 +203,7 @@ def fit_distributed(
     )
     say("fitted")
     return DistributedFit(
-        analyses,
-        evaluation,
-        None if features is None else features.predictor,
-        None if features is None else features.topic_model,
-        None if features is None else features.profiles,
-        battles,
-        models,
-        len(votes.names),
-        report,
-        n_parts,
-        workers,
+        analyses, evaluation, features, battles, models, len(votes.names), report, n_parts, workers
     )
 
 

@@ -21,7 +21,7 @@ from ranking.analysis import fit_user_agreement
 from ranking.frames import pairwise_from_battles
 from ranking.intervals import bootstrap_elo_batch
 from ranking.pairwise import collapse
-from ranking.types import Method, PairwiseData
+from ranking.types import FloatArray, IntArray, Method, PairwiseData
 from ranking.users import Shrinkage, UserRatings
 from service.scale.partitions import ROW
 
@@ -37,9 +37,6 @@ __all__ = [
     "partition_users",
     "partition_votes",
 ]
-
-IntArray = npt.NDArray[np.intp]
-FloatArray = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True)

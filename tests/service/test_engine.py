@@ -7,7 +7,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from service.engine import Engine
+from service.pipeline import FitConfig
 from service.pipeline.artifacts import load_fit
 from service.settings import Settings
 from service.store import open_store
@@ -82,3 +85,31 @@ def test_a_new_fit_is_published_as_a_new_version(
         assert second.leaderboard("bt")["version"] == 2
     finally:
         second.close()
+
+
+def test_the_refit_predictor_is_built_from_the_fits_recorded_configuration(
+    shared_fit: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import service.engine
+
+    built: list[FitConfig] = []
+
+    class Fitted:
+        def fit(self, battles: Any, models: tuple[str, ...]) -> None:
+            assert len(battles) and models
+
+        def save(self, path: Path) -> Path:
+            return path
+
+    def build(config: FitConfig) -> tuple[Fitted, None]:
+        built.append(config)
+        return Fitted(), None
+
+    monkeypatch.setattr(service.engine, "build_predictor", build)
+    served = engine(shared_fit, tmp_path / "store.sqlite")
+    try:
+        saved = served._refit_predictor(served.all_battles(), served.served())
+    finally:
+        served.close()
+    assert saved is not None and Path(saved).name.startswith("predictor-")
+    assert built == [load_fit(shared_fit).config] and built[0].n_topics == 4

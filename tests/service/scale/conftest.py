@@ -7,7 +7,6 @@ started once for the module that asks for it; the tests pass its address to
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import pytest
 from data.simulate import simulate, write_simulation
 from service.cli import main
 from service.pipeline.artifacts import FitArtifacts, load_fit
+from service.scale.cluster import local_cluster
 
 pytest.importorskip("distributed")
 
@@ -40,16 +40,7 @@ def local_fit(scale_sim: dict[str, Path]) -> Path:
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[str]:
     """A LocalCluster of 2 single-threaded worker processes; its scheduler address."""
-    from distributed import LocalCluster
-
-    with LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=None,
-        silence_logs=logging.ERROR,
-    ) as local:
+    with local_cluster(2) as local:
         yield local.scheduler_address
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import signal
 import time
@@ -14,20 +13,8 @@ import pytest
 from service.cli import main
 from service.pipeline import FitConfig
 from service.pipeline.artifacts import analysis_frames
+from service.scale.cluster import local_cluster
 from tests.service.scale.conftest import fitted
-
-
-def _cluster(workers: int) -> Any:
-    from distributed import LocalCluster
-
-    return LocalCluster(
-        n_workers=workers,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=None,
-        silence_logs=logging.ERROR,
-    )
 
 
 def test_a_worker_killed_mid_fit_changes_nothing(
@@ -38,7 +25,7 @@ def test_a_worker_killed_mid_fit_changes_nothing(
     from service.scale import fit_distributed
 
     killed: list[int] = []
-    with _cluster(2) as cluster, Client(cluster) as client:
+    with local_cluster(2) as cluster, Client(cluster) as client:
         pids = client.run(os.getpid)
 
         def progress(message: str) -> None:
@@ -87,7 +74,7 @@ def test_losing_every_worker_ends_with_one_line_and_exit_2(
     out.mkdir()  # a previous fit (plb fit replaces no folder without a manifest)
     (out / "manifest.json").write_text('{"format": "personal-leaderboard/fit-2"}\n')
     (out / "old.txt").write_text("the previous fit", encoding="utf-8")
-    with _cluster(1) as cluster, Client(cluster) as watcher:
+    with local_cluster(1) as cluster, Client(cluster) as watcher:
         read = scale_fit.read_by_user
 
         def read_then_lose_the_workers(*args: Any, **kwargs: Any) -> Any:
