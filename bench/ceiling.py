@@ -33,7 +33,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-import numpy.typing as npt
 from sklearn.linear_model import RidgeCV
 
 from data.simulate import load_simulation
@@ -41,10 +40,9 @@ from features.cold_start import expected_fit, split_users
 from ranking.agreement import spearman_per_row
 from ranking.frames import pairwise_from_battles, user_codes, vote_order
 from ranking.pairwise import pair_share
-from ranking.types import Method
+from ranking.types import FloatArray, Method
 from ranking.users import Shrinkage, aggregate_prior, fit_user_ratings
 
-FloatArray = npt.NDArray[np.float64]
 TARGETS: tuple[tuple[Method, str, Shrinkage], ...] = (
     ("bt", "shrunk", "cv"),
     ("elo", "shrunk", "cv"),

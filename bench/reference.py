@@ -26,7 +26,7 @@ from scipy.special import expit
 from scipy.stats import norm
 from threadpoolctl import threadpool_limits
 
-from ranking.types import CENTER, SCALE, WINNER_OUTCOME, Matchups, Outcomes
+from ranking.types import CENTER, SCALE, WINNER_OUTCOME, FloatArray, Matchups, Outcomes
 
 __all__ = [
     "FASTCHAT_FTOL",
@@ -39,7 +39,6 @@ __all__ = [
     "sandwich_reference",
 ]
 
-FloatArray = npt.NDArray[np.float64]
 
 #: ``ftol`` of scipy's L-BFGS-B as FastChat leaves it (the default, ``factr = 1e7``).
 FASTCHAT_FTOL = 2.220446049250313e-09

@@ -14,10 +14,10 @@ import numpy as np
 import numpy.typing as npt
 from scipy.stats import rankdata
 
+from ranking.types import BoolArray, FloatArray
+
 __all__ = ["AgreementSummary", "NEAR_ZERO", "kendall_per_row", "spearman_per_row", "summarise"]
 
-FloatArray = npt.NDArray[np.float64]
-BoolArray = npt.NDArray[np.bool_]
 
 #: A per-user Spearman at or below this counts as "near zero or negative" (SPEC section 3).
 NEAR_ZERO = 0.1

@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import expit
 
-from ranking.types import Matchups, Outcomes, Ratings, Weights
+from ranking.types import FloatArray, IntArray, Matchups, Outcomes, Ratings, Weights
 
 __all__ = [
     "DEFAULT_ALPHA",
@@ -45,9 +45,6 @@ __all__ = [
 DEFAULT_ALPHA = 1e-3
 #: Largest number of float64 Hessian entries built at once (bounds memory to ~160 MB).
 _MAX_HESSIAN_ENTRIES = 20_000_000
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.intp]
 
 
 @dataclass(frozen=True)

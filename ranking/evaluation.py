@@ -22,7 +22,7 @@ from scipy.special import expit
 from ranking.agreement import spearman_per_row
 from ranking.pairwise import ELO_PER_NAT, position_in_group
 from ranking.progress import Progress, start
-from ranking.types import Method, PairwiseData
+from ranking.types import FloatArray, IntArray, Method, PairwiseData
 from ranking.users import Shrinkage, aggregate_prior, fit_user_ratings
 
 __all__ = [
@@ -35,8 +35,6 @@ __all__ = [
     "score_predictions",
 ]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.intp]
 #: Users with fewer votes than this stay wholly in training by default.
 MIN_VOTES = 5
 #: Predicted probabilities are kept this far from 0 and 1 in the log-loss.

@@ -10,7 +10,7 @@ from scipy.stats import norm
 from ranking.bt import DEFAULT_ALPHA, bt_hessian, fit_bt_grouped, pair_matrices
 from ranking.elo import K_FACTOR, online_elo_grouped
 from ranking.progress import Advance, Progress, start
-from ranking.types import Matchups, Outcomes, PairwiseData, Ratings, Weights
+from ranking.types import FloatArray, Matchups, Outcomes, PairwiseData, Ratings, Weights
 
 __all__ = [
     "MODERATION_VOTES",
@@ -25,7 +25,6 @@ __all__ = [
     "sandwich_intervals",
 ]
 
-FloatArray = npt.NDArray[np.float64]
 #: Most (replicate, vote) index pairs an Elo bootstrap materialises at once.
 _MAX_ELO_BOOTSTRAP_ROWS = 20_000_000
 #: Votes a model needs before its sandwich variance outweighs the model-based one.

@@ -27,7 +27,7 @@ from ranking.bt import DEFAULT_ALPHA, fit_bt, fit_bt_grouped, fit_bt_posterior
 from ranking.elo import K_FACTOR, online_elo, online_elo_grouped
 from ranking.pairwise import ELO_PER_NAT, collapse, to_elo_scale
 from ranking.shrinkage import learn_alpha
-from ranking.types import CENTER, Method, PairwiseData
+from ranking.types import CENTER, FloatArray, IntArray, Method, PairwiseData
 
 __all__ = [
     "SHRINKAGE",
@@ -40,9 +40,6 @@ __all__ = [
 
 Shrinkage = Literal["cv", "evidence", "none"]
 SHRINKAGE: tuple[Shrinkage, ...] = ("cv", "evidence", "none")
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.intp]
 
 
 @dataclass(frozen=True)
