@@ -131,12 +131,10 @@ from features.style_tables import (
     letter_head,
     lookup_key,
 )
+from ranking.types import BoolArray, FloatArray, Int64Array
 
 __all__ = ["STYLE_FEATURES", "StyleFeaturizer", "style_features"]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -224,7 +222,7 @@ class _Corpus:
             self.dense[(self.cp >= 0x20000) & (self.cp <= 0x3FFFF)] |= D_ALPHA
         self.fences, self.in_code = self._fenced_code()
 
-    def _fenced_code(self) -> tuple[IntArray, BoolArray | None]:
+    def _fenced_code(self) -> tuple[Int64Array, BoolArray | None]:
         """Positions of the triple-backtick fences, and which characters they enclose."""
         if "```" not in self.text:
             return np.zeros(0, dtype=np.int64), None
@@ -244,7 +242,7 @@ class _Corpus:
         """Per character: whether its one-byte summary has ``bit`` (a ``_D_*``)."""
         return (self.dense & bit) != 0
 
-    def classes(self, positions: IntArray) -> npt.NDArray[np.uint32]:
+    def classes(self, positions: Int64Array) -> npt.NDArray[np.uint32]:
         """The class bits of the characters at ``positions``."""
         table = char_tables()[0]
         if not self.astral:
@@ -255,25 +253,25 @@ class _Corpus:
         flags[(cp >= 0x20000) & (cp <= 0x3FFFF)] |= ALPHA | NONLATIN | WORD
         return flags
 
-    def doc_of(self, positions: IntArray) -> IntArray:
+    def doc_of(self, positions: Int64Array) -> Int64Array:
         """The query of each of ``positions`` (inside queries or on their closing NUL)."""
         return np.searchsorted(self.starts, positions, side="right") - 1
 
-    def count_at(self, positions: IntArray) -> IntArray:
+    def count_at(self, positions: Int64Array) -> Int64Array:
         """Per query: how many of ``positions`` fall in it."""
         return np.bincount(self.doc_of(positions), minlength=self.n).astype(np.int64)
 
-    def outside_code(self, positions: IntArray) -> IntArray:
+    def outside_code(self, positions: Int64Array) -> Int64Array:
         """The ``positions`` that are not in fenced code."""
         return positions if self.in_code is None else positions[~self.in_code[positions]]
 
-    def scan(self, pattern: re.Pattern[str], text: str | None = None) -> IntArray:
+    def scan(self, pattern: re.Pattern[str], text: str | None = None) -> Int64Array:
         """``(k, 2)`` spans of the matches of ``pattern`` that end outside fenced code."""
         found = [m.span() for m in pattern.finditer(self.text if text is None else text)]
         spans = np.array(found, dtype=np.int64).reshape(-1, 2)
         return spans if self.in_code is None else spans[~self.in_code[spans[:, 1] - 1]]
 
-    def after_word(self, positions: IntArray) -> BoolArray:
+    def after_word(self, positions: Int64Array) -> BoolArray:
         """Whether the character before each position is a word character or apostrophe."""
         before = positions - 1
         return ((self.classes(before) & WORD) != 0) | (self.cp[before] == APOSTROPHE)
@@ -297,24 +295,24 @@ class _Runs:
         self.hi = np.searchsorted(self.starts, c.ends)
         self.count = self.hi - self.lo
 
-    def total(self, values: IntArray) -> IntArray:
+    def total(self, values: Int64Array) -> Int64Array:
         """Per query: the sum of ``values``, one per run."""
         cumulative = np.zeros(values.size + 1, dtype=np.int64)
         np.cumsum(values, out=cumulative[1:])
         return cumulative[self.hi] - cumulative[self.lo]
 
-    def first(self) -> IntArray:
+    def first(self) -> Int64Array:
         """Per query: where its first run starts, or -1."""
         j = np.minimum(self.lo, self.starts.size - 1)
         return np.where(self.count > 0, self.starts[j] if self.starts.size else -1, -1)
 
-    def last_end(self) -> IntArray:
+    def last_end(self) -> Int64Array:
         """Per query: the position of the last character of its last run, or -1."""
         j = np.maximum(self.hi - 1, 0)
         last = (self.starts[j] + self.lengths[j] - 1) if self.starts.size else j
         return np.where(self.count > 0, last, -1)
 
-    def codes(self, which: IntArray) -> npt.NDArray[np.uint64]:
+    def codes(self, which: Int64Array) -> npt.NDArray[np.uint64]:
         """Runs ``which`` (letters; -1 for none) as :func:`word_code` numbers, in any case.
 
         0 for none, a run longer than 12 letters, one with a letter beyond a-z, or one
@@ -335,7 +333,7 @@ class _Runs:
         code[~ok] = 0
         return code
 
-    def keywords(self, words: Sequence[str], lookup: BoolArray) -> IntArray:
+    def keywords(self, words: Sequence[str], lookup: BoolArray) -> Int64Array:
         """Start positions of ``words`` as whole words in any case, outside fenced code.
 
         For runs of letters. A word is lower-case ASCII, perhaps with a space or ";" after
@@ -355,13 +353,13 @@ class _Runs:
         return c.outside_code(np.concatenate(hits))
 
 
-def _sparse_counts(c: _Corpus) -> dict[str, IntArray]:
+def _sparse_counts(c: _Corpus) -> dict[str, Int64Array]:
     """Per-query counts of the classes in :data:`SPARSE`, from those characters alone."""
     at = np.flatnonzero(c.has(D_SPARSE))
     flags, after = c.classes(at), c.classes(at + 1)
     doc = c.doc_of(at)
 
-    def count(mask: BoolArray) -> IntArray:
+    def count(mask: BoolArray) -> Int64Array:
         return np.bincount(doc[mask], minlength=c.n).astype(np.int64)
 
     # A stop not followed by another, then by a space or closer (or any, for CJK).
@@ -483,7 +481,7 @@ def style_features(queries: Queries) -> FloatArray:
     return out
 
 
-def _readability(c: _Corpus, alpha: BoolArray, words: _Runs, sentences: IntArray) -> FloatArray:
+def _readability(c: _Corpus, alpha: BoolArray, words: _Runs, sentences: Int64Array) -> FloatArray:
     """Flesch reading ease per query (0 for a query without words)."""
     vowel = c.has(D_VOWEL)
     voiced = vowel.copy()  # the first vowel of each group ...

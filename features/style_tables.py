@@ -16,8 +16,7 @@ from string import ascii_lowercase
 import numpy as np
 import numpy.typing as npt
 
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
+from ranking.types import BoolArray, Int64Array
 
 _WH_WORDS = (
     "how what why when where which who whom whose can could is are am do does did should "
@@ -133,7 +132,7 @@ def letter_head(word: str) -> int:
     return len(word) - len(word.lstrip(ascii_lowercase))
 
 
-def lookup_key(head: npt.ArrayLike, initial: npt.ArrayLike) -> IntArray:
+def lookup_key(head: npt.ArrayLike, initial: npt.ArrayLike) -> Int64Array:
     """Index of (length of a run of letters, its lower-cased first letter) in a lookup."""
     return (np.minimum(head, 31) << 7) | np.minimum(initial, 127)
 

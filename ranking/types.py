@@ -32,6 +32,7 @@ __all__ = [
     "WINNER_OUTCOME",
     "BoolArray",
     "FloatArray",
+    "Int64Array",
     "IntArray",
     "Interval",
     "Leaderboard",
@@ -48,6 +49,7 @@ __all__ = [
 #: Generic arrays, for what has no name of its own (new modules use these, not their own).
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.intp]
+Int64Array = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
 Matchups = npt.NDArray[np.intp]
