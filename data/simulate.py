@@ -1,4 +1,4 @@
-"""A synthetic arena with known truth (SPEC section 3, ``plb simulate``).
+"""A synthetic arena with known truth (docs/SPEC.md section 3, ``plb simulate``).
 
 The world
 ---------
@@ -613,7 +613,7 @@ def mean_spearman(user_ratings: pd.DataFrame, population_ratings: pd.Series) -> 
 
 
 # ---------------------------------------------------------------------------------------
-# Files: battles.jsonl.gz (SPEC section 1 fields plus ``topic``) and truth.json.
+# Files: battles.jsonl.gz (docs/SPEC.md section 1 fields plus ``topic``) and truth.json.
 # ---------------------------------------------------------------------------------------
 
 

@@ -19,7 +19,7 @@ from ranking.types import BoolArray, FloatArray
 __all__ = ["AgreementSummary", "NEAR_ZERO", "kendall_per_row", "spearman_per_row", "summarise"]
 
 
-#: A per-user Spearman at or below this counts as "near zero or negative" (SPEC section 3).
+#: A per-user Spearman at or below this counts as "near zero or negative" (docs/SPEC.md section 3).
 NEAR_ZERO = 0.1
 #: Most (user, model pair) cells held at once by :func:`kendall_per_row`.
 _MAX_PAIR_CELLS = 5_000_000
@@ -89,7 +89,7 @@ def kendall_per_row(x: FloatArray, y: npt.ArrayLike, mask: BoolArray | None = No
 
 @dataclass(frozen=True)
 class AgreementSummary:
-    """The ``summary`` object of the ``users`` JSON (SPEC section 3)."""
+    """The ``summary`` object of the ``users`` JSON (docs/SPEC.md section 3)."""
 
     users: int
     mean_spearman: float

@@ -45,7 +45,7 @@ class UserAnalysis:
     min_battles: int
 
     def user_dict(self, u: int) -> dict[str, Any]:
-        """One user's entry of the ``users`` JSON (SPEC section 3).
+        """One user's entry of the ``users`` JSON (docs/SPEC.md section 3).
 
         Without shrinkage only the models the user voted on are rated; with it, every
         model is (an unseen one at the prior).
@@ -65,7 +65,7 @@ class UserAnalysis:
         return entry
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``users`` JSON document of SPEC section 3, users with enough votes only."""
+        """The ``users`` JSON document of docs/SPEC.md section 3, users with enough votes only."""
         keep = np.flatnonzero(self.ratings.n_battles >= self.min_battles)
         return {
             "method": self.ratings.method,

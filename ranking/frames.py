@@ -29,7 +29,7 @@ __all__ = [
 _CORE_COLUMNS = ("battle_id", "model_a", "model_b", "winner", "user_id", "prompt", "tstamp")
 
 #: Columns that identify a person, a text or a single vote, under their names and their
-#: aliases (SPEC section 1): never labels, so that no segment narrows to one voter, one
+#: aliases (docs/SPEC.md section 1): never labels, so that no segment narrows to one voter, one
 #: prompt or one battle.
 PRIVATE_COLUMNS = frozenset(
     ("battle_id", "id", "question_id", "user_id", "judge", "prompt", "question")

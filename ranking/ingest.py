@@ -1,4 +1,4 @@
-"""Reading battle logs from files (SPEC section 1).
+"""Reading battle logs from files (docs/SPEC.md section 1).
 
 Formats are chosen by suffix (:data:`SUFFIXES`): JSON Lines, JSON arrays (FastChat
 ``clean_battle_*.json`` included), CSV and Parquet, each optionally gzip-compressed.
@@ -204,7 +204,7 @@ def read_frame(
     Parameters
     ----------
     frame : pandas.DataFrame
-        Raw records, one a row, with the fields of SPEC section 1 (aliases allowed).
+        Raw records, one a row, with the fields of docs/SPEC.md section 1 (aliases allowed).
     source : path or str
         What errors name as the file.
     skip_invalid : bool, default False

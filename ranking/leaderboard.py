@@ -227,7 +227,7 @@ def build_leaderboard(
     -------
     Leaderboard
         Best model first; rank = 1 + the number of models whose lower bound is above
-        this model's upper bound (SPEC section 2).
+        this model's upper bound (docs/SPEC.md section 2).
     """
     # The point estimate always lies inside its interval, even for a skewed bootstrap.
     lower, upper = np.minimum(lower, point), np.maximum(upper, point)
@@ -324,7 +324,7 @@ def split_provisional(board: Leaderboard, min_votes: int) -> Leaderboard:
 
     A model with a handful of votes has an interval too wide to say anything, yet its
     rating can be the highest (one win, and nothing to pull it back): public boards rank
-    a model only from ``min_votes`` votes on. The ranks (SPEC section 2) are recomputed
+    a model only from ``min_votes`` votes on. The ranks (docs/SPEC.md section 2) are recomputed
     among the ranked models, and the ratings are kept as fitted; where the votes can be
     fitted again, ``fit_leaderboard(..., min_votes=)`` also keeps the few-vote models out
     of the others' ratings and intervals.

@@ -122,7 +122,7 @@ PROVISIONAL_FIELDS = ("model", "battles", "wins", "losses", "ties")
 
 @dataclass(frozen=True)
 class ModelRating:
-    """One row of a leaderboard (SPEC section 3, ``leaderboard`` JSON)."""
+    """One row of a leaderboard (docs/SPEC.md section 3, ``leaderboard`` JSON)."""
 
     model: str
     rating: float
@@ -135,7 +135,7 @@ class ModelRating:
     ties: int
 
     def to_dict(self) -> dict[str, Any]:
-        """The row as the JSON object of SPEC section 3."""
+        """The row as the JSON object of docs/SPEC.md section 3."""
         return {
             "model": self.model,
             "rating": round(self.rating, 2),
@@ -221,7 +221,7 @@ class Leaderboard:
         return 1.0 / (1.0 + np.power(BASE, (r[None, :] - r[:, None]) / SCALE))
 
     def to_dict(self) -> dict[str, Any]:
-        """The leaderboard as the JSON document of SPEC section 3.
+        """The leaderboard as the JSON document of docs/SPEC.md section 3.
 
         With a minimum of votes applied it also holds ``min_votes`` and ``provisional``:
         each provisional model's ``model``, ``battles``, ``wins``, ``losses`` and ``ties``

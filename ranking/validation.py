@@ -1,4 +1,4 @@
-"""Row-level validation and normalisation of battle records (SPEC section 1).
+"""Row-level validation and normalisation of battle records (docs/SPEC.md section 1).
 
 In-memory frames and records only, no files, so that the file reader
 (:mod:`ranking.ingest`) and ``POST /v1/battles`` share one definition of a valid battle:
@@ -376,7 +376,7 @@ def battles_from_records(
     Parameters
     ----------
     records : sequence
-        One battle per item, with the fields of SPEC section 1 (aliases allowed).
+        One battle per item, with the fields of docs/SPEC.md section 1 (aliases allowed).
     seen_ids : set of str, optional
         Ids already stored; records repeating one (or an earlier record) are dropped as
         duplicates, and the ids of the accepted records are added to it.

@@ -1,1 +1,1 @@
-"""The REST service (SPEC section 4): a FastAPI app over :class:`service.engine.Engine`."""
+"""The REST service (docs/SPEC.md section 4): a FastAPI app over :class:`service.engine.Engine`."""

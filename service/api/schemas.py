@@ -54,13 +54,13 @@ class RecommendIn(BaseModel):
     )
     votes: list[dict[str, Any]] | None = Field(
         default=None,
-        description="the user's own votes: battle records (SPEC section 1)",
+        description="the user's own votes: battle records (docs/SPEC.md section 1)",
         examples=[[_BATTLE_EXAMPLE]],
     )
 
 
 class BattlesIn(BaseModel):
-    """Battle records to ingest (SPEC section 1); each is checked on its own."""
+    """Battle records to ingest (docs/SPEC.md section 1); each is checked on its own."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -143,7 +143,7 @@ class IntegrityPublic(BaseModel):
 
 
 class RankedModelPublic(BaseModel):
-    """One model's rating, interval and rank (SPEC section 2 ranks)."""
+    """One model's rating, interval and rank (docs/SPEC.md section 2 ranks)."""
 
     model: str
     rating: float
@@ -172,7 +172,7 @@ class ProvisionalModelPublic(BaseModel):
 
 
 class LeaderboardPublic(BaseModel):
-    """The leaderboard JSON of SPEC section 3, best model first."""
+    """The leaderboard JSON of docs/SPEC.md section 3, best model first."""
 
     method: Literal["bt", "elo"]
     n_battles: int
@@ -205,7 +205,7 @@ class UserLeaderboardPublic(LeaderboardPublic):
 
 
 class RecommendPublic(BaseModel):
-    """The recommend JSON of SPEC section 3."""
+    """The recommend JSON of docs/SPEC.md section 3."""
 
     source: Literal["predicted", "blended"]
     models: list[RankedModelPublic]
@@ -341,7 +341,7 @@ class FieldErrorPublic(BaseModel):
 
 
 class ErrorPublic(BaseModel):
-    """Every 4xx and 5xx answer: ``{"detail": ...}`` (SPEC section 4)."""
+    """Every 4xx and 5xx answer: ``{"detail": ...}`` (docs/SPEC.md section 4)."""
 
     detail: str | list[FieldErrorPublic] = Field(
         description="what is wrong, naming the field and the value; for a request the "

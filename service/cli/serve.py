@@ -33,8 +33,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "serve",
         help="the REST service and web page",
-        description="Serve a fit directory over REST (SPEC section 4) with the web page at / "
-        "and the embeddable widget under /widget/. Settings come from PLB_* environment "
+        description="Serve a fit directory over REST (docs/SPEC.md section 4) with the web "
+        "page at / and the embeddable widget under /widget/. Settings come from PLB_* environment "
         "variables (PLB_INGEST_KEY, PLB_ADMIN_KEY, PLB_REDIS_URL, ...; see the README); the "
         "options here override them. Without PLB_REDIS_URL the embedded store (a SQLite "
         "file) keeps the votes.",

@@ -20,8 +20,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="synthetic arena with known true preferences",
         description="Simulate users with topic mixtures and writing styles voting on models "
         "with per-topic strengths and style traits, and write the battle log "
-        "(DIR/battles.jsonl.gz, SPEC section 1) and the truth (DIR/truth.json: every user's "
-        "and the population's true rating per model).",
+        "(DIR/battles.jsonl.gz, docs/SPEC.md section 1) and the truth (DIR/truth.json: "
+        "every user's and the population's true rating per model).",
     )
     parser.add_argument("--out", required=True, metavar="DIR", help="output directory")
     parser.add_argument("--users", type=int, default=400, metavar="N", help="default 400")

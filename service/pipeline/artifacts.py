@@ -4,13 +4,13 @@ Layout (all files UTF-8 JSON or Parquet)::
 
     manifest.json     what was fitted, from what, when; the format version; ``truth``, the
                       truth file of ``plb simulate`` when fitted from a simulation
-    leaderboard.json  {"bt": <leaderboard>, "elo": <leaderboard>}  (SPEC section 3)
+    leaderboard.json  {"bt": <leaderboard>, "elo": <leaderboard>}  (docs/SPEC.md section 3)
     summary.json      {"bt": {"cv": <users summary>, "none": ...}, "elo": {...}}
     users.parquet     one row per (method, shrinkage, user, model): rating, lower, upper,
                       battles
     agreement.parquet one row per (method, shrinkage, user): n_battles, spearman, kendall
     evaluation.json   the document of ``plb evaluate``
-    battles.parquet   the battles fitted (SPEC section 1 columns, labels as text), so that
+    battles.parquet   the battles fitted (docs/SPEC.md section 1 columns, labels as text), so that
                       the service can refit with the votes that arrive later
     topics/           the topic model of the users' queries (``TopicModel.save``), and its
                       readable summary ``topics/topics.json``; only when the log has prompts

@@ -226,7 +226,7 @@ def read_by_user(
     ----------
     client : distributed.Client
     inputs : sequence of str
-        Battle log files (SPEC section 1), readable by the workers, and directories of
+        Battle log files (docs/SPEC.md section 1), readable by the workers, and directories of
         Parquet datasets.
     skip_invalid : bool
         As ``plb fit --skip-invalid``.

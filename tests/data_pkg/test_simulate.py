@@ -208,7 +208,7 @@ def test_truth_round_trip(tmp_path: Path) -> None:
     back = load_simulation(tmp_path / "out")
     pd.testing.assert_frame_equal(back.battles, sim.battles, check_exact=True)
     assert sim.battles["prompt"].str.contains('\n|"', regex=True).any()  # escaping covered
-    # JSON Lines with the SPEC section 1 fields; the same simulation gives the same bytes
+    # JSON Lines with the docs/SPEC.md section 1 fields; the same simulation gives the same bytes
     with gzip.open(paths["battles"], "rt", encoding="utf-8") as fh:
         first = json.loads(fh.readline())
     assert list(first) == COLUMNS

@@ -1,4 +1,4 @@
-"""Leaderboard assembly: conventions of SPEC section 2."""
+"""Leaderboard assembly: conventions of docs/SPEC.md section 2."""
 
 from __future__ import annotations
 

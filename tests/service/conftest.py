@@ -107,7 +107,7 @@ Response = Any
 
 
 def _no_server_error(response: Response) -> None:
-    """A 5xx is always a bug (SPEC section 4): fail the request that got one."""
+    """A 5xx is always a bug (docs/SPEC.md section 4): fail the request that got one."""
     if response.status_code >= 500:
         response.read()
         request = response.request

@@ -1,4 +1,4 @@
-"""The REST contract (SPEC section 4) against the real app, on both real stores.
+"""The REST contract (docs/SPEC.md section 4) against the real app, on both real stores.
 
 Every test runs twice: on the embedded SQLite store and on a real ``redis-server``. The
 app serves the session's shared fit (``plb simulate`` + ``plb fit``); nothing is mocked,

@@ -2,7 +2,7 @@
 
 Every case goes to the real app (the session's shared fit) on the embedded SQLite store
 and on a real ``redis-server``, and must get either a 4xx whose ``detail`` names the
-field and the value, or, for a problem of one battle record, the SPEC section 4 answer
+field and the value, or, for a problem of one battle record, the docs/SPEC.md section 4 answer
 ``200`` with the record listed in ``rejected`` (its error naming the field and showing the
 value). Afterwards the store is byte-for-byte what it was: for SQLite the bytes of the
 database file and of its write-ahead log (no checkpoint runs while the service holds the

@@ -1,4 +1,4 @@
-"""The ``plb`` command line: SPEC section 3 (output, exit codes) end to end."""
+"""The ``plb`` command line: docs/SPEC.md section 3 (output, exit codes) end to end."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ field and the value; never a traceback, and exit code 1 (an internal error) neve
 ``plb fit --out DIR`` leaves an existing fit directory byte-for-byte as it was, and
 creates no directory that was not there.
 
-What SPEC section 1 and the README make *valid*, and these tests pin down too: a
+What docs/SPEC.md section 1 and the README make *valid*, and these tests pin down too: a
 repeated ``battle_id`` is skipped and counted; a vote of a model against itself is
 dropped and counted; NUL and control characters, right-to-left text, emoji, very long
 names and spreadsheet formulas (``=HYPERLINK(...)``, ``+cmd``, ``@SUM(...)``) are model

@@ -57,7 +57,7 @@ def recommend_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
 def check_ranking(doc: dict, models: tuple[str, ...]) -> None:
     entries = doc["models"]
     assert sorted(m["model"] for m in entries) == sorted(models)
-    ranks = [m["rank"] for m in entries]  # SPEC section 2: overlapping intervals share
+    ranks = [m["rank"] for m in entries]  # docs/SPEC.md section 2: overlapping intervals share
     assert ranks == sorted(ranks) and ranks[0] == 1
     for m in entries:
         above = sum(o["lower"] > m["upper"] for o in entries)

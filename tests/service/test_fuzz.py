@@ -1,4 +1,4 @@
-"""Fuzzing the REST API (SPEC section 4) with schemathesis, from its own OpenAPI schema.
+"""Fuzzing the REST API (docs/SPEC.md section 4) with schemathesis, from its own OpenAPI schema.
 
 The app runs in-process (ASGI, its lifespan started by schemathesis) on the session's
 shared fit and an embedded store. Every operation of ``/openapi.json`` gets generated

@@ -41,7 +41,7 @@ def read_correlations(
     method: Literal["bt", "elo"] = "bt",
     shrinkage: Literal["cv", "none"] = "cv",
 ) -> dict[str, Any]:
-    """How per-user rankings agree with the aggregate: the users summary of SPEC section 3
+    """How per-user rankings agree with the aggregate: the users summary of docs/SPEC.md section 3
     and the histogram of per-user Spearman (``shrinkage=none`` is the study's plain fit)."""
     return engine.correlations(method, shrinkage)
 
