@@ -59,26 +59,26 @@ The default sample in ``data/sample`` is ``write_simulation(simulate(400, 60, 15
 
 from __future__ import annotations
 
-import gzip
-import json
 import logging
 import math
-from collections.abc import Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-import pyarrow as pa
-from pyarrow import json as pa_json
 from scipy.special import ndtri
 
 from data.prompts import TOPICS, WRITING_TRAITS, generate_prompts
 from data.real_prompts import CHOICE_STRENGTH, RealPrompts, choose_prompts, load_real_prompts
-from ranking.agreement import spearman_per_row
+from data.simulation_files import load_simulation, load_truth, write_simulation
+from data.truth import (
+    STYLE_TRAITS,
+    Simulation,
+    SimulationParams,
+    Truth,
+    mean_spearman,
+    spearman_with_population,
+)
 from ranking.pairwise import ELO_PER_NAT
 from ranking.types import CENTER
 
@@ -96,12 +96,8 @@ __all__ = [
     "write_simulation",
 ]
 
-#: Answer-style traits of models, and the matching preferences of users.
-STYLE_TRAITS: tuple[str, ...] = ("verbosity", "formality", "markdown")
 _WINNERS = np.array(["model_a", "model_b", "tie", "tie (bothbad)"], dtype=object)
-_TRUTH_FORMAT = "plb-simulation-truth"
 _LOG = logging.getLogger(__name__)
-_COLUMNS = ("battle_id", "user_id", "prompt", "model_a", "model_b", "winner", "tstamp", "topic")
 
 # topic: (population share, technical axis, difficulty, style modifier per STYLE_TRAITS)
 _TOPIC_WORLD: dict[str, tuple[float, float, float, tuple[float, float, float]]] = {
@@ -120,179 +116,6 @@ _MODEL_NAMES = (
     "tempo-7b-chat", "meridian-large-2", "pico-3b", "zephyrine-9b", "solace-v4",
     "ember-mini-0.9", "basalt-40b", "marlin-2-turbo", "corvid-33b", "aster-4-mini",
 )  # fmt: skip
-
-
-@dataclass(frozen=True)
-class SimulationParams:
-    """The knobs of the world; the defaults give a mean Spearman of about 0.4.
-
-    All scales are natural-log strength (1 unit = 174 Elo points).
-
-    Attributes
-    ----------
-    quality_sd : float
-        Spread of the models' global quality (shared by everyone: drives agreement).
-    topic_sd : float
-        Spread of the models' per-topic strengths.
-    topic_factor : float
-        Share (0..1) of the topic-strength variance along the technical <-> creative axis.
-    style_weight : float
-        Utility per unit of (preference x trait).
-    population_style : tuple of 3 float
-        Population-mean preference for ``verbosity``, ``formality``, ``markdown``; users
-        scatter around it with unit standard deviation.
-    idiosyncratic_sd : float
-        Spread of a user's idiosyncratic taste per model.
-    topic_concentration : float
-        Total Dirichlet concentration of users' topic mixtures (small: concentrated).
-    writing_correlation : float
-        Correlation between a user's answer-style preferences and their writing style.
-    vote_dispersion : float
-        Lognormal sigma of the number of votes per user.
-    min_votes : int
-        Fewest votes a user casts (capped at ``battles_per_user``).
-    popularity_sd : float
-        Spread of the models' log popularity (how often they are shown).
-    popularity_quality : float
-        Correlation between popularity and quality.
-    tie_strength : float
-        Davidson tie parameter ``nu`` of a typical user.
-    tie_propensity_sd : float
-        Lognormal sigma of users' tie propensity around ``tie_strength``.
-    bothbad_slope : float
-        Slope of P(bothbad | tie) in (difficulty - mean utility of the two models).
-    bothbad_offset : float
-        Log-odds offset of P(bothbad | tie).
-    start : float
-        Unix time of the first possible vote.
-    days : float
-        Length of the collection period.
-    """
-
-    quality_sd: float = 0.32
-    topic_sd: float = 0.7
-    topic_factor: float = 0.5
-    style_weight: float = 0.3
-    population_style: tuple[float, float, float] = (0.4, 0.0, 0.2)
-    idiosyncratic_sd: float = 0.2
-    topic_concentration: float = 1.0
-    writing_correlation: float = 0.7
-    vote_dispersion: float = 0.6
-    min_votes: int = 3
-    popularity_sd: float = 0.5
-    popularity_quality: float = 0.4
-    tie_strength: float = 0.6
-    tie_propensity_sd: float = 0.5
-    bothbad_slope: float = 1.5
-    bothbad_offset: float = 0.0
-    start: float = 1_711_929_600.0  # 2024-04-01 UTC
-    days: float = 120.0
-
-    def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            values = value if isinstance(value, tuple) else (value,)
-            if len(values) != (3 if f.name == "population_style" else 1) or not all(
-                isinstance(v, int | float) and math.isfinite(v) for v in values
-            ):
-                raise ValueError(f"Parameter {f.name!r} must be finite numbers, not {value!r}.")
-            low = -1.0 if f.name in ("writing_correlation", "popularity_quality") else 0.0
-            if f.name in _UNIT_RANGE and not low <= value <= 1.0:
-                raise ValueError(f"Parameter {f.name!r} must lie in [{low}, 1], not {value!r}.")
-            if f.name in _POSITIVE and value <= 0:
-                raise ValueError(f"Parameter {f.name!r} must be > 0, not {value!r}.")
-            if f.name in _NON_NEGATIVE and value < 0:
-                raise ValueError(f"Parameter {f.name!r} must be >= 0, not {value!r}.")
-
-
-_UNIT_RANGE = frozenset({"topic_factor", "writing_correlation", "popularity_quality"})
-_POSITIVE = frozenset({"topic_concentration", "min_votes"})
-_NON_NEGATIVE = frozenset(
-    {"quality_sd", "topic_sd", "idiosyncratic_sd", "vote_dispersion", "popularity_sd",
-     "tie_strength", "tie_propensity_sd", "days", "style_weight"}
-)  # fmt: skip
-
-
-@dataclass(frozen=True, eq=False)
-class Truth:
-    """What the simulator knows and an estimator must recover.
-
-    Attributes
-    ----------
-    models, topics : tuple of str
-        Model names and topic labels, in the order of the frames' columns.
-    user_ratings : pandas.DataFrame
-        Index ``user_id``, one column per model: each user's true Elo rating (mean 1000).
-    population_ratings : pandas.Series
-        Model to the population's true Elo rating (mean 1000).
-    user_topics : pandas.DataFrame
-        Index ``user_id``, one column per topic: each user's topic mixture (rows sum to 1).
-    user_styles : pandas.DataFrame
-        Index ``user_id``: answer-style preferences (:data:`STYLE_TRAITS`), writing style
-        (``writing_`` + :data:`data.prompts.WRITING_TRAITS`) and ``tie_propensity``.
-    model_quality : pandas.Series
-        Global quality per model (natural-log scale).
-    model_topic_strength : pandas.DataFrame
-        Models x topics strengths (natural-log scale, population-share weighted mean 0).
-    model_styles : pandas.DataFrame
-        Models x :data:`STYLE_TRAITS`.
-    model_popularity : pandas.Series
-        Probability of a model being drawn for a battle slot.
-    topic_world : pandas.DataFrame
-        Topics x (``share``, ``technical``, ``difficulty`` and the style modifiers).
-    params : SimulationParams
-        The knobs used.
-    seed : int or None
-        The seed, when the simulation was seeded with an int.
-    attackers : pandas.Series or None
-        Index ``user_id``, the adversarial voters only: ``"random"`` (coin-flip votes) or
-        ``"brigade"`` (always votes :attr:`brigade_model` up); ``None`` without attackers.
-        Their ``user_ratings`` are the tastes they would have had as honest users.
-    brigade_model : str or None
-        The weak model the brigade votes up (one of the bottom 3 by true rating).
-    prompts : str or None
-        The real-prompt file the prompts were drawn from; ``None`` for template text.
-    """
-
-    models: tuple[str, ...]
-    topics: tuple[str, ...]
-    user_ratings: pd.DataFrame
-    population_ratings: pd.Series
-    user_topics: pd.DataFrame
-    user_styles: pd.DataFrame
-    model_quality: pd.Series
-    model_topic_strength: pd.DataFrame
-    model_styles: pd.DataFrame
-    model_popularity: pd.Series
-    topic_world: pd.DataFrame
-    params: SimulationParams
-    seed: int | None
-    attackers: pd.Series | None = field(default=None, kw_only=True)
-    brigade_model: str | None = field(default=None, kw_only=True)
-    prompts: str | None = field(default=None, kw_only=True)
-
-    def mean_spearman(self) -> float:
-        """Mean Spearman correlation of the users' true rankings with the population's."""
-        return mean_spearman(self.user_ratings, self.population_ratings)
-
-
-@dataclass(frozen=True, eq=False)
-class Simulation(Truth):
-    """A simulated arena: the battle log plus the :class:`Truth` behind it.
-
-    Attributes
-    ----------
-    battles : pandas.DataFrame
-        One vote per row, sorted by ``tstamp``: ``battle_id``, ``user_id``, ``prompt``,
-        ``model_a``, ``model_b``, ``winner``, ``tstamp`` and the prompt's true ``topic``.
-    """
-
-    battles: pd.DataFrame
-
-    @property
-    def truth(self) -> Truth:
-        """The truth alone, as :func:`load_truth` returns it."""
-        return Truth(**{f.name: getattr(self, f.name) for f in fields(Truth)})
 
 
 def _model_names(n: int) -> list[str]:
@@ -578,237 +401,3 @@ def _attack(
         model_b[rows] = np.where(first, other, target)
         outcome[rows] = np.where(first, 0, 1)
     return kind, target
-
-
-def spearman_with_population(
-    user_ratings: pd.DataFrame, population_ratings: pd.Series
-) -> pd.Series:
-    """Spearman correlation of each user's ranking with the population's.
-
-    Parameters
-    ----------
-    user_ratings : pandas.DataFrame
-        One row per user, one column per model.
-    population_ratings : pandas.Series
-        Model to rating; must cover the columns of ``user_ratings``.
-
-    Returns
-    -------
-    pandas.Series
-        Index as ``user_ratings``; NaN for a user whose ratings are all equal.
-    """
-    missing = set(user_ratings.columns) - set(population_ratings.index)
-    if missing:
-        raise ValueError(f"Argument 'population_ratings' lacks models {sorted(missing)!r}.")
-    rho = spearman_per_row(
-        user_ratings.to_numpy(dtype=float),
-        population_ratings[user_ratings.columns].to_numpy(dtype=float),
-    )
-    return pd.Series(rho, index=user_ratings.index, name="spearman")
-
-
-def mean_spearman(user_ratings: pd.DataFrame, population_ratings: pd.Series) -> float:
-    """Mean over users of :func:`spearman_with_population` (users with no ranking skipped)."""
-    return float(np.nanmean(spearman_with_population(user_ratings, population_ratings)))
-
-
-# ---------------------------------------------------------------------------------------
-# Files: battles.jsonl.gz (docs/SPEC.md section 1 fields plus ``topic``) and truth.json.
-# ---------------------------------------------------------------------------------------
-
-
-def _frame_json(frame: pd.DataFrame, digits: int) -> dict[str, Any]:
-    return {
-        "index": [str(i) for i in frame.index],
-        "columns": [str(c) for c in frame.columns],
-        "data": np.round(frame.to_numpy(dtype=float), digits).tolist(),
-    }
-
-
-def _series_json(series: pd.Series, digits: int) -> dict[str, float]:
-    return {str(k): round(float(v), digits) for k, v in series.items()}
-
-
-def _frame_from(obj: Mapping[str, Any], index_name: str | None = None) -> pd.DataFrame:
-    index = pd.Index([str(i) for i in obj["index"]], name=index_name)
-    return pd.DataFrame(
-        np.asarray(obj["data"], dtype=float).reshape(len(index), -1),
-        index=index,
-        columns=list(obj["columns"]),
-    )
-
-
-def _json_values(column: pd.Series) -> list[str]:
-    """JSON text of each value; only strings that need escaping go through ``json.dumps``."""
-    if pd.api.types.is_float_dtype(column) and np.isfinite(column.to_numpy()).all():
-        return [repr(x) for x in column.tolist()]  # shortest exact form, unlike to_json
-    if not pd.api.types.is_string_dtype(column):
-        return [json.dumps(x) for x in column.tolist()]
-    values = column.astype(str)
-    out = [f'"{v}"' for v in values.tolist()]
-    for i in np.flatnonzero(values.str.contains(r'["\\\x00-\x1f]', regex=True)).tolist():
-        out[i] = json.dumps(values.iloc[i], ensure_ascii=False)
-    return out
-
-
-def _write_jsonl_gz(frame: pd.DataFrame, path: Path, compresslevel: int) -> None:
-    """JSON Lines, gzip with a zero mtime (same frame, same bytes); compress in a thread."""
-    keys = [json.dumps(str(c)).replace("{", "{{").replace("}", "}}") for c in frame.columns]
-    line = "{{" + ",".join(f"{k}:{{}}" for k in keys) + "}}\n"
-    with (
-        gzip.GzipFile(path, "wb", compresslevel=compresslevel, mtime=0) as fh,
-        ThreadPoolExecutor(max_workers=1) as pool,  # zlib releases the GIL
-    ):
-        pending: Future[int] | None = None
-        for start in range(0, len(frame), 100_000):
-            part = frame.iloc[start : start + 100_000]
-            columns = [_json_values(part[c]) for c in part.columns]
-            data = "".join(line.format(*row) for row in zip(*columns, strict=True)).encode()
-            if pending is not None:
-                pending.result()
-            pending = pool.submit(fh.write, data)
-        if pending is not None:
-            pending.result()
-
-
-def write_simulation(
-    sim: Simulation, out_dir: str | Path, *, compresslevel: int = 3
-) -> dict[str, Path]:
-    """Write a simulation as ``battles.jsonl.gz`` and ``truth.json`` in ``out_dir``.
-
-    Parameters
-    ----------
-    sim : Simulation
-        What :func:`simulate` returned.
-    out_dir : str or Path
-        Directory, created when missing; existing files of those names are replaced.
-    compresslevel : int
-        gzip level of the battles (1 fastest .. 9 smallest); writing is deterministic.
-
-    Returns
-    -------
-    dict
-        ``{"battles": path, "truth": path}``.
-    """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = {"battles": out / "battles.jsonl.gz", "truth": out / "truth.json"}
-    _write_jsonl_gz(sim.battles, paths["battles"], compresslevel)
-    winners = sim.battles["winner"].value_counts(normalize=True)
-    truth = {
-        "format": _TRUTH_FORMAT,
-        "version": 1,
-        "seed": sim.seed,
-        "definition": "rating = 1000 + 400/ln(10) * (EU - mean EU); EU is a user's expected "
-        "utility (natural-log strength) under their own topic mixture; the population's "
-        "is the mean of the users' ratings (users weighted equally).",
-        "summary": {
-            "users": len(sim.user_ratings),
-            "battles": len(sim.battles),
-            "mean_spearman": round(sim.mean_spearman(), 4),
-            "tie_share": round(
-                float(winners.get("tie", 0.0) + winners.get("tie (bothbad)", 0.0)), 4
-            ),
-        },
-        "models": list(sim.models),
-        "topics": list(sim.topics),
-        "params": asdict(sim.params),
-        "population_ratings": _series_json(sim.population_ratings, 3),
-        "user_ratings": _frame_json(sim.user_ratings, 3),
-        "user_topics": _frame_json(sim.user_topics, 5),
-        "user_styles": _frame_json(sim.user_styles, 4),
-        "model_quality": _series_json(sim.model_quality, 5),
-        "model_topic_strength": _frame_json(sim.model_topic_strength, 5),
-        "model_styles": _frame_json(sim.model_styles, 5),
-        "model_popularity": _series_json(sim.model_popularity, 6),
-        "topic_world": _frame_json(sim.topic_world, 5),
-    }
-    if sim.prompts is not None:
-        truth["prompts"] = sim.prompts
-        truth["prompt_choice"] = (
-            "within the vote's topic, P(prompt p) is proportional to "
-            f"exp({CHOICE_STRENGTH} * writing[u] . traits[p]) (data/real_prompts.py)"
-        )
-    if sim.attackers is not None:
-        truth["attackers"] = {str(k): str(v) for k, v in sim.attackers.items()}
-        truth["brigade_model"] = sim.brigade_model
-    paths["truth"].write_text(json.dumps(truth, separators=(",", ":")) + "\n", encoding="utf-8")
-    return paths
-
-
-def load_truth(path: str | Path) -> Truth:
-    """Read ``truth.json`` (or the ``truth.json`` inside a directory) back.
-
-    Parameters
-    ----------
-    path : str or Path
-        The file, or the directory :func:`write_simulation` wrote.
-
-    Returns
-    -------
-    Truth
-        As written, up to the rounding of the file (3 decimals for ratings).
-    """
-    file = Path(path)
-    if file.is_dir():
-        file = file / "truth.json"
-    try:
-        obj = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"Cannot read truth file {str(file)!r}: {exc}") from exc
-    if not isinstance(obj, dict) or obj.get("format") != _TRUTH_FORMAT:
-        raise ValueError(f"File {str(file)!r} is not a simulation truth file.")
-    raw = dict(obj["params"])
-    raw["population_style"] = tuple(raw["population_style"])
-    series = {k: pd.Series(obj[k], dtype=float, name=name) for k, name in
-              [("population_ratings", "rating"), ("model_quality", "quality"),
-               ("model_popularity", "popularity")]}  # fmt: skip
-    return Truth(
-        models=tuple(obj["models"]),
-        topics=tuple(obj["topics"]),
-        user_ratings=_frame_from(obj["user_ratings"], "user_id"),
-        population_ratings=series["population_ratings"],
-        user_topics=_frame_from(obj["user_topics"], "user_id"),
-        user_styles=_frame_from(obj["user_styles"], "user_id"),
-        model_quality=series["model_quality"],
-        model_topic_strength=_frame_from(obj["model_topic_strength"]),
-        model_styles=_frame_from(obj["model_styles"]),
-        model_popularity=series["model_popularity"],
-        topic_world=_frame_from(obj["topic_world"]),
-        params=SimulationParams(**raw),
-        seed=obj["seed"],
-        attackers=None
-        if "attackers" not in obj
-        else pd.Series(
-            list(obj["attackers"].values()),
-            index=pd.Index(list(obj["attackers"]), name="user_id"),
-            name="attack",
-            dtype=object,
-        ),
-        brigade_model=obj.get("brigade_model"),
-        prompts=obj.get("prompts"),
-    )
-
-
-def load_simulation(out_dir: str | Path) -> Simulation:
-    """Read back what :func:`write_simulation` wrote in ``out_dir``.
-
-    Parameters
-    ----------
-    out_dir : str or Path
-        Directory holding ``battles.jsonl.gz`` and ``truth.json``.
-
-    Returns
-    -------
-    Simulation
-    """
-    folder = Path(out_dir)
-    truth = load_truth(folder / "truth.json")
-    schema = pa.schema([(c, pa.float64() if c == "tstamp" else pa.string()) for c in _COLUMNS])
-    try:
-        with pa.input_stream(folder / "battles.jsonl.gz", compression="gzip") as stream:
-            table = pa_json.read_json(stream, parse_options=pa_json.ParseOptions(schema))
-    except (OSError, pa.ArrowInvalid) as exc:
-        raise ValueError(f"Cannot read battles in {str(folder)!r}: {exc}") from exc
-    battles = table.to_pandas().astype({c: "str" for c in _COLUMNS if c != "tstamp"})
-    return Simulation(**{f.name: getattr(truth, f.name) for f in fields(Truth)}, battles=battles)
