@@ -119,7 +119,10 @@ def _name(char: str) -> str:
 
 
 def word_code(word: str) -> int:
-    """A lower-case a-z word of at most 12 letters as a number; see :meth:`_Runs.codes`."""
+    """A lower-case a-z word of at most 12 letters as a number.
+
+    See :meth:`features.style_scan.Runs.codes`.
+    """
     return sum((ord(char) - 96) << (5 * j) for j, char in enumerate(word))
 
 
