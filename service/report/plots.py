@@ -18,6 +18,9 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import pandas as pd
 
+from ranking.users import Shrinkage
+from service.pipeline.config import METHODS, SHRINKAGES
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
@@ -25,6 +28,7 @@ __all__ = [
     "COLOURS",
     "MAX_PANEL_MODELS",
     "METHOD_TITLES",
+    "PLAIN_FIRST",
     "UserPanel",
     "pick_users",
     "running_median",
@@ -37,6 +41,9 @@ __all__ = [
 COLOURS = {"none": "#E69F00", "cv": "#0072B2", "aggregate": "#555555"}
 SHRINKAGE_LABELS = {"none": "plain (the study)", "cv": "shrunk (cv)"}
 METHOD_TITLES = {"bt": "Bradley-Terry", "elo": "Elo"}
+#: The pipeline's shrinkages, plain before shrunk: the order of the report's tables
+#: and of the curves in its figures.
+PLAIN_FIRST: tuple[Shrinkage, ...] = tuple(sorted(SHRINKAGES, key=lambda s: s != "none"))
 NEAR_ZERO = 0.1
 #: Scatter plots with more points than this are rasterised inside the SVG.
 RASTER_POINTS = 3000
@@ -137,7 +144,7 @@ def _agreement_of(
 
 def _panel_methods(agreement: pd.DataFrame) -> list[str]:
     present = set(agreement["method"])
-    return [m for m in ("bt", "elo") if m in present] or sorted(present)
+    return [m for m in METHODS if m in present] or sorted(present)
 
 
 def pick_users(
@@ -211,7 +218,7 @@ def spearman_histograms(agreement: pd.DataFrame, min_battles: int) -> str:
     with _figure(4.6 * len(methods), 3.2, nrows=1, ncols=len(methods)) as (fig, ax):
         for axis, method in zip(ax[0], methods, strict=True):
             axis.axvspan(-1.0, NEAR_ZERO, color="#ececec", zorder=0, label="≤ 0.1 (near zero)")
-            for shrinkage in ("none", "cv"):
+            for shrinkage in PLAIN_FIRST:
                 rho = _agreement_of(agreement, method, shrinkage, min_battles)["spearman"]
                 if rho.empty:
                     continue
@@ -345,7 +352,7 @@ def votes_scatter(agreement: pd.DataFrame, min_battles: int) -> str:
         for axis, method in zip(ax[0], methods, strict=True):
             axis.axhline(0.0, color="#999999", linewidth=0.8)
             axis.axhline(NEAR_ZERO, color="#999999", linewidth=0.8, linestyle=":")
-            for shrinkage in ("none", "cv"):
+            for shrinkage in PLAIN_FIRST:
                 rows = _agreement_of(agreement, method, shrinkage, min_battles)
                 if rows.empty:
                     continue

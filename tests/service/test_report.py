@@ -18,7 +18,7 @@ from data.simulate import simulate, write_simulation
 from service.cli import main
 from service.pipeline.artifacts import load_fit
 from service.report import SECTIONS, build_report
-from service.report_plots import pick_users
+from service.report.plots import pick_users
 
 #: Namespace URIs of inline SVG: the only addresses a self-contained report may hold.
 SVG_NAMESPACES = {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}
