@@ -23,6 +23,7 @@ from ranking.frames import pairwise_from_battles
 from ranking.leaderboard import build_leaderboard, split_provisional
 from ranking.pairwise import ModelCounts, model_counts
 from ranking.types import SCALE, Leaderboard, Method
+from service.pipeline.snapshot import Snapshot
 from service.votes import battle_frame, elo_update
 
 __all__ = [
@@ -46,8 +47,8 @@ class Served:
     ----------
     version : int
         The store's snapshot version.
-    snapshot : dict
-        The published document (:mod:`service.snapshot`).
+    snapshot : Snapshot
+        The published document (:mod:`service.pipeline.snapshot`).
     models : tuple of str
         The models of this version, sorted.
     aggregate : dict
@@ -67,7 +68,7 @@ class Served:
     """
 
     version: int
-    snapshot: dict[str, Any]
+    snapshot: Snapshot
     models: tuple[str, ...]
     aggregate: dict[str, np.ndarray]
     predictor: Any | None
@@ -81,10 +82,10 @@ class Served:
         return dict(zip(self.models, self.aggregate[method].tolist(), strict=True))
 
 
-def _aggregate_arrays(snapshot: dict[str, Any], models: tuple[str, ...]) -> dict[str, np.ndarray]:
+def _aggregate_arrays(snapshot: Snapshot, models: tuple[str, ...]) -> dict[str, np.ndarray]:
     arrays: dict[str, np.ndarray] = {}
     for method in METHODS:
-        ratings = {m["model"]: m["rating"] for m in snapshot["leaderboards"][method]["models"]}
+        ratings = {m["model"]: m["rating"] for m in snapshot.leaderboards[method]["models"]}
         arrays[method] = np.array([ratings.get(m, np.nan) for m in models], dtype=np.float64)
     return arrays
 
@@ -97,18 +98,18 @@ def public_board(document: dict[str, Any], min_votes: int) -> dict[str, Any]:
 
 
 def served_version(
-    version: int, snapshot: dict[str, Any], predictor: Any | None, min_votes: int = 0
+    version: int, snapshot: Snapshot, predictor: Any | None, min_votes: int = 0
 ) -> Served:
-    """The :class:`Served` of a published ``snapshot`` (:mod:`service.snapshot`)."""
-    models = tuple(snapshot["models"])
+    """The :class:`Served` of a published ``snapshot`` (:mod:`service.pipeline.snapshot`)."""
+    models = snapshot.models
     boards: dict[str, dict[str, Any]] = {
-        m: public_board(snapshot["leaderboards"][m], min_votes) for m in METHODS
+        m: public_board(snapshot.leaderboards[m], min_votes) for m in METHODS
     }
-    refitted = (snapshot.get("public") or {}).get("bt")
+    refitted = (snapshot.public or {}).get("bt")
     if refitted is not None and refitted.get("min_votes") == min_votes:
         boards["bt"] = refitted  # fitted without the provisional models' votes
     bt = {**boards["bt"], "version": version}
-    integrity = snapshot.get("integrity") or {}
+    integrity = snapshot.integrity or {}
     return Served(
         version,
         snapshot,
@@ -147,7 +148,7 @@ def live_window(
     """The :class:`LiveWindow` of ``battles``, the counted votes stored since ``served``
     was published, in arrival order; a ``catalogue`` model the version has no rating for
     starts at 1000, as in a fresh run."""
-    published = served.snapshot["leaderboards"]["elo"]["models"]
+    published = served.snapshot.leaderboards["elo"]["models"]
     start = dict.fromkeys(catalogue, 1000.0) | {m["model"]: float(m["rating"]) for m in published}
     if not battles:
         return LiveWindow(start, {}, 0)
@@ -179,7 +180,7 @@ def live_elo_leaderboard(served: Served, window: LiveWindow) -> dict[str, Any]:
         span of the version's intervals around its rating, at least ``SCALE`` Elo points
         either side: wide, never zero-width.
     """
-    published = served.snapshot["leaderboards"]["elo"]
+    published = served.snapshot.leaderboards["elo"]
     rows = {m["model"]: m for m in published["models"]}
     live = window.ratings
     models = tuple(sorted(set(rows) | set(live)))

@@ -18,11 +18,16 @@ Layout::
      "topics": [...] or null, "predictor_dir": str or null, "fit_created": str}
 
 The aggregate and public boards count only the votes the integrity screen keeps; the
-per-user agreement figures use every user's own votes.
+per-user agreement figures use every user's own votes. The live service also records
+``"store_battles"`` (the store's battles counted by a refit) and the fit's
+``"min_battles"``. :class:`Snapshot` is the document typed, read from and written to the
+store with :meth:`Snapshot.from_dict` and :meth:`Snapshot.to_dict`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -34,12 +39,14 @@ from ranking.analysis import UserAnalysis
 from ranking.frames import pairwise_from_battles, user_codes
 from ranking.leaderboard import fit_leaderboard
 from ranking.pairwise import ELO_PER_NAT
+from ranking.types import Leaderboard
 from service.integrity import IntegrityConfig, screen_battles
 from service.pipeline.artifacts import FitArtifacts
 from service.pipeline.steps import fit_aggregates, fit_users
 
 __all__ = [
     "HISTOGRAM_EDGES",
+    "Snapshot",
     "correlations_document",
     "refit_snapshot",
     "snapshot_from_fit",
@@ -47,6 +54,129 @@ __all__ = [
 
 #: Bins of the per-user Spearman histogram: twenty of width 0.1 over [-1, 1].
 HISTOGRAM_EDGES = np.round(np.linspace(-1.0, 1.0, 21), 2)
+
+
+#: The document's keys, in the order the service writes them.
+_KEYS = (
+    "created",
+    "origin",
+    "fit_created",
+    "n_battles",
+    "models",
+    "leaderboards",
+    "correlations",
+    "user_alpha",
+    "min_battles",
+    "topics",
+    "predictor_dir",
+    "public",
+    "integrity",
+    "store_battles",
+)
+#: Keys left out of the document while their value is None (older documents lack them).
+_OPTIONAL = frozenset({"min_battles", "store_battles"})
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One published model version: the document of this module's layout, typed.
+
+    Attributes
+    ----------
+    models : tuple of str
+        The models of the version, sorted.
+    leaderboards : dict
+        ``"bt"`` and ``"elo"`` to the aggregate leaderboard document.
+    created : str or None
+        When the version was made (ISO time).
+    origin : {"fit", "refit"} or None
+        Made from the fit directory, or by a refit on all battles.
+    fit_created : str or None
+        The ``created`` of the fit directory's manifest.
+    n_battles : int
+        The battles the version was fitted on.
+    correlations : dict
+        ``"method/shrinkage"`` to the per-user agreement document.
+    user_alpha : float or None
+        Prior precision of a user's Bradley-Terry deviation (nats^-2).
+    min_battles : int or None
+        The fewest votes of a user counted in the agreement figures.
+    topics : list or None
+        The topics of the users' queries.
+    predictor_dir : str or None
+        The folder of the version's rating predictor.
+    public : dict or None
+        ``"bt"`` to the public board fitted among models with ``min_votes`` votes.
+    integrity : dict or None
+        The integrity evidence (:func:`service.integrity.screen_battles`).
+    store_battles : int or None
+        How many of the store's battles the version counts (None: none, a fit's).
+    extra : dict
+        Keys of the document outside this layout, kept as they are.
+    absent : frozenset of str
+        Keys of this layout the document read lacked: written back only once given a
+        value other than their default, so a document read and written is unchanged.
+    """
+
+    models: tuple[str, ...]
+    leaderboards: Mapping[str, dict[str, Any]]
+    created: str | None = None
+    origin: str | None = None
+    fit_created: str | None = None
+    n_battles: int = 0
+    correlations: Mapping[str, dict[str, Any]] = field(default_factory=dict)
+    user_alpha: float | None = None
+    min_battles: int | None = None
+    topics: list[dict[str, Any]] | None = None
+    predictor_dir: str | None = None
+    public: Mapping[str, dict[str, Any]] | None = None
+    integrity: dict[str, Any] | None = None
+    store_battles: int | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    absent: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
+
+    def board(self, method: str) -> Leaderboard:
+        """The aggregate leaderboard of ``method``, typed."""
+        return Leaderboard.from_dict(self.leaderboards[method])
+
+    @property
+    def counted_battles(self) -> int:
+        """How many of the store's battles the version counts (0 for a fit's)."""
+        return int(self.store_battles or 0)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document published to the store (:meth:`from_dict` reads it back)."""
+        document: dict[str, Any] = {}
+        for key in _KEYS:
+            value = getattr(self, key)
+            if value is None and key in _OPTIONAL:
+                continue
+            if key in self.absent and value == _DEFAULTS[key]:
+                continue
+            document[key] = list(value) if key == "models" else value
+        return {**document, **self.extra}
+
+    @classmethod
+    def from_dict(cls, document: Mapping[str, Any]) -> Snapshot:
+        """The snapshot of a published ``document``; a key it lacks takes its default.
+
+        Raises
+        ------
+        ValueError
+            When the document has no ``models`` or ``leaderboards``.
+        """
+        for key in ("models", "leaderboards"):
+            if key not in document:
+                raise ValueError(f"the snapshot document has no {key!r}")
+        known = {k: document[k] for k in _KEYS if k in document}
+        known["models"] = tuple(known["models"])
+        extra = {k: v for k, v in document.items() if k not in known}
+        absent = frozenset(k for k in _KEYS if k not in document)
+        return cls(**known, extra=extra, absent=absent)
+
+
+#: Each key's value in a snapshot given none (``models`` and ``leaderboards`` are required).
+_DEFAULTS: dict[str, Any] = {k: getattr(Snapshot((), {}), k) for k in _KEYS}
 
 
 def _now() -> str:

@@ -80,7 +80,7 @@ def test_a_new_fit_is_published_as_a_new_version(
     try:
         served = second.served()
         assert served.version == 2
-        assert served.snapshot["fit_created"] == "2001-01-01T00:00:00+00:00"
+        assert served.snapshot.fit_created == "2001-01-01T00:00:00+00:00"
         assert second.store.elo() == elo  # the live Elo state is kept, not reset
         assert second.leaderboard("bt")["version"] == 2
     finally:
@@ -90,7 +90,7 @@ def test_a_new_fit_is_published_as_a_new_version(
 def test_the_refit_predictor_is_built_from_the_fits_recorded_configuration(
     shared_fit: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import service.engine
+    import service.live.refits
 
     built: list[FitConfig] = []
 
@@ -105,10 +105,10 @@ def test_the_refit_predictor_is_built_from_the_fits_recorded_configuration(
         built.append(config)
         return Fitted(), None
 
-    monkeypatch.setattr(service.engine, "build_predictor", build)
+    monkeypatch.setattr(service.live.refits, "build_predictor", build)
     served = engine(shared_fit, tmp_path / "store.sqlite")
     try:
-        saved = served._refit_predictor(served.all_battles(), served.served())
+        saved = served.refits.refit_predictor(served.all_battles(), served.served())
     finally:
         served.close()
     assert saved is not None and Path(saved).name.startswith("predictor-")

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from service.pipeline.snapshot import Snapshot
 from service.served import LiveWindow, live_elo_leaderboard, served_version
 
 
@@ -46,7 +47,7 @@ SNAPSHOT = {
 
 
 def test_served_version_orders_ratings_and_encodes_the_bt_board_once() -> None:
-    served = served_version(3, SNAPSHOT, predictor=None)
+    served = served_version(3, Snapshot.from_dict(SNAPSHOT), predictor=None)
     assert served.models == ("a", "b") and served.version == 3
     np.testing.assert_array_equal(served.aggregate["bt"], [1010.0, 990.0])
     assert served.ratings("elo") == {"a": 1004.0, "b": 996.0}
@@ -57,7 +58,7 @@ def test_served_version_orders_ratings_and_encodes_the_bt_board_once() -> None:
 
 
 def test_public_boards_list_models_below_the_minimum_apart() -> None:
-    served = served_version(3, SNAPSHOT, predictor=None, min_votes=8)
+    served = served_version(3, Snapshot.from_dict(SNAPSHOT), predictor=None, min_votes=8)
     public = json.loads(served.bt_json)
     assert public["models"] == [] and [m["model"] for m in public["provisional"]] == ["a", "b"]
     assert set(public["provisional"][0]) == {"model", "battles", "wins", "losses", "ties"}
@@ -65,7 +66,7 @@ def test_public_boards_list_models_below_the_minimum_apart() -> None:
 
 
 def test_live_elo_moves_points_keeps_widths_and_counts_new_votes() -> None:
-    served = served_version(3, SNAPSHOT, predictor=None)
+    served = served_version(3, Snapshot.from_dict(SNAPSHOT), predictor=None)
     live = {"a": 1001.0, "b": 999.0, "c": 1000.0}
     since = {"a": (3, 1, 2, 0), "c": (3, 2, 1, 0)}  # c beat a twice, lost once, since
     board = live_elo_leaderboard(served, LiveWindow(live, since, 3))
@@ -83,7 +84,7 @@ def test_live_elo_moves_points_keeps_widths_and_counts_new_votes() -> None:
 
 
 def test_live_elo_lists_a_model_below_the_minimum_as_provisional() -> None:
-    served = served_version(3, SNAPSHOT, predictor=None, min_votes=5)
+    served = served_version(3, Snapshot.from_dict(SNAPSHOT), predictor=None, min_votes=5)
     live = {"a": 1001.0, "b": 999.0, "c": 1000.0}
     board = live_elo_leaderboard(served, LiveWindow(live, {"c": (3, 2, 1, 0)}, 3))
     assert [m["model"] for m in board["models"]] == ["a", "b"]

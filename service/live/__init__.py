@@ -1,0 +1,23 @@
+"""The live service in parts, behind one :class:`~service.live.engine.Engine`.
+
+* :mod:`~service.live.engine`: the facade the routes call.
+* :mod:`~service.live.versions`: the version held, published from the fit, polled.
+* :mod:`~service.live.history`: every battle known, the fit's and the store's.
+* :mod:`~service.live.reads`: boards, live Elo, segments, user boards, recommend.
+* :mod:`~service.live.writes`: ingestion, the catalogue, personal refits, tokens.
+* :mod:`~service.live.priors`: a voter's predicted prior, via the predictor's public API.
+* :mod:`~service.live.refits`: refits on all battles and the background loop.
+* :mod:`~service.live.errors`: what the API turns into 422, 404 and 409.
+
+Published versions are :class:`~service.pipeline.snapshot.Snapshot` documents; a
+version as readers use it is :class:`~service.served.Served`.
+"""
+
+from __future__ import annotations
+
+from service.live.engine import Engine
+from service.live.errors import InputError, NotAvailable
+from service.live.writes import MAX_USER_ID_CHARS
+from service.served import Served
+
+__all__ = ["MAX_USER_ID_CHARS", "Engine", "InputError", "NotAvailable", "Served"]

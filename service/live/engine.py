@@ -1,0 +1,170 @@
+"""The :class:`Engine`: everything the routes call, over the live service's parts.
+
+Each method hands the call to one part; the parts share the store, the fit directory
+and one :class:`~service.live.versions.Versions`:
+
+* :class:`~service.live.history.BattleHistory`: the fit's battles and the store's.
+* :class:`~service.live.versions.Versions`: the version served, published, polled, held.
+* :class:`~service.live.reads.Reads`: boards, segments, stored user boards, recommend,
+  the catalogue reads.
+* :class:`~service.live.writes.Writes`: ingestion, the catalogue, personal refits, tokens.
+* :class:`~service.live.refits.Refits`: refits on all battles, in the background too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from ranking.types import Method
+from service.integrity import IntegrityConfig
+from service.live.history import BattleHistory
+from service.live.reads import Reads
+from service.live.refits import Refits
+from service.live.versions import Versions
+from service.live.writes import Writes
+from service.pipeline.artifacts import FitArtifacts
+from service.served import Served
+from service.settings import Settings
+from service.store import Store
+
+__all__ = ["Engine"]
+
+
+class Engine:
+    """The service's model, reads and writes, over a store and a fit directory.
+
+    Parameters
+    ----------
+    store : Store
+        Where battles, the Elo state, user documents and versions live.
+    fit : FitArtifacts
+        The fit directory served (``plb fit``).
+    settings : Settings
+
+    Attributes
+    ----------
+    versions, reads, writes, refits : the parts each call is handed to.
+    """
+
+    def __init__(self, store: Store, fit: FitArtifacts, settings: Settings) -> None:
+        self.store = store
+        self.fit = fit
+        self.settings = settings
+        self.integrity = IntegrityConfig(
+            daily_cap=settings.daily_vote_cap,
+            flag_voters=settings.flag_voters,
+            level=settings.flag_level,
+            min_votes=settings.flag_min_votes,
+            brigade_share=settings.flag_brigade_share,
+        )
+        self.history = BattleHistory(fit, store)
+        secret = settings.token_secret
+        key = secret.get_secret_value().encode() if secret else store.secret()
+        self.versions = Versions(store, fit, settings, self.integrity, self.history)
+        self.reads = Reads(store, fit, settings, self.integrity, self.history, self.versions)
+        self.writes = Writes(store, settings, self.history, self.versions, key)
+        self.refits = Refits(store, fit, settings, self.integrity, self.history, self.versions)
+
+    # -- versions and battles --------------------------------------------------------------
+
+    def served(self) -> Served:
+        """The current version (:meth:`Versions.served <service.live.versions.Versions.served>`)."""
+        return self.versions.served()
+
+    def all_battles(self) -> pd.DataFrame:
+        """Every battle: the fit's, then those ingested since."""
+        return self.history.all_battles()
+
+    def user_battles(self, user_id: str) -> pd.DataFrame:
+        """One user's battles: the fit's, then those ingested since."""
+        return self.history.user_battles(user_id)
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def leaderboard(
+        self, method: Method = "bt", where: list[tuple[str, str]] | None = None
+    ) -> dict[str, Any]:
+        """The aggregate (or ``where`` segment) leaderboard, plus ``version``
+        (:meth:`Reads.leaderboard <service.live.reads.Reads.leaderboard>`)."""
+        return self.reads.leaderboard(method, where)
+
+    def stored_user_leaderboard(self, user_id: str, method: Method = "bt") -> dict[str, Any] | None:
+        """One user's leaderboard when the store has it for the current version, else None."""
+        return self.reads.stored_user_leaderboard(user_id, method)
+
+    def user_leaderboard(self, user_id: str, method: Method = "bt") -> dict[str, Any]:
+        """One user's leaderboard, refitted when its version is older than the current one.
+
+        Raises
+        ------
+        NotAvailable
+            When the user has no battle.
+        """
+        document = self.reads.stored_user_leaderboard(user_id, method)
+        if document is not None:
+            return document
+        return self.writes.user_leaderboard(user_id, method)
+
+    def recommend(self, queries: list[str], votes: list[Any] | None = None) -> dict[str, Any]:
+        """The recommend document for a user known by ``queries`` (and maybe ``votes``)."""
+        return self.reads.recommend(queries, votes)
+
+    def correlations(self, method: Method = "bt", shrinkage: str = "cv") -> dict[str, Any]:
+        """The distribution of per-user Spearman against the aggregate."""
+        return self.reads.correlations(method, shrinkage)
+
+    def models(self) -> dict[str, Any]:
+        """The models of the current version with their battle counts."""
+        return self.reads.models()
+
+    def about(self) -> dict[str, Any]:
+        """What the service serves (:meth:`Reads.about <service.live.reads.Reads.about>`)."""
+        return self.reads.about()
+
+    def integrity_report(self) -> dict[str, Any]:
+        """Who the current version's public boards leave out, and why."""
+        return self.reads.integrity_report()
+
+    def topics(self) -> dict[str, Any]:
+        """The topics of the users' queries."""
+        return self.reads.topics()
+
+    # -- writes ----------------------------------------------------------------------------
+
+    def token(self, user_id: str) -> str:
+        """The read token of ``user_id``."""
+        return self.writes.token(user_id)
+
+    def token_matches(self, user_id: str, token: str | None) -> bool:
+        """Whether ``token`` is the read token of ``user_id`` (constant time)."""
+        return self.writes.token_matches(user_id, token)
+
+    def ingest(self, records: list[Any]) -> dict[str, Any]:
+        """Validate, store and apply a batch of battles
+        (:meth:`Writes.ingest <service.live.writes.Writes.ingest>`)."""
+        return self.writes.ingest(records)
+
+    def catalogue(self) -> frozenset[str]:
+        """The models this deployment knows: the served version's and those registered."""
+        return self.writes.catalogue()
+
+    def register_models(self, names: list[str]) -> dict[str, Any]:
+        """Add models to the catalogue (``POST /v1/admin/models``)."""
+        return self.writes.register_models(names)
+
+    # -- refits ----------------------------------------------------------------------------
+
+    def refit(self) -> int:
+        """Refit on all battles and publish the result; returns the new version."""
+        return self.refits.refit()
+
+    def start_background(self) -> None:
+        """Refit every ``refit_interval_s`` when votes arrived since the last refit."""
+        self.refits.start_background()
+
+    def close(self) -> None:
+        """Stop the background refits and close the store."""
+        self.refits.stop()
+        self.store.close()

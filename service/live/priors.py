@@ -1,0 +1,68 @@
+"""Each voter's ratings predicted from their prompts: the prior of their personal board.
+
+The predictor is used through its public interface: ``predict``, ``models_`` and its
+documented fitted ``profiler_``'s ``transform``, in one place (:func:`user_profiles`).
+The batch of all voters is profiled in one call, as the profile of a user can depend on
+the batch (the query embedding components do), so a vote's prior stays as it was.
+:class:`~features.predictor.RatingPredictor` has ``predict_queries`` for one user only;
+a ``predict_users(battles)`` there would replace :func:`user_profiles`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["PRIOR_QUERIES", "predicted_priors", "user_profiles"]
+
+#: The most of a user's latest prompts that their predicted prior is made from.
+PRIOR_QUERIES = 50
+
+
+def user_profiles(predictor: Any, prompts: pd.DataFrame) -> Any:
+    """The query profiles (``UserProfiles``) of the users of a ``user_id``/``prompt``
+    frame, by the predictor's fitted profiler."""
+    return predictor.profiler_.transform(prompts)
+
+
+def predicted_priors(
+    predictor: Any | None, models: tuple[str, ...], battles: Mapping[str, pd.DataFrame]
+) -> dict[str, np.ndarray]:
+    """Each user's ratings predicted from their prompts, in the order of ``models``.
+
+    Only a user's latest :data:`PRIOR_QUERIES` prompts are embedded: a profile is a mean
+    over queries, steady long before that, and a vote must stay cheap for a user with
+    thousands.
+
+    Parameters
+    ----------
+    predictor : RatingPredictor or None
+        The served version's rating predictor; None gives no prior.
+    models : tuple of str
+        The order of the ratings returned.
+    battles : mapping of str to pandas.DataFrame
+        Each user's battles.
+
+    Returns
+    -------
+    dict
+        User to ``(len(models),)`` predicted ratings; empty when the predictor predates
+        one of ``models`` (no prior until it is refitted) or no user has a prompt.
+    """
+    if predictor is None:
+        return {}
+    frames = [f[["user_id", "prompt"]].dropna().tail(PRIOR_QUERIES) for f in battles.values()]
+    prompts = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if prompts.empty:
+        return {}
+    prediction = predictor.predict(user_profiles(predictor, prompts))
+    known = list(predictor.models_)
+    order = [known.index(m) if m in known else -1 for m in models]
+    if min(order) < 0:
+        return {}  # the predictor predates a model: no prior until it is refitted
+    return {
+        str(user): prediction.ratings[row, order] for row, user in enumerate(prediction.user_ids)
+    }

@@ -1,0 +1,252 @@
+"""What readers ask of the served version: boards, segments, user boards and the rest.
+
+Public boards rank only the models with ``min_model_votes`` votes; the others are listed
+as ``provisional`` (:func:`ranking.leaderboard.split_provisional`). They count only the
+votes the integrity screen keeps (:mod:`service.integrity`). Between refits the live Elo
+board applies the served version's flags and the daily cap to each new vote.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+import pandas as pd
+
+from ranking.frames import check_segment_size, filter_battles, pairwise_from_battles
+from ranking.leaderboard import fit_leaderboard
+from ranking.types import Method
+from ranking.validation import battles_from_records, to_battle_frame
+from service.integrity import IntegrityConfig, counted_mask
+from service.live.errors import InputError, NotAvailable
+from service.live.history import BattleHistory
+from service.live.versions import Versions
+from service.pipeline.artifacts import FitArtifacts
+from service.recommendation import recommendation, unknown_models
+from service.served import LiveWindow, Served, live_elo_leaderboard, live_window
+from service.settings import Settings
+from service.store import Store
+
+__all__ = ["Reads"]
+
+#: Segment leaderboards (``?where=``) kept per process.
+SEGMENTS_KEPT = 32
+
+
+class Reads:
+    """The read side of the engine, each answer of the current version.
+
+    Parameters
+    ----------
+    store : Store
+    fit : FitArtifacts
+    settings : Settings
+    integrity : IntegrityConfig
+    history : BattleHistory
+    versions : Versions
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        fit: FitArtifacts,
+        settings: Settings,
+        integrity: IntegrityConfig,
+        history: BattleHistory,
+        versions: Versions,
+    ) -> None:
+        self.store = store
+        self.fit = fit
+        self.settings = settings
+        self.integrity = integrity
+        self.history = history
+        self.versions = versions
+        self._segments: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
+        self._live: tuple[tuple[int, int], LiveWindow] | None = None
+
+    def leaderboard(
+        self, method: Method = "bt", where: list[tuple[str, str]] | None = None
+    ) -> dict[str, Any]:
+        """The aggregate leaderboard document (SPEC section 3), plus ``version``.
+
+        Bradley-Terry is the published version's; Elo is live, moved by every vote since
+        (in the ratings and in each model's counts), with the interval widths of the
+        version. ``where`` fits a segment leaderboard on all battles whose label columns
+        match. Only models with ``min_model_votes`` votes are ranked; the others are
+        listed under ``provisional``.
+        """
+        served = self.versions.served()
+        if where:
+            document = self._segment(served, method, where)
+        elif method == "elo":
+            document = live_elo_leaderboard(served, self._live_window(served))
+        else:
+            document = dict((served.boards or {})[method])
+        return {**document, "version": served.version}
+
+    def _live_window(self, served: Served) -> LiveWindow:
+        """The votes counted since ``served`` was published; kept until the next vote or
+        version."""
+        n_stored = self.store.n_battles()
+        key = (served.version, n_stored)
+        if self._live is not None and self._live[0] == key:
+            return self._live[1]
+        first = served.snapshot.counted_battles
+        since = self.store.battles()[first:] if n_stored > first else []
+        window = live_window(served, self._counted(served, since), self.store.models())
+        self._live = (key, window)
+        return window
+
+    def _counted(self, served: Served, battles: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The stored ``battles`` the aggregate counts: not a flagged voter's, and within
+        the daily cap among each voter's battles."""
+        cap = self.integrity.daily_cap
+        if not battles or (cap <= 0 and not served.flagged):
+            return battles
+        voters = dict.fromkeys(b["user_id"] for b in battles if b.get("user_id") is not None)
+        if not voters:
+            return battles
+        histories = [self.history.user_battles(str(u)) for u in voters]
+        history = to_battle_frame(pd.concat(histories, ignore_index=True))
+        kept = counted_mask(history, served.flagged, cap)
+        ids = frozenset(history["battle_id"][kept].dropna().astype(str))
+        return [b for b in battles if b.get("user_id") is None or b["battle_id"] in ids]
+
+    def _segment(
+        self, served: Served, method: Method, where: list[tuple[str, str]]
+    ) -> dict[str, Any]:
+        """A segment leaderboard, fitted on all battles; the last few are kept."""
+        key = (served.version, self.store.n_battles(), method, tuple(where))
+        if key in self._segments:
+            return self._segments[key]
+        named = " and ".join(f"{c}={v}" for c, v in where)
+        everything = self.history.all_battles()
+        counted = everything[counted_mask(everything, served.flagged, self.integrity.daily_cap)]
+        try:
+            battles = filter_battles(counted, where)
+        except ValueError as error:  # not a label column, or a value of the wrong type
+            raise InputError(f"where: {error}") from None
+        if battles.empty:
+            raise InputError(f"no battle matches {named}")
+        try:
+            check_segment_size(
+                battles,
+                min_votes=self.settings.segment_min_votes,
+                min_users=self.settings.segment_min_users,
+            )
+        except ValueError as error:
+            raise InputError(f"where {named}: {error}") from None
+        data = pairwise_from_battles(battles)
+        board = fit_leaderboard(data, method=method, min_votes=self.settings.min_model_votes)
+        document = board.to_dict()
+        self._segments[key] = document
+        while len(self._segments) > SEGMENTS_KEPT:
+            self._segments.popitem(last=False)
+        return document
+
+    def stored_user_leaderboard(self, user_id: str, method: Method = "bt") -> dict[str, Any] | None:
+        """One user's leaderboard when the store has it for the current version, else None.
+
+        One store read: the fast path of a user's board.
+        """
+        document = self.store.get_user(user_id, method)
+        if document is not None and document.get("version") == self.versions.served().version:
+            return document
+        return None
+
+    def recommend(self, queries: list[str], votes: list[Any] | None = None) -> dict[str, Any]:
+        """The recommend document for a user known by ``queries`` (and maybe ``votes``).
+
+        Raises
+        ------
+        NotAvailable
+            When the fit has no rating predictor.
+        InputError
+            When a vote is malformed or names a model the predictor does not know.
+        """
+        served = self.versions.served()
+        if served.predictor is None:
+            raise NotAvailable(
+                "this service's fit has no rating predictor (it was fitted without prompts)"
+            )
+        frame = None
+        if votes:
+            frame, errors, _ = battles_from_records(votes)
+            if errors:
+                raise InputError(f"votes[{errors[0].index}]: {errors[0].message}")
+            unknown = unknown_models(frame, served.predictor.models_)
+            if unknown:
+                raise InputError(f"votes name model {unknown[0]!r}, which this fit does not know")
+        document = recommendation(served.predictor, queries, frame, aggregate=served.ratings("bt"))
+        return {**document, "version": served.version}
+
+    def correlations(self, method: Method = "bt", shrinkage: str = "cv") -> dict[str, Any]:
+        """The distribution of per-user Spearman against the aggregate."""
+        served = self.versions.served()
+        key = f"{method}/{shrinkage}"
+        document = served.snapshot.correlations.get(key)
+        if document is None:
+            raise NotAvailable(f"no per-user agreement for {key} (the log has no user ids)")
+        return {**document, "version": served.version}
+
+    def models(self) -> dict[str, Any]:
+        """The models of the current version with their battle counts."""
+        served = self.versions.served()
+        rows = served.snapshot.board("bt").models
+        models = [{"model": m.model, "battles": m.battles} for m in rows]
+        return {"models": sorted(models, key=lambda m: -m["battles"]), "version": served.version}
+
+    def about(self) -> dict[str, Any]:
+        """What the service serves: whether its fit is of a simulated arena, when it was
+        made, and how many votes and voters its public boards leave out."""
+        served = self.versions.served()
+        evidence = served.snapshot.integrity
+        integrity = None
+        if evidence is not None:
+            integrity = {
+                "daily_cap": evidence["daily_cap"],
+                "votes_counted": evidence["n_counted"],
+                "votes_over_cap": evidence["n_capped"],
+                "voters_flagged": len(evidence["flagged"]),
+            }
+        return {
+            "simulated": self.fit.simulated,
+            "fit_created": self.fit.manifest.get("created"),
+            "integrity": integrity,
+            "version": served.version,
+        }
+
+    def integrity_report(self) -> dict[str, Any]:
+        """Who the current version's public boards leave out, and why
+        (``GET /v1/admin/integrity``).
+
+        Returns
+        -------
+        dict
+            The version's integrity evidence (:func:`service.integrity.screen_battles`;
+            ``null`` fields when the version was published without a screen), the live
+            Elo of every stored vote with the defence off (``elo_every_vote``) and
+            ``version``.
+        """
+        served = self.versions.served()
+        evidence = served.snapshot.integrity
+        return {
+            "screened": evidence is not None,
+            **(evidence or {"flagged": []}),
+            "elo_every_vote": self.store.elo(),
+            "version": served.version,
+        }
+
+    def topics(self) -> dict[str, Any]:
+        """The topics of the users' queries.
+
+        Raises
+        ------
+        NotAvailable
+            When the fit has no topic model.
+        """
+        served = self.versions.served()
+        topics = served.snapshot.topics
+        if topics is None:
+            raise NotAvailable("this service's fit has no topic model (no prompts in the log)")
+        return {"topics": topics, "version": served.version}

@@ -1,0 +1,152 @@
+"""The version a process serves: published from the fit, polled from the store, held.
+
+Reads see one :class:`~service.served.Served` version (a published snapshot, its
+aggregate ratings and its predictor), swapped whole when a newer one is published, by
+this process or (polled every ``version_poll_s``) by another replica sharing the store.
+While the store cannot be reached the version held is served.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from ranking.frames import pairwise_from_battles
+from ranking.leaderboard import fit_leaderboard
+from ranking.types import Leaderboard
+from service.integrity import IntegrityConfig, screen_battles
+from service.live.history import BattleHistory
+from service.pipeline.artifacts import FitArtifacts
+from service.pipeline.snapshot import Snapshot, snapshot_from_fit
+from service.served import Served, served_version
+from service.settings import Settings
+from service.store import Store, StoreUnavailable
+
+__all__ = ["Versions"]
+
+log = logging.getLogger(__name__)
+
+
+class Versions:
+    """The :class:`Served` version of this process, and the fit published as one.
+
+    Made, it publishes the fit directory unless the store already serves it, and loads
+    the store's version (with its predictor, warmed up).
+
+    Parameters
+    ----------
+    store : Store
+    fit : FitArtifacts
+    settings : Settings
+    integrity : IntegrityConfig
+        The screen of the public boards, applied to the fit's battles when published.
+    history : BattleHistory
+        The fit's battles.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        fit: FitArtifacts,
+        settings: Settings,
+        integrity: IntegrityConfig,
+        history: BattleHistory,
+    ) -> None:
+        self.store = store
+        self.fit = fit
+        self.settings = settings
+        self.integrity = integrity
+        self.history = history
+        self._predictors: dict[str, Any] = {}
+        self._lock = threading.Lock()  # guards swapping self._served
+        self._checked = 0.0
+        self._publish_fit_if_new()
+        self._served = self.load(*store.snapshot())
+        if self._served.predictor is not None:  # load the embedding model now, not on a request
+            self._served.predictor.predict_queries(["warm-up"])
+
+    def _publish_fit_if_new(self) -> None:
+        """Publish the fit as a version unless the store already serves this fit."""
+        _, document = self.store.snapshot()
+        if document is None or document.get("fit_created") != self.fit.manifest.get("created"):
+            snapshot = Snapshot.from_dict(snapshot_from_fit(self.fit))
+            public, evidence = self._public_boards(snapshot)
+            snapshot = replace(snapshot, public=public, integrity=evidence)
+            version = self.store.publish(snapshot.to_dict())
+            log.info("published the fit directory as version %d", version)
+        self.store.init_elo(Leaderboard.from_dict(self.fit.leaderboards["elo"]).ratings)
+
+    def _public_boards(
+        self, snapshot: Snapshot
+    ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """The fit's public Bradley-Terry board and the integrity evidence, from the fit's
+        battles (when they are known).
+
+        The board is fitted again on the votes the integrity screen keeps, without those
+        of models below ``min_model_votes``, when the screen left votes out or such models
+        exist; else it is None (the fit's board is then split as it is). The fit's Elo
+        board is served as fitted until the first refit.
+        """
+        battles = self.history.fit_battles
+        if battles.empty:
+            return None, None
+        least = self.settings.min_model_votes
+        counted, evidence = screen_battles(battles, self.integrity)
+        if counted.all() and all(m.battles >= least for m in snapshot.board("bt").models):
+            return None, evidence
+        data = pairwise_from_battles(battles[counted], models=list(snapshot.models))
+        return {"bt": fit_leaderboard(data, method="bt", min_votes=least).to_dict()}, evidence
+
+    def _predictor(self, path: str | None) -> Any | None:
+        if path is None:
+            return None
+        if path not in self._predictors:
+            from features.predictor import RatingPredictor  # heavy: only when served
+
+            self._predictors[path] = RatingPredictor.load(path)
+        return self._predictors[path]
+
+    def load(self, version: int, document: Snapshot | Mapping[str, Any] | None) -> Served:
+        """The :class:`Served` of a published version, with its predictor (loaded once).
+
+        Raises
+        ------
+        RuntimeError
+            When there is no published version (``document`` is None).
+        """
+        if document is None:
+            raise RuntimeError("the store holds no published model version")
+        snapshot = document if isinstance(document, Snapshot) else Snapshot.from_dict(document)
+        predictor = self._predictor(snapshot.predictor_dir)
+        return served_version(version, snapshot, predictor, self.settings.min_model_votes)
+
+    def install(self, served: Served) -> None:
+        """Serve ``served`` from now on, unless a newer version is served already."""
+        with self._lock:
+            if served.version > self._served.version:
+                self._served = served
+
+    def served(self) -> Served:
+        """The current version; checks the store for a newer one every ``version_poll_s``.
+
+        While the store cannot be reached the version held is served: reads of the
+        published version keep answering, and the check is made again after the next
+        ``version_poll_s``.
+        """
+        now = time.monotonic()
+        if now - self._checked >= self.settings.version_poll_s:
+            self._checked = now
+            try:
+                newer = self.store.version() != self._served.version
+                served = self.load(*self.store.snapshot()) if newer else None
+            except StoreUnavailable as error:
+                held = self._served.version
+                log.warning("serving version %d: the store is unavailable (%s)", held, error)
+                served = None
+            if served is not None:
+                self.install(served)
+        return self._served

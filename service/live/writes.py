@@ -1,0 +1,247 @@
+"""What writers do: ingest votes, keep the model catalogue, refit personal boards.
+
+A vote (:meth:`Writes.ingest`) is stored together with its online Elo update in one
+atomic store step, and the voter's personal leaderboard is refitted before the call
+returns, so the voter's next read shows it. A vote naming a model outside the catalogue
+(the served fit's models and those registered, :meth:`Writes.register_models`) is
+rejected, unless the settings opt in to registering it.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ranking.types import CENTER, Method
+from ranking.validation import RowError, battles_from_records
+from service.live.errors import InputError, NotAvailable
+from service.live.history import BattleHistory
+from service.live.priors import predicted_priors
+from service.live.versions import Versions
+from service.personal import personal_leaderboard
+from service.served import METHODS, Served
+from service.settings import Settings
+from service.store import Store
+from service.tokens import user_token, verify_user_token
+from service.votes import battle_documents, elo_update
+
+__all__ = ["MAX_USER_ID_CHARS", "Writes"]
+
+#: The longest user id: ``/v1/users/{user_id}/...`` reads no longer one, so none is stored.
+MAX_USER_ID_CHARS = 256
+
+#: A user's boards by method, of each user refitted.
+UserBoards = dict[str, dict[str, dict[str, Any]]]
+
+
+class Writes:
+    """The write side of the engine: votes, the catalogue, personal boards, tokens.
+
+    Parameters
+    ----------
+    store : Store
+    settings : Settings
+    history : BattleHistory
+    versions : Versions
+    secret : bytes
+        The key of the users' read tokens.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        history: BattleHistory,
+        versions: Versions,
+        secret: bytes,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.history = history
+        self.versions = versions
+        self._secret = secret
+        # Personal refits of one process in turn, so a slower refit that read fewer votes
+        # never overwrites a later one.
+        self._users_lock = threading.Lock()
+
+    # -- tokens ----------------------------------------------------------------------------
+
+    def token(self, user_id: str) -> str:
+        """The read token of ``user_id``."""
+        return user_token(self._secret, user_id)
+
+    def token_matches(self, user_id: str, token: str | None) -> bool:
+        """Whether ``token`` is the read token of ``user_id`` (constant time)."""
+        return token is not None and verify_user_token(self._secret, user_id, token)
+
+    # -- votes -----------------------------------------------------------------------------
+
+    def ingest(self, records: list[Any]) -> dict[str, Any]:
+        """Validate, store and apply a batch of battles (``POST /v1/battles``).
+
+        Valid records are stored, with the Elo update, in one atomic store step; invalid
+        ones are reported by index and nothing of them is stored. The personal
+        leaderboards of the users who voted are refitted before this returns, also when
+        their battles were already stored (a retry completes an ingest cut short).
+
+        Returns
+        -------
+        dict
+            ``accepted``, ``duplicates``, ``rejected`` (index and error of each bad record),
+            ``tokens`` (read tokens of users whose first vote this was) and ``version``.
+        """
+        frame, errors, duplicates = self._validate(records)
+        if not self.settings.auto_register_models:
+            invalid = {e.index for e in errors}
+            unknown = self._unknown_models(records, skip=invalid)
+            if unknown:  # validate again without them: nothing of theirs is stored
+                skipped = invalid | {e.index for e in unknown}
+                kept = [i for i in range(len(records)) if i not in skipped]
+                frame, _, duplicates = self._validate([records[i] for i in kept])
+                errors = sorted(errors + unknown, key=lambda e: e.index)
+        documents = battle_documents(frame)
+        result = self.store.ingest(documents, elo_update)
+        accepted = [documents[i] for i in result.accepted]
+        served = self.versions.served()
+        # The voters of the battles already stored are refitted too: a batch sent again
+        # because its answer never came may have been stored by a process that died, or
+        # lost its store, before refitting them; the retry then completes it.
+        users = dict.fromkeys(d["user_id"] for d in documents if d.get("user_id") is not None)
+        if users:
+            with self._users_lock:
+                self.refit_users(served, {u: self.history.user_battles(u) for u in users})
+        new_users = [u for u in result.new_users if not self.history.in_fit(u)]
+        return {
+            "accepted": len(accepted),
+            "duplicates": duplicates + result.duplicates,
+            "rejected": [e.to_dict() for e in errors],
+            "tokens": {u: self.token(u) for u in new_users},
+            "version": served.version,
+        }
+
+    def _validate(self, records: list[Any]) -> tuple[pd.DataFrame, list[RowError], int]:
+        """:func:`battles_from_records` with the service's known ids and limits."""
+        return battles_from_records(
+            records, known_ids=self.history.fit_ids, max_chars={"user_id": MAX_USER_ID_CHARS}
+        )
+
+    def _unknown_models(self, records: list[Any], skip: set[int]) -> list[RowError]:
+        """One error for each valid record (not in ``skip``) naming a model outside the
+        catalogue."""
+        known = self.catalogue()
+        errors = []
+        for index, record in enumerate(records):
+            if index in skip or not isinstance(record, dict):
+                continue
+            for field in ("model_a", "model_b"):
+                name = record.get(field)
+                if isinstance(name, str) and name.strip() and name not in known:
+                    errors.append(
+                        RowError(
+                            index,
+                            field,
+                            name,
+                            "is not a registered model (an admin registers models with "
+                            "POST /v1/admin/models)",
+                        )
+                    )
+                    break
+        return errors
+
+    # -- the catalogue ---------------------------------------------------------------------
+
+    def catalogue(self) -> frozenset[str]:
+        """The models this deployment knows: the served version's and those registered."""
+        return frozenset(self.versions.served().models) | self.store.models()
+
+    def register_models(self, names: list[str]) -> dict[str, Any]:
+        """Add models to the catalogue (``POST /v1/admin/models``).
+
+        Returns
+        -------
+        dict
+            ``added`` (the names that were new, in the order given) and ``known`` (those
+            already in the catalogue).
+
+        Raises
+        ------
+        InputError
+            When a name is empty or not a string, naming its position and value.
+        """
+        for position, name in enumerate(names):
+            if not isinstance(name, str) or not name.strip():
+                raise InputError(f"models[{position}]: {name!r} is not a model name")
+        served = frozenset(self.versions.served().models)
+        wanted = [n for n in dict.fromkeys(names) if n not in served]
+        added = self.store.register_models(wanted) if wanted else ()
+        return {
+            "added": list(added),
+            "known": [n for n in dict.fromkeys(names) if n not in added],
+            "version": self.versions.served().version,
+        }
+
+    # -- personal boards -------------------------------------------------------------------
+
+    def user_leaderboard(self, user_id: str, method: Method = "bt") -> dict[str, Any]:
+        """One user's leaderboard refitted on the current version (and stored).
+
+        Raises
+        ------
+        NotAvailable
+            When the user has no battle.
+        """
+        served = self.versions.served()
+        battles = self.history.user_battles(user_id)
+        if battles.empty:
+            raise NotAvailable(f"no battle of user {user_id!r} is known")
+        return self.refit_users(served, {user_id: battles}, (method,))[user_id][method]
+
+    def refit_users(
+        self,
+        served: Served,
+        battles: dict[str, pd.DataFrame],
+        methods: tuple[Method, ...] = METHODS,
+    ) -> UserBoards:
+        """Refit and store the personal leaderboards of some users; returns them.
+
+        Parameters
+        ----------
+        served : Served
+            The version the boards are shrunk toward (and stamped with).
+        battles : dict
+            User to their battles.
+        methods : tuple of {"bt", "elo"}
+            The boards refitted; a Bradley-Terry one starts from the user's predicted
+            prior when the version has a predictor.
+        """
+        priors = (
+            predicted_priors(served.predictor, served.models, battles) if "bt" in methods else {}
+        )
+        documents: UserBoards = {}
+        for user_id, frame in battles.items():
+            documents[user_id] = {}
+            # a model voted on since the version (registered since) starts at the centre
+            voted = set(frame["model_a"].astype(str)) | set(frame["model_b"].astype(str))
+            extra = tuple(sorted(voted - set(served.models)))
+            models = served.models + extra
+            start = np.full(len(extra), CENTER)
+            prior = priors.get(user_id)
+            for method in methods:
+                document = personal_leaderboard(
+                    user_id,
+                    frame,
+                    models,
+                    np.concatenate([served.aggregate[method], start]),
+                    method=method,
+                    prior=np.concatenate([prior, start])
+                    if method == "bt" and prior is not None
+                    else None,
+                    alpha=served.snapshot.user_alpha,
+                )
+                document["version"] = served.version
+                self.store.put_user(user_id, method, document)
+                documents[user_id][method] = document
+        return documents
