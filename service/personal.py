@@ -43,7 +43,7 @@ def personal_leaderboard(
     alpha: float | None = None,
     confidence: float = 0.95,
 ) -> dict[str, Any]:
-    """The leaderboard document of one user (SPEC section 4).
+    """The leaderboard document of one user (docs/SPEC.md section 4).
 
     Parameters
     ----------
@@ -69,7 +69,7 @@ def personal_leaderboard(
     Returns
     -------
     dict
-        The leaderboard JSON of SPEC section 3 for this user, plus ``user_id``,
+        The leaderboard JSON of docs/SPEC.md section 3 for this user, plus ``user_id``,
         ``source``, ``spearman`` (against the aggregate, over the models the user voted
         on; None where undefined) and ``n_battles``.
     """

@@ -1,4 +1,4 @@
-"""The ``recommend`` document (SPEC section 3), shared by ``plb recommend`` and the API."""
+"""The ``recommend`` document (docs/SPEC.md section 3), shared by ``plb recommend`` and the API."""
 
 from __future__ import annotations
 

@@ -67,7 +67,7 @@ class Reads:
     def leaderboard(
         self, method: Method = "bt", where: list[tuple[str, str]] | None = None
     ) -> dict[str, Any]:
-        """The aggregate leaderboard document (SPEC section 3), plus ``version``.
+        """The aggregate leaderboard document (docs/SPEC.md section 3), plus ``version``.
 
         Bradley-Terry is the published version's; Elo is live, moved by every vote since
         (in the ratings and in each model's counts), with the interval widths of the

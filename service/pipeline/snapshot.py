@@ -201,7 +201,7 @@ def correlations_document(
     n_battles : array_like
         ``(U,)`` each user's votes; users below ``min_battles`` are left out.
     summary : dict
-        The users summary of SPEC section 3.
+        The users summary of docs/SPEC.md section 3.
     """
     rho = np.asarray(spearman, dtype=np.float64)
     keep = (np.asarray(n_battles) >= min_battles) & np.isfinite(rho)
