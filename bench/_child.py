@@ -41,8 +41,8 @@ def baseline() -> dict[str, Any]:
 
 def ingest_fit(path: str) -> dict[str, Any]:
     """Ours: read and validate the log, turn it into arrays, fit BT with sandwich intervals."""
-    from ranking.frames import pairwise_from_battles
-    from ranking.ingest import read_battles
+    from ranking.io.frames import pairwise_from_battles
+    from ranking.io.ingest import read_battles
     from ranking.leaderboard import fit_leaderboard
 
     imported = _rss_mb()

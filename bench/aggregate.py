@@ -30,8 +30,8 @@ from bench.reference import (
     sandwich_reference,
 )
 from bench.synthetic import write_battle_csv
-from ranking.frames import pairwise_from_battles
-from ranking.ingest import read_battles
+from ranking.io.frames import pairwise_from_battles
+from ranking.io.ingest import read_battles
 from ranking.leaderboard import fit_leaderboard
 from ranking.types import Leaderboard, PairwiseData
 

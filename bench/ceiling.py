@@ -38,7 +38,7 @@ from sklearn.linear_model import RidgeCV
 from data.simulate import load_simulation
 from features.cold_start import expected_fit, split_users
 from ranking.agreement import spearman_per_row
-from ranking.frames import pairwise_from_battles, user_codes, vote_order
+from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
 from ranking.pairwise import pair_share
 from ranking.types import FloatArray, Method
 from ranking.users import Shrinkage, aggregate_prior, fit_user_ratings

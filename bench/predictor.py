@@ -24,7 +24,7 @@ from bench.common import Row, make_row
 from data.real_prompts import default_real_prompts_path
 from data.simulate import simulate, write_simulation
 from features.predictor import RatingPredictor
-from ranking.frames import pairwise_from_battles
+from ranking.io.frames import pairwise_from_battles
 from service.pipeline.artifacts import load_fit
 
 __all__ = ["run"]

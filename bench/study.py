@@ -27,7 +27,7 @@ from sklearn.linear_model import LogisticRegression
 from bench.common import Row, make_row
 from data.simulate import simulate
 from ranking.analysis import analyse_users
-from ranking.frames import pairwise_from_battles, user_codes
+from ranking.io.frames import pairwise_from_battles, user_codes
 from ranking.types import Method
 from ranking.users import Shrinkage
 

@@ -39,7 +39,7 @@ from features.topics import TopicModel
 from ranking.agreement import spearman_per_row
 from ranking.elo import expected_online_elo
 from ranking.evaluation import predict, score_predictions
-from ranking.frames import pairwise_from_battles, user_codes, vote_order
+from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
 from ranking.pairwise import ELO_PER_NAT, pair_share, position_in_group
 from ranking.progress import Progress, start
 from ranking.shrinkage import learn_alpha

@@ -42,7 +42,7 @@ from features.persistence import load_folder, save_folder
 from features.profile import STYLE_SOURCES, StyleSource, UserProfiler, UserProfiles
 from features.style import style_features
 from ranking.contextual import ALPHA_GRID, ContextualBT, alpha_losses, fit_contextual_bt
-from ranking.frames import pairwise_from_battles, user_codes, vote_order
+from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
 from ranking.intervals import interval_ranks
 from ranking.pairwise import ELO_PER_NAT, to_elo_scale
 from ranking.progress import Advance, Progress, start

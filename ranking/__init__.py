@@ -1,9 +1,10 @@
 """Aggregate and per-user Elo and Bradley-Terry ratings from pairwise votes.
 
 Pure numerics over arrays (``types``, ``pairwise``, ``bt``, ``elo``, ``intervals``,
-``leaderboard``, ``users``, ``shrinkage``, ``agreement``, ``evaluation``, ``analysis``);
-``ingest``, ``validation`` and ``frames`` are the only modules that touch files and
-pandas: they turn battle logs into the arrays the rest works on.
+``leaderboard``, ``users``, ``shrinkage``, ``agreement``, ``evaluation``, ``analysis``,
+``integrity``, ``consistency``); :mod:`ranking.io` is the only part that touches files
+and pandas: it turns battle logs into the arrays the rest works on (``make lint`` checks
+that no maths module imports pandas or ``ranking.io``).
 
 The entry points a notebook needs are re-exported here (``docs/python.md`` shows them at
 work)::
@@ -31,8 +32,8 @@ if TYPE_CHECKING:
     from ranking.bt import fit_bt
     from ranking.elo import online_elo
     from ranking.evaluation import EvaluationRow, evaluate_personalisation
-    from ranking.frames import filter_battles, pairwise_from_battles, user_codes
-    from ranking.ingest import BattleLogError, IngestResult, read_battles, read_frame
+    from ranking.io.frames import filter_battles, pairwise_from_battles, user_codes
+    from ranking.io.ingest import BattleLogError, IngestResult, read_battles, read_frame
     from ranking.leaderboard import fit_leaderboard, split_provisional
     from ranking.types import Leaderboard, ModelRating, PairwiseData
     from ranking.users import UserRatings, fit_user_ratings

@@ -101,7 +101,7 @@ def fit_leaderboard(
     ----------
     data : PairwiseData
         Unweighted votes in the order they happened (online Elo depends on it), as
-        :func:`ranking.frames.pairwise_from_battles` makes them.
+        :func:`ranking.io.frames.pairwise_from_battles` makes them.
     method : {"bt", "elo"}
         Bradley-Terry maximum likelihood or online Elo.
     interval : {"sandwich", "bootstrap", "none"}, optional

@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ranking.frames import pairwise_from_battles, user_codes, vote_order
 from ranking.integrity import daily_cap_mask, detect_anomalous_voters
+from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
 from ranking.types import BoolArray
 
 __all__ = ["IntegrityConfig", "counted_mask", "screen_battles"]

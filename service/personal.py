@@ -13,7 +13,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from ranking.agreement import spearman_per_row
-from ranking.frames import pairwise_from_battles
+from ranking.io.frames import pairwise_from_battles
 from ranking.leaderboard import build_leaderboard
 from ranking.pairwise import model_counts
 from ranking.types import Method

@@ -9,7 +9,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from ranking.agreement import spearman_per_row
-from ranking.frames import pairwise_from_battles
+from ranking.io.frames import pairwise_from_battles
 
 __all__ = ["Predicts", "recommendation", "unknown_models", "vote_prompts"]
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ranking.frames import pairwise_from_battles
+from ranking.io.frames import pairwise_from_battles
 from ranking.leaderboard import build_leaderboard, split_provisional
 from ranking.pairwise import ModelCounts, model_counts
 from ranking.types import SCALE, Leaderboard, Method

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from ranking.ingest import BattleLogError
+from ranking.io.ingest import BattleLogError
 from service.cli import (
     evaluate,
     fit,

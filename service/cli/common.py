@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 import pandas as pd
 
-from ranking.ingest import IngestResult, read_battles
+from ranking.io.ingest import IngestResult, read_battles
 from service.cli import progress
 
 __all__ = [

@@ -10,7 +10,7 @@ import numpy as np
 
 from data.simulate import load_truth
 from ranking.evaluation import MIN_VOTES, evaluate_personalisation
-from ranking.frames import pairwise_from_battles, user_codes
+from ranking.io.frames import pairwise_from_battles, user_codes
 from service.cli import progress
 from service.cli.common import (
     UsageError,

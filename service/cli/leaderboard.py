@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ranking.frames import filter_battles, pairwise_from_battles, parse_where
+from ranking.io.frames import filter_battles, pairwise_from_battles, parse_where
 from ranking.leaderboard import fit_leaderboard
 from service.cli import progress
 from service.cli.common import (

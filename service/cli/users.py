@@ -7,7 +7,7 @@ import argparse
 import numpy as np
 
 from ranking.analysis import UserAnalysis, analyse_users
-from ranking.frames import pairwise_from_battles, user_codes
+from ranking.io.frames import pairwise_from_battles, user_codes
 from ranking.users import SHRINKAGE
 from service.cli.common import (
     LeftOut,

@@ -13,10 +13,10 @@ from typing import Any
 
 import pandas as pd
 
-from ranking.frames import check_segment_size, filter_battles, pairwise_from_battles
+from ranking.io.frames import check_segment_size, filter_battles, pairwise_from_battles
+from ranking.io.validation import battles_from_records, to_battle_frame
 from ranking.leaderboard import fit_leaderboard
 from ranking.types import Method
-from ranking.validation import battles_from_records, to_battle_frame
 from service.integrity import IntegrityConfig, counted_mask
 from service.live.errors import InputError, NotAvailable
 from service.live.history import BattleHistory

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from ranking.frames import pairwise_from_battles
+from ranking.io.frames import pairwise_from_battles
 from ranking.leaderboard import fit_leaderboard
 from ranking.types import Leaderboard
 from service.integrity import IntegrityConfig, screen_battles

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ranking.io.validation import RowError, battles_from_records
 from ranking.types import CENTER, Method
-from ranking.validation import RowError, battles_from_records
 from service.live.errors import InputError, NotAvailable
 from service.live.history import BattleHistory
 from service.live.priors import predicted_priors

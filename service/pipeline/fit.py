@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from ranking.analysis import UserAnalysis
-from ranking.frames import pairwise_from_battles, user_codes
+from ranking.io.frames import pairwise_from_battles, user_codes
 from ranking.progress import Progress
 from service.pipeline.artifacts import write_fit
 from service.pipeline.config import FitConfig
@@ -88,7 +88,7 @@ def fit_all(
     Parameters
     ----------
     battles : pandas.DataFrame
-        A canonical battle frame (:func:`ranking.ingest.read_battles`).
+        A canonical battle frame (:func:`ranking.io.ingest.read_battles`).
     config : FitConfig
     progress : Progress, optional
         Told of each stage.

@@ -36,7 +36,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from ranking.analysis import UserAnalysis
-from ranking.frames import pairwise_from_battles, user_codes
+from ranking.io.frames import pairwise_from_battles, user_codes
 from ranking.leaderboard import fit_leaderboard
 from ranking.pairwise import ELO_PER_NAT
 from ranking.types import Leaderboard

@@ -1,11 +1,11 @@
 """Battle logs read as partitions on a Dask cluster, then repartitioned by user.
 
-Each input file is read on a worker by :func:`ranking.ingest.read_battles` (the same
+Each input file is read on a worker by :func:`ranking.io.ingest.read_battles` (the same
 validation, error messages and de-duplication as the local path); a directory is read
 as a Parquet dataset by ``dask.dataframe``, each of its partitions validated by
-:func:`ranking.ingest.read_frame`. Every vote gets a global order key, ``_row`` =
+:func:`ranking.io.ingest.read_frame`. Every vote gets a global order key, ``_row`` =
 (source number, row number), so that the vote order of the local path (by ``tstamp``,
-stable, else file order: :func:`ranking.frames.vote_order`) can be rebuilt anywhere.
+stable, else file order: :func:`ranking.io.frames.vote_order`) can be rebuilt anywhere.
 
 Battle ids repeated across sources are dropped after the first (as ``read_battles``
 drops them across files), by a shuffle on ``battle_id``. Then ``dask.dataframe``'s
@@ -26,8 +26,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from ranking.ingest import BattleLogError, IngestResult, read_battles, read_frame
-from ranking.validation import WINNERS, empty_battle_frame
+from ranking.io.ingest import BattleLogError, IngestResult, read_battles, read_frame
+from ranking.io.validation import WINNERS, empty_battle_frame
 from service.scale.cluster import WORKER_TIMEOUT_S, gather, settle
 
 __all__ = ["ROW", "InputError", "ReadReport", "battles_frame", "read_by_user"]
@@ -297,7 +297,8 @@ def battles_frame(
     *,
     worker_timeout: float = WORKER_TIMEOUT_S,
 ) -> pd.DataFrame:
-    """All votes on the client, in read order, as :func:`ranking.ingest.read_battles` types them."""
+    """All votes on the client, in read order, typed as
+    :func:`ranking.io.ingest.read_battles` types them."""
     frames = gather(client, list(parts), worker_timeout=worker_timeout)
     frame = pd.concat(frames, ignore_index=True)
     order = np.argsort(frame[ROW].to_numpy(dtype=np.int64), kind="stable")

@@ -18,8 +18,8 @@ import numpy.typing as npt
 import pandas as pd
 
 from ranking.analysis import fit_user_agreement
-from ranking.frames import pairwise_from_battles
 from ranking.intervals import bootstrap_elo_batch
+from ranking.io.frames import pairwise_from_battles
 from ranking.pairwise import collapse
 from ranking.types import FloatArray, IntArray, Method, PairwiseData
 from ranking.users import Shrinkage, UserRatings
@@ -93,7 +93,7 @@ class PartitionUsers:
 
 
 def _user_codes(part: pd.DataFrame) -> tuple[IntArray, tuple[str, ...]]:
-    """:func:`ranking.frames.user_codes` of a partition already in vote order."""
+    """:func:`ranking.io.frames.user_codes` of a partition already in vote order."""
     ids = part["user_id"]
     if not ids.notna().any():
         return np.full(len(part), -1, dtype=np.intp), ()

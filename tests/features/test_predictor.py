@@ -12,7 +12,7 @@ from features.predictor import STYLE_COMPONENTS, RatingPredictor
 from features.profile import UserProfiler
 from features.topics import TopicModel
 from ranking.contextual import ALPHA_GRID
-from ranking.frames import pairwise_from_battles
+from ranking.io.frames import pairwise_from_battles
 from ranking.types import CENTER
 from tests.conftest import RecordedProgress
 

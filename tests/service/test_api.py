@@ -773,7 +773,7 @@ def test_the_fits_own_few_vote_models_are_provisional_from_the_first_version(
     shared_fit: Path, store: dict[str, Any], fit_battles: Any
 ) -> None:
     """The published fit's board is fitted again without its models below the minimum."""
-    from ranking.frames import pairwise_from_battles
+    from ranking.io.frames import pairwise_from_battles
     from ranking.leaderboard import fit_leaderboard
 
     counts = pd.concat([fit_battles["model_a"], fit_battles["model_b"]]).value_counts()

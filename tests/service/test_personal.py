@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ranking.validation import battles_from_records
+from ranking.io.validation import battles_from_records
 from service.personal import personal_leaderboard
 
 MODELS = ("a", "b", "c", "d")

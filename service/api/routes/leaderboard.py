@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, HTTPException, Query, Response, status
 from starlette.concurrency import run_in_threadpool
 
-from ranking.frames import parse_where
+from ranking.io.frames import parse_where
 from service.api.deps import EngineDep
 from service.api.schemas import PublicBoardPublic, errors
 

@@ -1,8 +1,8 @@
 """Row-level validation and normalisation of battle records (docs/SPEC.md section 1).
 
 In-memory frames and records only, no files, so that the file reader
-(:mod:`ranking.ingest`) and ``POST /v1/battles`` share one definition of a valid battle:
-:func:`normalise_columns` (aliases, prompt, nested columns; from :mod:`ranking.records`,
+(:mod:`ranking.io.ingest`) and ``POST /v1/battles`` share one definition of a valid battle:
+:func:`normalise_columns` (aliases, prompt, nested columns; from :mod:`ranking.io.records`,
 with :func:`frame_from_records`), :func:`validate_battles`
 (one boolean mask per check), :func:`to_battle_frame` (compact dtypes),
 :func:`drop_duplicate_ids`, and :func:`battles_from_records` chaining them for dicts.
@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from ranking.records import (
+from ranking.io.records import (
     ALIASES,
     BATTLE_COLUMNS,
     NOT_TEXT,

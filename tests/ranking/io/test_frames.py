@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ranking.frames import (
+from ranking.io.frames import (
     PRIVATE_COLUMNS,
     check_segment_size,
     filter_battles,

@@ -1,10 +1,10 @@
-"""Tests for ranking.records: flattening records, aliases, the prompt, marked values."""
+"""Tests for ranking.io.records: flattening records, aliases, the prompt, marked values."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from ranking.records import InvalidText, Whole, frame_from_records, normalise_columns
+from ranking.io.records import InvalidText, Whole, frame_from_records, normalise_columns
 
 
 def test_nested_records_are_flattened_but_one_value_fields_stay_whole() -> None:

@@ -3,7 +3,7 @@
 Formats are chosen by suffix (:data:`SUFFIXES`): JSON Lines, JSON arrays (FastChat
 ``clean_battle_*.json`` included), CSV and Parquet, each optionally gzip-compressed.
 Files are read in chunks; every chunk is normalised, validated and typed by
-:mod:`ranking.validation` before the next one is read, so that memory follows the
+:mod:`ranking.io.validation` before the next one is read, so that memory follows the
 compact typed frame rather than the raw text.
 """
 
@@ -28,8 +28,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ranking.progress import Advance, Progress, start
-from ranking.validation import (
+from ranking.io.validation import (
     ALIASES,
     BATTLE_COLUMNS,
     REQUIRED_COLUMNS,
@@ -41,6 +40,7 @@ from ranking.validation import (
     to_battle_frame,
     validate_battles,
 )
+from ranking.progress import Advance, Progress, start
 
 __all__ = ["SUFFIXES", "BattleLogError", "IngestResult", "read_battles", "read_frame"]
 
@@ -117,7 +117,7 @@ class IngestResult:
     Attributes
     ----------
     battles : pandas.DataFrame
-        The typed battle frame (see :func:`ranking.validation.to_battle_frame`).
+        The typed battle frame (see :func:`ranking.io.validation.to_battle_frame`).
     n_read : int
         Records read from the files, including skipped and duplicate ones.
     n_skipped : int

@@ -1,6 +1,6 @@
 """The one place where battle frames become arrays, and where segments are selected.
 
-A battle frame is the normalised table of :func:`ranking.ingest.read_battles`: columns
+A battle frame is the normalised table of :func:`ranking.io.ingest.read_battles`: columns
 ``model_a``, ``model_b``, ``winner`` (canonical values), optionally ``tstamp``,
 ``user_id`` and label columns.
 """

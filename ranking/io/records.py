@@ -4,7 +4,7 @@
 :func:`normalise_columns` renames aliases, extracts the prompt from an Arena
 ``conversation_a`` and drops list-valued label columns. Neither judges a value: a dict in
 a one-value field stays whole (:class:`Whole`) and a string holding a lone surrogate is
-marked (:class:`InvalidText`), so that :func:`ranking.validation.validate_battles` can
+marked (:class:`InvalidText`), so that :func:`ranking.io.validation.validate_battles` can
 name the field and the value.
 """
 

@@ -1,4 +1,4 @@
-"""Tests for ranking.validation: row checks, typing, de-duplication."""
+"""Tests for ranking.io.validation: row checks, typing, de-duplication."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ranking.types import WINNER_OUTCOME
-from ranking.validation import (
+from ranking.io.validation import (
     ALIASES,
     BATTLE_COLUMNS,
     REQUIRED_COLUMNS,
@@ -22,6 +21,7 @@ from ranking.validation import (
     to_battle_frame,
     validate_battles,
 )
+from ranking.types import WINNER_OUTCOME
 
 WINNER_ERROR = "is not one of model_a, model_b, tie, tie (bothbad), both_bad"
 

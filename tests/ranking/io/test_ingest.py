@@ -1,4 +1,4 @@
-"""Tests for ranking.ingest: formats, error reports, skipping, de-duplication, chunking."""
+"""Tests for ranking.io.ingest: formats, error reports, skipping, de-duplication, chunking."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ranking.ingest import SUFFIXES, BattleLogError, IngestResult, read_battles, read_frame
-from ranking.validation import BATTLE_COLUMNS, WINNERS
+from ranking.io.ingest import SUFFIXES, BattleLogError, IngestResult, read_battles, read_frame
+from ranking.io.validation import BATTLE_COLUMNS, WINNERS
 from tests.conftest import RecordedProgress
 
-DATA = Path(__file__).parent.parent / "data" / "ingest"
+DATA = Path(__file__).parents[2] / "data" / "ingest"
 WINNER_ERROR = "is not one of model_a, model_b, tie, tie (bothbad), both_bad"
 HEADER = "id,model_a,model_b,winner,tstamp\n"
 GOOD = '{"model_a": "x", "model_b": "y", "winner": "tie"}'
