@@ -35,7 +35,7 @@ BENCHMARKS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "study": ("C. The study's per-user agreement, reproduced and explained (issue 3)", study.run),
     "topics": ("D. Query topics: backends, recovery of true topics, speed (issue 4)", topics.run),
     "topics_scale": ("E. The default topic model at scale, and warm (issue 4)", topics.run_scale),
-    "predictor": ("F. Fitting everything, and recommending warm (issue 5)", predictor.run),
+    "predictor": ("F. Fitting everything, and recommending warm (issues 5, 16)", predictor.run),
     "service": ("G. The service under load (issue 6)", service.run),
     "scale": ("H. Fitting on a Dask cluster (issue 8)", scale.run),
     "soak": ("I. Soak: ten minutes of mixed load (issue 7)", soak.run),
