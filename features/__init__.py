@@ -11,13 +11,11 @@ network loads before a topic model is fitted or used.
 
 from __future__ import annotations
 
-import importlib
+from ranking.lazy import lazy_exports
 
 # typing is not imported at run time: it would double the cost of importing the package.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from features.predictor import Prediction, RatingPredictor
     from features.profile import UserProfiler, UserProfiles
     from features.regression import ProfileRegressor
@@ -52,14 +50,4 @@ _HOMES: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, __all__)

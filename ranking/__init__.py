@@ -20,13 +20,11 @@ until a name needs them).
 
 from __future__ import annotations
 
-import importlib
+from ranking.lazy import lazy_exports
 
 # typing is not imported at run time: it would double the cost of importing the package.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from ranking.agreement import AgreementSummary, kendall_per_row, spearman_per_row
     from ranking.analysis import UserAnalysis, analyse_users, fit_user_agreement
     from ranking.bt import fit_bt
@@ -77,13 +75,13 @@ _HOMES: dict[str, str] = {
     "online_elo": "elo",
     "EvaluationRow": "evaluation",
     "evaluate_personalisation": "evaluation",
-    "filter_battles": "frames",
-    "pairwise_from_battles": "frames",
-    "user_codes": "frames",
-    "BattleLogError": "ingest",
-    "IngestResult": "ingest",
-    "read_battles": "ingest",
-    "read_frame": "ingest",
+    "filter_battles": "io.frames",
+    "pairwise_from_battles": "io.frames",
+    "user_codes": "io.frames",
+    "BattleLogError": "io.ingest",
+    "IngestResult": "io.ingest",
+    "read_battles": "io.ingest",
+    "read_frame": "io.ingest",
     "fit_leaderboard": "leaderboard",
     "split_provisional": "leaderboard",
     "Leaderboard": "types",
@@ -94,14 +92,4 @@ _HOMES: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, __all__)

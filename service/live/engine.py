@@ -19,6 +19,7 @@ import pandas as pd
 
 from ranking.types import Method
 from service.integrity import IntegrityConfig
+from service.live.context import LiveContext
 from service.live.history import BattleHistory
 from service.live.reads import Reads
 from service.live.refits import Refits
@@ -62,10 +63,11 @@ class Engine:
         self.history = BattleHistory(fit, store)
         secret = settings.token_secret
         key = secret.get_secret_value().encode() if secret else store.secret()
-        self.versions = Versions(store, fit, settings, self.integrity, self.history)
-        self.reads = Reads(store, fit, settings, self.integrity, self.history, self.versions)
-        self.writes = Writes(store, settings, self.history, self.versions, key)
-        self.refits = Refits(store, fit, settings, self.integrity, self.history, self.versions)
+        context = LiveContext(store, fit, settings, self.integrity, self.history)
+        self.versions = Versions(context)
+        self.reads = Reads(context, self.versions)
+        self.writes = Writes(context, self.versions, key)
+        self.refits = Refits(context, self.versions)
 
     # -- versions and battles --------------------------------------------------------------
 

@@ -17,15 +17,12 @@ from ranking.io.frames import check_segment_size, filter_battles, pairwise_from_
 from ranking.io.validation import battles_from_records, to_battle_frame
 from ranking.leaderboard import fit_leaderboard
 from ranking.types import Method
-from service.integrity import IntegrityConfig, counted_mask
+from service.integrity import counted_mask
+from service.live.context import LiveContext, LivePart
 from service.live.errors import InputError, NotAvailable
-from service.live.history import BattleHistory
 from service.live.versions import Versions
-from service.pipeline.artifacts import FitArtifacts
 from service.recommendation import recommendation, unknown_models
 from service.served import LiveWindow, Served, live_elo_leaderboard, live_window
-from service.settings import Settings
-from service.store import Store
 
 __all__ = ["Reads"]
 
@@ -33,33 +30,17 @@ __all__ = ["Reads"]
 SEGMENTS_KEPT = 32
 
 
-class Reads:
+class Reads(LivePart):
     """The read side of the engine, each answer of the current version.
 
     Parameters
     ----------
-    store : Store
-    fit : FitArtifacts
-    settings : Settings
-    integrity : IntegrityConfig
-    history : BattleHistory
+    context : LiveContext
     versions : Versions
     """
 
-    def __init__(
-        self,
-        store: Store,
-        fit: FitArtifacts,
-        settings: Settings,
-        integrity: IntegrityConfig,
-        history: BattleHistory,
-        versions: Versions,
-    ) -> None:
-        self.store = store
-        self.fit = fit
-        self.settings = settings
-        self.integrity = integrity
-        self.history = history
+    def __init__(self, context: LiveContext, versions: Versions) -> None:
+        super().__init__(context)
         self.versions = versions
         self._segments: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
         self._live: tuple[tuple[int, int], LiveWindow] | None = None

@@ -17,50 +17,31 @@ from pathlib import Path
 
 import pandas as pd
 
-from service.integrity import IntegrityConfig
-from service.live.history import BattleHistory
+from service.live.context import LiveContext, LivePart
 from service.live.versions import Versions
 from service.pipeline import build_predictor
-from service.pipeline.artifacts import FitArtifacts
 from service.pipeline.snapshot import Snapshot, refit_snapshot
 from service.served import Served
-from service.settings import Settings
-from service.store import Store
 
 __all__ = ["Refits"]
 
 log = logging.getLogger(__name__)
 
 
-class Refits:
+class Refits(LivePart):
     """The refits of one process: one at a time, on demand or every ``refit_interval_s``.
 
     Parameters
     ----------
-    store : Store
-    fit : FitArtifacts
-        The fit served: its seed and its predictor's configuration are the refits'.
-    settings : Settings
-    integrity : IntegrityConfig
-    history : BattleHistory
+    context : LiveContext
+        Its fit is the fit served: its seed and its predictor's configuration are the
+        refits'.
     versions : Versions
         Where a refit's version is installed.
     """
 
-    def __init__(
-        self,
-        store: Store,
-        fit: FitArtifacts,
-        settings: Settings,
-        integrity: IntegrityConfig,
-        history: BattleHistory,
-        versions: Versions,
-    ) -> None:
-        self.store = store
-        self.fit = fit
-        self.settings = settings
-        self.integrity = integrity
-        self.history = history
+    def __init__(self, context: LiveContext, versions: Versions) -> None:
+        super().__init__(context)
         self.versions = versions
         self._refit_lock = threading.Lock()  # one refit at a time in this process
         self._stop = threading.Event()

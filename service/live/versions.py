@@ -18,20 +18,18 @@ from typing import Any
 from ranking.io.frames import pairwise_from_battles
 from ranking.leaderboard import fit_leaderboard
 from ranking.types import Leaderboard
-from service.integrity import IntegrityConfig, screen_battles
-from service.live.history import BattleHistory
-from service.pipeline.artifacts import FitArtifacts
+from service.integrity import screen_battles
+from service.live.context import LiveContext, LivePart
 from service.pipeline.snapshot import Snapshot, snapshot_from_fit
 from service.served import Served, served_version
-from service.settings import Settings
-from service.store import Store, StoreUnavailable
+from service.store import StoreUnavailable
 
 __all__ = ["Versions"]
 
 log = logging.getLogger(__name__)
 
 
-class Versions:
+class Versions(LivePart):
     """The :class:`Served` version of this process, and the fit published as one.
 
     Made, it publishes the fit directory unless the store already serves it, and loads
@@ -39,33 +37,17 @@ class Versions:
 
     Parameters
     ----------
-    store : Store
-    fit : FitArtifacts
-    settings : Settings
-    integrity : IntegrityConfig
-        The screen of the public boards, applied to the fit's battles when published.
-    history : BattleHistory
-        The fit's battles.
+    context : LiveContext
+        Its integrity screen is applied to the fit's battles when the fit is published.
     """
 
-    def __init__(
-        self,
-        store: Store,
-        fit: FitArtifacts,
-        settings: Settings,
-        integrity: IntegrityConfig,
-        history: BattleHistory,
-    ) -> None:
-        self.store = store
-        self.fit = fit
-        self.settings = settings
-        self.integrity = integrity
-        self.history = history
+    def __init__(self, context: LiveContext) -> None:
+        super().__init__(context)
         self._predictors: dict[str, Any] = {}
         self._lock = threading.Lock()  # guards swapping self._served
         self._checked = 0.0
         self._publish_fit_if_new()
-        self._served = self.load(*store.snapshot())
+        self._served = self.load(*self.store.snapshot())
         if self._served.predictor is not None:  # load the embedding model now, not on a request
             self._served.predictor.predict_queries(["warm-up"])
 

@@ -17,14 +17,12 @@ import pandas as pd
 
 from ranking.io.validation import RowError, battles_from_records
 from ranking.types import CENTER, Method
+from service.live.context import LiveContext, LivePart
 from service.live.errors import InputError, NotAvailable
-from service.live.history import BattleHistory
 from service.live.priors import predicted_priors
 from service.live.versions import Versions
 from service.personal import personal_leaderboard
 from service.served import METHODS, Served
-from service.settings import Settings
-from service.store import Store
 from service.tokens import user_token, verify_user_token
 from service.votes import battle_documents, elo_update
 
@@ -37,30 +35,19 @@ MAX_USER_ID_CHARS = 256
 UserBoards = dict[str, dict[str, dict[str, Any]]]
 
 
-class Writes:
+class Writes(LivePart):
     """The write side of the engine: votes, the catalogue, personal boards, tokens.
 
     Parameters
     ----------
-    store : Store
-    settings : Settings
-    history : BattleHistory
+    context : LiveContext
     versions : Versions
     secret : bytes
         The key of the users' read tokens.
     """
 
-    def __init__(
-        self,
-        store: Store,
-        settings: Settings,
-        history: BattleHistory,
-        versions: Versions,
-        secret: bytes,
-    ) -> None:
-        self.store = store
-        self.settings = settings
-        self.history = history
+    def __init__(self, context: LiveContext, versions: Versions, secret: bytes) -> None:
+        super().__init__(context)
         self.versions = versions
         self._secret = secret
         # Personal refits of one process in turn, so a slower refit that read fewer votes
