@@ -10,32 +10,25 @@ compact typed frame rather than the raw text.
 from __future__ import annotations
 
 import gzip
-import io
-import json
 import logging
 import os
 import zlib
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, NamedTuple, cast
+from typing import IO, cast
 
 import numpy as np
-import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
+from ranking.io.chunks import CHUNKERS, BattleLogError, Chunk, PathArg, row_numbers
 from ranking.io.validation import (
-    ALIASES,
-    BATTLE_COLUMNS,
     REQUIRED_COLUMNS,
     RowError,
     drop_duplicate_ids,
     empty_battle_frame,
-    frame_from_records,
     normalise_columns,
     to_battle_frame,
     validate_battles,
@@ -50,12 +43,6 @@ _FORMATS = (".csv", ".json", ".jsonl", ".parquet")
 #: Accepted file suffixes (case-insensitive): each format, plain or gzip-compressed.
 SUFFIXES: tuple[str, ...] = _FORMATS + tuple(f"{s}.gz" for s in _FORMATS)
 
-# Columns read as text from CSV whatever they look like (ids such as "007" stay intact).
-_TEXT_COLUMNS = [c for c in BATTLE_COLUMNS if c != "tstamp"] + [
-    alias for aliases in ALIASES.values() for alias in aliases
-]
-
-PathArg = str | os.PathLike[str]
 
 # Exceptions raised while reading a file, and what they mean for the user.
 _READ_ERRORS: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], str], ...] = (
@@ -68,46 +55,6 @@ _READ_ERRORS: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...],
     (pa.ArrowException, "not a valid Parquet file"),
     (OSError, "cannot read file"),
 )
-
-
-class BattleLogError(ValueError):
-    """A battle log that cannot be read as given.
-
-    Attributes
-    ----------
-    file : str
-        The file, as it was named by the caller.
-    row : int or None
-        1-based record number within the file (the line number for JSON Lines);
-        ``None`` when the file as a whole is unusable.
-    field : str or None
-        The offending field, when one is to blame.
-    value : object
-        The offending value; ``None`` when missing or not applicable.
-    reason : str
-        What is wrong, without file, row or value.
-    """
-
-    def __init__(
-        self,
-        file: PathArg,
-        reason: str,
-        *,
-        row: int | None = None,
-        field: str | None = None,
-        value: Any = None,
-        detail: str = "",
-    ) -> None:
-        self.file = os.fspath(file)
-        self.row = row
-        self.field = field
-        self.value = value
-        self.reason = reason
-        if row is None:
-            text = f"{reason} ({detail})" if detail else reason
-        else:
-            text = f"row {row}: " + RowError(row, field, value, reason, detail).message
-        super().__init__(f"{self.file}: {text}")
 
 
 @dataclass(frozen=True)
@@ -223,8 +170,8 @@ def read_frame(
         record.
     """
     reader = _Reader(skip_invalid, frozenset())
-    rows = _row_numbers(first_row - 1, len(frame))
-    reader._add(source, _Chunk(frame.reset_index(drop=True), rows, []), check_columns=True)
+    rows = row_numbers(first_row - 1, len(frame))
+    reader._add(source, Chunk(frame.reset_index(drop=True), rows, []), check_columns=True)
     skipped = sum(reader.reasons.values())
     return IngestResult(
         _concat(reader.frames),
@@ -234,14 +181,6 @@ def read_frame(
         dict(reader.reasons),
         reader.n_self,
     )
-
-
-class _Chunk(NamedTuple):
-    """Raw records of one chunk, their 1-based row numbers, and unparsable records."""
-
-    frame: pd.DataFrame
-    rows: npt.NDArray[np.int64]
-    errors: list[RowError]  # index = row number
 
 
 def _reading(file: PathArg) -> str:
@@ -280,7 +219,7 @@ class _Reader:
         done = 0  # bytes of the file read and told
         try:
             with open(file, "rb") as raw, gzip.GzipFile(fileobj=raw) if gz else raw as stream:
-                chunks = _CHUNKERS[suffix](file, cast(IO[bytes], stream), chunksize)
+                chunks = CHUNKERS[suffix](file, cast(IO[bytes], stream), chunksize)
                 for number, chunk in enumerate(chunks):
                     self._add(file, chunk, check_columns=number == 0)
                     if raw.tell() > done:
@@ -298,7 +237,7 @@ class _Reader:
         if _size(file) > done:
             advance(_size(file) - done)
 
-    def _add(self, file: PathArg, chunk: _Chunk, *, check_columns: bool) -> None:
+    def _add(self, file: PathArg, chunk: Chunk, *, check_columns: bool) -> None:
         frame = normalise_columns(chunk.frame)
         if check_columns and len(frame.columns) > 0:
             _check_columns(file, frame)
@@ -347,113 +286,3 @@ def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
         for column in ("model_a", "model_b"):
             frame[column] = frame[column].cat.set_categories(models)
     return pd.concat(frames, ignore_index=True)
-
-
-def _row_numbers(start: int, n: int) -> npt.NDArray[np.int64]:
-    """1-based numbers of ``n`` records following the first ``start``."""
-    return np.arange(start + 1, start + n + 1, dtype=np.int64)
-
-
-def _csv_chunks(file: PathArg, stream: IO[bytes], chunksize: int) -> Iterator[_Chunk]:
-    reader = pd.read_csv(
-        stream,
-        chunksize=chunksize,
-        dtype=dict.fromkeys(_TEXT_COLUMNS, str),
-        compression=None,
-        encoding="utf-8",
-    )
-    start = 0
-    with reader:
-        for frame in reader:
-            yield _Chunk(frame, _row_numbers(start, len(frame)), [])
-            start += len(frame)
-
-
-@contextmanager
-def _text(stream: IO[bytes]) -> Iterator[io.TextIOWrapper]:
-    """Decode ``stream`` as UTF-8 without closing it afterwards."""
-    wrapper = io.TextIOWrapper(stream, encoding="utf-8-sig")
-    try:
-        yield wrapper
-    finally:
-        wrapper.detach()
-
-
-def _record_chunk(numbered: list[tuple[int, Any]], errors: list[RowError]) -> _Chunk:
-    """A chunk from parsed JSON values and their row numbers; non-objects become errors."""
-    objects = [(n, r) for n, r in numbered if isinstance(r, dict)]
-    errors += [
-        RowError(n, None, None, "record is not a JSON object")
-        for n, r in numbered
-        if not isinstance(r, dict)
-    ]
-    rows = np.array([n for n, _ in objects], dtype=np.int64)
-    return _Chunk(frame_from_records([r for _, r in objects]), rows, errors)
-
-
-def _jsonl_chunks(file: PathArg, stream: IO[bytes], chunksize: int) -> Iterator[_Chunk]:
-    numbered: list[tuple[int, Any]] = []
-    errors: list[RowError] = []
-    blank = True
-    with _text(stream) as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            blank = False
-            try:
-                numbered.append((number, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                detail = f"{exc.msg} at column {exc.colno}"
-                errors.append(RowError(number, None, None, "malformed JSON", detail))
-            except RecursionError:
-                errors.append(RowError(number, None, None, "malformed JSON", "nested too deeply"))
-            if len(numbered) + len(errors) >= chunksize:
-                yield _record_chunk(numbered, errors)
-                numbered, errors = [], []
-    if blank:
-        raise BattleLogError(file, "file is empty")
-    if numbered or errors:
-        yield _record_chunk(numbered, errors)
-
-
-def _json_chunks(file: PathArg, stream: IO[bytes], chunksize: int) -> Iterator[_Chunk]:
-    with _text(stream) as text:
-        content = text.read()
-    if not content.strip():
-        raise BattleLogError(file, "file is empty")
-    try:
-        data = json.loads(content)
-    except json.JSONDecodeError as exc:
-        detail = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
-        raise BattleLogError(file, "malformed JSON", detail=detail) from None
-    except RecursionError:
-        raise BattleLogError(file, "malformed JSON", detail="nested too deeply") from None
-    del content
-    if not isinstance(data, list):
-        kind = type(data).__name__
-        raise BattleLogError(file, f"expected a JSON array of battle records, not a {kind}")
-    for first in range(0, max(len(data), 1), chunksize):
-        yield _record_chunk(list(enumerate(data[first : first + chunksize], first + 1)), [])
-
-
-def _parquet_chunks(file: PathArg, stream: IO[bytes], chunksize: int) -> Iterator[_Chunk]:
-    source = pa.BufferReader(stream.read()) if isinstance(stream, gzip.GzipFile) else stream
-    parquet = pq.ParquetFile(source)
-    batches = parquet.iter_batches(batch_size=chunksize)
-    start = 0
-    # An empty file has no batches, but its columns still count.
-    for batch in batches if parquet.metadata.num_rows else [parquet.schema_arrow.empty_table()]:
-        table = pa.Table.from_batches([batch]) if isinstance(batch, pa.RecordBatch) else batch
-        while any(pa.types.is_struct(f.type) for f in table.schema):
-            table = table.flatten()  # struct columns become dotted names, one level a pass
-        frame = table.to_pandas()
-        yield _Chunk(frame, _row_numbers(start, len(frame)), [])
-        start += len(frame)
-
-
-_CHUNKERS = {
-    ".csv": _csv_chunks,
-    ".json": _json_chunks,
-    ".jsonl": _jsonl_chunks,
-    ".parquet": _parquet_chunks,
-}
