@@ -2,11 +2,12 @@
 
 :class:`RatingPredictor` fits a contextual Bradley-Terry model
 (:mod:`ranking.contextual`) on every training vote, with a context of: the constant 1, the
-topic of the vote's query (one-hot), and the voter's writing style (a few principal
-components of the standardised mean style of their queries, raw and relative to each
-query's topic: :attr:`RatingPredictor.style_source`). A user's predicted strength
-of each model is the model's strength at the user's mean context, that is at their
-profile's smoothed topic shares and mean style.
+topic of the vote's query (one-hot) and the principal components of its embedding
+(:mod:`features.query_context`, where the profiler has them), and the voter's writing
+style (a few principal components of the standardised mean style of their queries, raw
+and relative to each query's topic: :attr:`RatingPredictor.style_source`). A user's
+predicted strength of each model is the model's strength at the user's mean context,
+that is at their profile's smoothed topic shares, mean embedding components and style.
 
 How many style components to keep is a bias-variance choice that held-out users' votes
 barely settle, so the prediction averages one model for each candidate number
@@ -40,10 +41,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from features.persistence import load_folder, save_folder
 from features.profile import STYLE_SOURCES, StyleSource, UserProfiler, UserProfiles
+from features.query_context import user_query_context, vote_query_context
 from features.style import style_features
 from ranking.contextual import ALPHA_GRID, ContextualBT, alpha_losses, fit_contextual_bt
-from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
 from ranking.intervals import interval_ranks
+from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
 from ranking.pairwise import ELO_PER_NAT, to_elo_scale
 from ranking.progress import Advance, Progress, start
 from ranking.shrinkage import learn_alpha
@@ -329,7 +331,7 @@ class RatingPredictor(BaseEstimator):
         components: PCA,
         scale: FloatArray,
     ) -> FloatArray:
-        """Each vote's context: 1, its query's topic (one-hot), and a style part.
+        """Each vote's context: 1, its query's topic (one-hot) and components, and style.
 
         The style part is the voter's standardised mean style (``style_context="user"``),
         or the query's own (``"query"``). A preference for a style belongs to the person,
@@ -338,8 +340,7 @@ class RatingPredictor(BaseEstimator):
         """
         p = self.profiler_
         present = battles["prompt"].notna().to_numpy()
-        topics = np.tile(p.topic_share_, (len(battles), 1))  # no prompt: the population's
-        topics[present] = np.eye(p.topic_share_.size)[p.labels_]
+        topics = vote_query_context(p, present)
         if self.style_context == "user":
             style = user_contexts[users, 1 + topics.shape[1] :]
         else:
@@ -363,7 +364,7 @@ class RatingPredictor(BaseEstimator):
     def _user_contexts(
         self, profiles: UserProfiles, components: PCA, scale: FloatArray
     ) -> FloatArray:
-        topics = profiles.to_frame().filter(like="topic:").to_numpy()
+        topics = user_query_context(profiles)
         style_part = self._style_part(profiles.style(self.style_source), components, scale)
         return np.hstack([np.ones((len(topics), 1)), topics, style_part])
 
@@ -426,6 +427,7 @@ class RatingPredictor(BaseEstimator):
     def save(self, path: str | Path) -> Path:
         """Save into the folder ``path``: the model, and ``predictor.json`` to read."""
         check_is_fitted(self, "members_")
+        query_names = [n for n in self.profiler_.feature_names_ if n.startswith("query_pc:")]
         summary = {
             "format": _FORMAT,
             "models": list(self.models_),
@@ -438,6 +440,7 @@ class RatingPredictor(BaseEstimator):
                     "context": [
                         "1",
                         *(f"topic:{k}" for k in range(self.profiler_.topic_share_.size)),
+                        *query_names,
                         *(f"style_pc:{k}" for k in range(m.components.n_components_)),
                     ],
                 }

@@ -49,7 +49,8 @@ def test_fit_learns_a_contextual_model_and_a_blend_strength(
     for member, wanted in zip(fitted.members_, STYLE_COMPONENTS, strict=True):
         components = member.components.n_components_
         assert components <= wanted
-        assert member.model.coef.shape == (n_models, 1 + 4 + components)
+        queries = fitted.profiler_.query_model_.n_components_
+        assert member.model.coef.shape == (n_models, 1 + 4 + queries + components)
         assert member.model.alpha > 0  # chosen by held-out users' votes
     assert fitted.blend_alpha_ > 0 and np.isfinite(fitted.prior_sd)
     assert len(fitted.training_profiles_.user_ids) == labelled_battles["user_id"].nunique()
@@ -120,7 +121,7 @@ def test_style_context_per_query_is_an_option(labelled_battles: pd.DataFrame) ->
     query.fit(labelled_battles)
     (member,) = query.members_  # a given style size: one model
     assert member.components.n_components_ == 2 and member.model.alpha == 1.0
-    assert member.model.coef.shape[1] == 1 + 3 + 2
+    assert member.model.coef.shape[1] == 1 + 3 + query.profiler_.query_model_.n_components_ + 2
     with pytest.raises(ValueError, match="'style_components' must be a positive integer"):
         RatingPredictor(profiler, style_components=0).fit(labelled_battles)
     with pytest.raises(ValueError, match="'style_context' must be 'user' or 'query', not 'x'"):
@@ -168,3 +169,37 @@ def test_a_predictor_saved_before_relative_style_loads_and_predicts_raw(
     loaded.style_source = "relative"
     with pytest.raises(ValueError, match="lack; refit the predictor"):
         loaded.predict_queries(queries)
+
+
+def test_a_predictor_saved_before_query_components_loads_and_predicts_as_before(
+    labelled_battles: pd.DataFrame, tmp_path: Path
+) -> None:
+    profiler = UserProfiler(TopicModel("tfidf", n_topics=3), query_components=0)
+    before = RatingPredictor(profiler, style_components=2, folds=2, alpha=1.0)
+    before.fit(labelled_battles)
+    queries = ["Explain photosynthesis in detail, please.", "Write a haiku about rain."]
+    expected = before.predict_queries(queries).ratings
+    # what a predictor pickled before query_pc holds: a profiler without those attributes
+    for name in ("query_components", "query_whiten", "query_model_"):
+        del before.profiler_.__dict__[name]
+    loaded = RatingPredictor.load(before.save(tmp_path / "old"))
+    assert loaded.profiler_.query_model_ is None
+    assert not any(n.startswith("query_pc:") for n in loaded.profiler_.feature_names_)
+    np.testing.assert_array_equal(loaded.predict_queries(queries).ratings, expected)
+
+
+def test_query_components_enter_every_vote_and_user_context(
+    labelled_battles: pd.DataFrame, tmp_path: Path
+) -> None:
+    profiler = UserProfiler(TopicModel("tfidf", n_topics=3), query_components=5)
+    fitted = RatingPredictor(profiler, style_components=2, folds=2, alpha=1.0)
+    fitted.fit(labelled_battles)
+    n_models = labelled_battles["model_a"].nunique()
+    assert fitted.members_[0].model.coef.shape == (n_models, 1 + 3 + 5 + 2)
+    queries = ["Explain photosynthesis in detail, please."]
+    expected = fitted.predict_queries(queries).ratings
+    loaded = RatingPredictor.load(fitted.save(tmp_path / "new"))
+    assert "query_context_" not in loaded.profiler_.__dict__  # training rows are not saved
+    np.testing.assert_allclose(loaded.predict_queries(queries).ratings, expected)
+    summary = (tmp_path / "new" / "predictor.json").read_text()
+    assert "query_pc:4" in summary

@@ -26,7 +26,7 @@ def test_profiles_have_one_row_per_user_and_named_columns(
     profiler = UserProfiler(topic_model)
     profiles = profiler.fit_transform(labelled_battles)
     n_users = labelled_battles["user_id"].nunique()
-    width = 6 + 3 * len(STYLE_FEATURES) + 1
+    width = 6 + 3 * len(STYLE_FEATURES) + profiler.query_model_.n_components_ + 1
     assert profiles.values.shape == (n_users, width)
     assert list(profiler.get_feature_names_out()) == list(profiles.feature_names)
     assert profiles.feature_names[0] == "topic:0" and profiles.feature_names[-1] == "log_votes"
@@ -113,12 +113,37 @@ def test_a_profiler_saved_before_relative_style_still_transforms(
 ) -> None:
     profiler = UserProfiler(topic_model).fit(labelled_battles)
     state = dict(profiler.__dict__)
-    for name in ("topic_style_mean_", "topic_style_sd_", "topic_prior"):
+    for name in ("topic_style_mean_", "topic_style_sd_", "topic_prior", "query_components"):
         del state[name]
-    state["feature_names_"] = tuple(n for n in state["feature_names_"] if "style_rel:" not in n)
+    for name in ("query_whiten", "query_model_", "query_mean_", "query_context_"):
+        del state[name]
+    state["feature_names_"] = tuple(
+        n for n in state["feature_names_"] if "style_rel:" not in n and "query_pc:" not in n
+    )
     old = UserProfiler.__new__(UserProfiler)
     old.__setstate__(state)
     frame = old.transform(labelled_battles).to_frame()
     assert list(frame.columns) == list(old.feature_names_)
     new = profiler.transform(labelled_battles).to_frame()
     pd.testing.assert_frame_equal(frame, new[frame.columns])
+
+
+def test_query_components_are_smoothed_means_of_each_users_queries(
+    labelled_battles: pd.DataFrame, topic_model: TopicModel
+) -> None:
+    profiler = UserProfiler(topic_model, query_components=4)
+    profiles = profiler.fit_transform(labelled_battles).to_frame()
+    query = profiles.filter(like="query_pc:")
+    assert list(query.columns) == [f"query_pc:{k}" for k in range(4)]
+    assert profiler.query_context_.shape == (labelled_battles["prompt"].notna().sum(), 4)
+    # one user, two queries: (sum + smoothing * population mean) / (2 + smoothing)
+    texts = labelled_battles["prompt"].iloc[:2].tolist()
+    one = profiler.transform(battles([("u", texts[0]), ("u", texts[1])])).to_frame()
+    rows = profiler.topics_and_context(texts)[1]
+    assert rows is not None and rows.shape == (2, 4)
+    expected = (rows.sum(axis=0) + 2.0 * profiler.query_mean_) / 4.0
+    np.testing.assert_allclose(one.filter(like="query_pc:").to_numpy()[0], expected, atol=1e-5)
+    nothing = profiler.transform(battles([("v", None)])).to_frame()
+    np.testing.assert_allclose(nothing.filter(like="query_pc:").to_numpy()[0], profiler.query_mean_)
+    with pytest.raises(ValueError, match="'query_components' must be a non-negative integer"):
+        UserProfiler(topic_model, query_components=-1).fit(labelled_battles)
