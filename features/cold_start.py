@@ -43,7 +43,7 @@ from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
 from ranking.pairwise import ELO_PER_NAT, pair_share, position_in_group
 from ranking.progress import Progress, start
 from ranking.shrinkage import learn_alpha
-from ranking.types import CENTER, Method, PairwiseData
+from ranking.types import CENTER, FloatArray, Method, PairwiseData
 from ranking.users import (
     Shrinkage,
     UserRatings,
@@ -61,7 +61,6 @@ __all__ = [
     "split_users",
 ]
 
-FloatArray = npt.NDArray[np.float64]
 OWN_VOTES: tuple[int, ...] = (5, 10, 20)
 #: The row of :class:`features.regression.ProfileRegressor`, the study's model chosen by CV.
 REGRESSION = "regression on profile (chosen by CV)"

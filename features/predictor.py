@@ -49,7 +49,7 @@ from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
 from ranking.pairwise import ELO_PER_NAT, to_elo_scale
 from ranking.progress import Advance, Progress, start
 from ranking.shrinkage import learn_alpha
-from ranking.types import PairwiseData
+from ranking.types import FloatArray, PairwiseData
 from ranking.users import fit_user_ratings
 
 __all__ = ["STYLE_COMPONENTS", "Prediction", "RatingPredictor", "StyleMember"]
@@ -60,7 +60,6 @@ _MODEL_FILE = "predictor.joblib"
 _SUMMARY_FILE = "predictor.json"
 _FORMAT = "plb-rating-predictor/2"
 
-FloatArray = npt.NDArray[np.float64]
 Source = Literal["predicted", "blended"]
 
 
@@ -90,7 +89,7 @@ class Prediction:
     def ranking(self, row: int = 0) -> list[dict[str, Any]]:
         """One user's models, best first, in the SPEC ``recommend`` shape.
 
-        Ranks follow SPEC section 2: 1 + the number of models whose lower bound is above
+        Ranks follow docs/SPEC.md section 2: 1 + the number of models whose lower bound is above
         this model's upper bound, so models whose intervals overlap share a rank.
         """
         order = np.argsort(-self.ratings[row], kind="stable")
@@ -204,7 +203,7 @@ class RatingPredictor(BaseEstimator):
         Parameters
         ----------
         battles : DataFrame
-            A battle frame (SPEC section 1) with ``user_id`` and ``prompt``; votes without
+            A battle frame (docs/SPEC.md section 1) with ``user_id`` and ``prompt``; votes without
             a user are left out.
         models : tuple of str, optional
             Model order of the ratings; the models present, sorted, by default.

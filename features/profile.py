@@ -247,7 +247,7 @@ class UserProfiler(BaseEstimator):
         Parameters
         ----------
         battles : DataFrame
-            Rows with ``user_id`` and ``prompt`` (SPEC section 1).
+            Rows with ``user_id`` and ``prompt`` (docs/SPEC.md section 1).
         embeddings : array of shape (rows with a prompt, d), or mapping, optional
             Precomputed embeddings of the non-missing prompts, in row order, or a table
             of vectors by prompt text (:meth:`features.topics.TopicModel.fit`).

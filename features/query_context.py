@@ -24,13 +24,12 @@ from sklearn.decomposition import PCA
 from sklearn.utils.validation import check_is_fitted
 
 from ranking.progress import Progress
+from ranking.types import FloatArray
 
 if TYPE_CHECKING:
     from features.profile import UserProfiler, UserProfiles
 
 __all__ = ["QueryComponents", "row_vectors", "user_query_context", "vote_query_context"]
-
-FloatArray = npt.NDArray[np.float64]
 
 
 class QueryComponents(BaseEstimator):

@@ -36,9 +36,9 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
-__all__ = ["ProfileRegressor", "default_candidates", "ridge_model"]
+from ranking.types import FloatArray
 
-FloatArray = npt.NDArray[np.float64]
+__all__ = ["ProfileRegressor", "default_candidates", "ridge_model"]
 
 
 def ridge_model() -> Any:

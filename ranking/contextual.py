@@ -31,7 +31,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
 from ranking.progress import Advance
-from ranking.types import Matchups, Outcomes
+from ranking.types import FloatArray, Matchups, Outcomes
 
 __all__ = [
     "ALPHA_GRID",
@@ -43,7 +43,6 @@ __all__ = [
     "held_out_log_loss",
 ]
 
-FloatArray = npt.NDArray[np.float64]
 ALPHA_GRID: tuple[float, ...] = tuple(10.0 ** np.arange(-1.0, 2.51, 0.5))
 
 
