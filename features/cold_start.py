@@ -15,7 +15,9 @@ from their queries alone. Three checks:
    ones.
 2. **Rankings.** Spearman of predicted against fitted rankings, and against the true
    rankings where a simulation's truth is given (with the intervals' coverage of the
-   truth).
+   truth). When the log also carries each vote's true ``topic`` (the simulator's), a
+   baseline that is told those topics scores beside it: per-topic Bradley-Terry fits of
+   the training votes, averaged by the test user's shares of each topic.
 3. **Cold to warm.** For test users with enough votes, their first 5, 10 and 20 votes are
    given and their later votes held out; the aggregate, the prediction, the user's own
    votes alone (shrunk toward the aggregate) and the blend (shrunk toward the prediction)
@@ -142,6 +144,7 @@ def evaluate_cold_start(
     true_ratings: pd.DataFrame | None = None,
     own_votes: Sequence[int] = OWN_VOTES,
     topic_model: TopicModel | None = None,
+    queries: int | None = None,
     rng: int = 0,
     progress: Progress | None = None,
 ) -> ColdStart:
@@ -159,6 +162,9 @@ def evaluate_cold_start(
         Numbers of a test user's first votes given to the blend.
     topic_model : TopicModel, optional
         Unfitted topic model for the predictor; the default one when omitted.
+    queries : int, optional
+        Each test user is known by the queries of their first ``queries`` votes (in vote
+        order); by all of them when omitted. Their fitted targets use all their votes.
     rng : int
         Seed of the split and of every learnt step.
     progress : Progress, optional
@@ -174,9 +180,12 @@ def evaluate_cold_start(
     test_vote = test_user[users]
     train = data.select(~test_vote)
     predictor = RatingPredictor(UserProfiler(topic_model), random_state=rng)
+    if queries is not None and (isinstance(queries, bool) or queries < 1):
+        raise ValueError(f"Argument 'queries' must be a positive integer, not {queries!r}.")
+    known = test_vote & (position_in_group(users) < (queries or len(users)))
     predictor.fit(battles[~test_vote], models=data.models, progress=progress)
     train_profiles = predictor.training_profiles_
-    test_profiles = predictor.profiler_.transform(battles[test_vote], progress=progress)
+    test_profiles = predictor.profiler_.transform(battles[known], progress=progress)
     tested = np.flatnonzero(test_user)  # sorted, as the profiles' rows
     trained = np.flatnonzero(~test_user)
     truth = None
@@ -243,6 +252,9 @@ def evaluate_cold_start(
                 ),
                 "interval_coverage_truth": float(inside.mean()),
                 "confidence": predictor.confidence,
+                "spearman_truth_true_topics": _true_topic_spearman(
+                    battles, train, test_vote, known, users, tested, truth
+                ),
             }
         )
     return ColdStart(
@@ -253,6 +265,29 @@ def evaluate_cold_start(
             data, users, test_user, predictor, prediction, train, aggregates["bt"], own_votes, rng
         ),
     )
+
+
+def _true_topic_spearman(
+    battles: pd.DataFrame,
+    train: PairwiseData,
+    test_vote: npt.NDArray[np.bool_],
+    known: npt.NDArray[np.bool_],
+    users: npt.NDArray[np.intp],
+    tested: npt.NDArray[np.intp],
+    truth: FloatArray,
+) -> float | None:
+    """Mean Spearman of the true-topic baseline (module docstring); None without topics."""
+    if "topic" not in battles.columns or battles["topic"].isna().any():
+        return None
+    topics, names = pd.factorize(battles["topic"])
+    aggregate = aggregate_prior(train, "bt")
+    per_topic = fit_user_ratings(
+        train, topics[~test_vote], len(names), shrinkage="none", prior=aggregate
+    ).ratings
+    shares = np.zeros((int(users.max()) + 1, len(names)))
+    np.add.at(shares, (users[known], topics[known]), 1.0)
+    shares = shares[tested] / shares[tested].sum(axis=1, keepdims=True)
+    return float(np.nanmean(spearman_per_row(shares @ per_topic, truth)))
 
 
 def expected_fit(

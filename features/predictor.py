@@ -43,7 +43,7 @@ from features.persistence import load_folder, save_folder
 from features.profile import STYLE_SOURCES, StyleSource, UserProfiler, UserProfiles
 from features.query_context import user_query_context, vote_query_context
 from features.style import style_features
-from ranking.contextual import ALPHA_GRID, ContextualBT, alpha_losses, fit_contextual_bt
+from ranking.contextual import ALPHA_GRID, ContextualBT, fit_contextual_bt, search_alpha
 from ranking.intervals import interval_ranks
 from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
 from ranking.pairwise import ELO_PER_NAT, to_elo_scale
@@ -297,12 +297,13 @@ class RatingPredictor(BaseEstimator):
         scale = np.where(spread > 0, spread, 1.0)
         user_contexts = self._user_contexts(profiles, pca, scale)
         contexts = self._vote_contexts(battles, users, user_contexts, pca, scale)
-        alpha = self.alpha
-        if alpha is None:  # by held-out users' votes
-            losses = alpha_losses(
+        if self.alpha is None:  # by held-out users' votes; its fold models are reused
+            search = search_alpha(
                 data.matchups, data.outcomes, contexts, data.n_models, fold, advance=advance
             )
-            alpha = float(ALPHA_GRID[int(np.argmin(losses))])
+            alpha, fold_models = search.alpha, search.fold_models
+        else:
+            alpha, fold_models = self.alpha, {}
         model = fit_contextual_bt(
             data.matchups, data.outcomes, contexts, data.n_models, alpha=alpha
         )
@@ -310,13 +311,16 @@ class RatingPredictor(BaseEstimator):
         crossed = np.zeros((len(user_contexts), data.n_models))
         for f in range(self.folds):
             train = fold != f
-            fold_model = fit_contextual_bt(
-                data.matchups[train],
-                data.outcomes[train],
-                contexts[train],
-                data.n_models,
-                alpha=alpha,
-            )
+            if f in fold_models:  # the search's fit at the chosen penalty
+                fold_model = fold_models[f]
+            else:
+                fold_model = fit_contextual_bt(
+                    data.matchups[train],
+                    data.outcomes[train],
+                    contexts[train],
+                    data.n_models,
+                    alpha=alpha,
+                )
             held = fold_of_user == f
             crossed[held] = fold_model.strengths(user_contexts[held])
             advance(1)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,12 +35,15 @@ from ranking.types import FloatArray, Matchups, Outcomes
 
 __all__ = [
     "ALPHA_GRID",
+    "AlphaSearch",
     "ContextualBT",
     "alpha_losses",
     "choose_alpha",
     "contextual_design",
+    "contextual_path",
     "fit_contextual_bt",
     "held_out_log_loss",
+    "search_alpha",
 ]
 
 ALPHA_GRID: tuple[float, ...] = tuple(10.0 ** np.arange(-1.0, 2.51, 0.5))
@@ -107,6 +110,73 @@ def _expand_ties(
     return x, label, w
 
 
+def _check_fit(outcomes: Outcomes, contexts: npt.ArrayLike, alphas: Sequence[float]) -> FloatArray:
+    for alpha in alphas:
+        if not (math.isfinite(alpha) and alpha > 0):
+            raise ValueError(f"Argument 'alpha' must be a positive number, not {alpha!r}.")
+    c = np.asarray(contexts, dtype=np.float64)
+    if c.ndim != 2 or len(c) != len(outcomes):
+        raise ValueError(
+            f"Argument 'contexts' must have one row per vote ({len(outcomes)}), "
+            f"not shape {c.shape}."
+        )
+    return c
+
+
+def contextual_path(
+    matchups: Matchups,
+    outcomes: Outcomes,
+    contexts: npt.ArrayLike,
+    n_models: int,
+    alphas: Sequence[float],
+    *,
+    weights: npt.ArrayLike | None = None,
+    max_iter: int = 500,
+) -> Iterator[ContextualBT]:
+    """Fit a contextual Bradley-Terry model at each penalty of ``alphas`` in turn.
+
+    Each fit starts from the previous one's coefficients (scikit-learn's
+    ``warm_start``), so a path from the strongest penalty down converges in a few steps
+    a penalty. The fits are lazy: a search that stops early pays for no more.
+
+    Parameters
+    ----------
+    matchups : array of int
+        ``(n, 2)`` model indices.
+    outcomes : array of float
+        ``(n,)`` 1 if the first model won, 0 if the second, 0.5 for a tie.
+    contexts : array_like
+        ``(n, p)`` context of each vote; the first column should be the constant 1.
+    n_models : int
+        Number of models.
+    alphas : sequence of float
+        L2 penalties on the coefficients (natural-log units; larger is smoother).
+    weights : array_like, optional
+        ``(n,)`` vote weights.
+    max_iter : int
+        Iterations of L-BFGS per fit.
+
+    Yields
+    ------
+    ContextualBT
+        The fit at each penalty, in the order of ``alphas``.
+    """
+    c = _check_fit(outcomes, contexts, alphas)
+    w = np.ones(len(outcomes)) if weights is None else np.asarray(weights, dtype=np.float64)
+    x, y, w = _expand_ties(contextual_design(matchups, c, n_models), outcomes, w)
+    model = LogisticRegression(fit_intercept=False, max_iter=max_iter, tol=1e-6, warm_start=True)
+    for alpha in alphas:
+        if np.unique(y).size < 2:  # one class only: nothing to learn beyond the prior
+            yield ContextualBT(np.zeros((n_models, c.shape[1])), alpha)
+            continue
+        model.set_params(C=1.0 / alpha)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            model.fit(x, y, sample_weight=w)
+        coef = model.coef_.reshape(n_models, c.shape[1])
+        yield ContextualBT(coef - coef.mean(axis=0), alpha)
+
+
 def fit_contextual_bt(
     matchups: Matchups,
     outcomes: Outcomes,
@@ -140,24 +210,10 @@ def fit_contextual_bt(
     -------
     ContextualBT
     """
-    if not (math.isfinite(alpha) and alpha > 0):
-        raise ValueError(f"Argument 'alpha' must be a positive number, not {alpha!r}.")
-    c = np.asarray(contexts, dtype=np.float64)
-    if c.ndim != 2 or len(c) != len(outcomes):
-        raise ValueError(
-            f"Argument 'contexts' must have one row per vote ({len(outcomes)}), "
-            f"not shape {c.shape}."
-        )
-    w = np.ones(len(outcomes)) if weights is None else np.asarray(weights, dtype=np.float64)
-    x, y, w = _expand_ties(contextual_design(matchups, c, n_models), outcomes, w)
-    if np.unique(y).size < 2:  # one class only: nothing to learn beyond the prior
-        return ContextualBT(np.zeros((n_models, c.shape[1])), alpha)
-    model = LogisticRegression(C=1.0 / alpha, fit_intercept=False, max_iter=max_iter, tol=1e-6)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        model.fit(x, y, sample_weight=w)
-    coef = model.coef_.reshape(n_models, c.shape[1])
-    return ContextualBT(coef - coef.mean(axis=0), alpha)
+    path = contextual_path(
+        matchups, outcomes, contexts, n_models, [alpha], weights=weights, max_iter=max_iter
+    )
+    return next(path)
 
 
 def held_out_log_loss(
@@ -169,6 +225,79 @@ def held_out_log_loss(
     return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
 
 
+@dataclass(frozen=True)
+class AlphaSearch:
+    """The penalty chosen by held-out votes, with what the search fitted on the way.
+
+    Attributes
+    ----------
+    losses : ndarray
+        Held-out log-loss per vote of each penalty of the grid, in the grid's order;
+        ``inf`` for the penalties the search did not reach.
+    alpha : float
+        The penalty of the lowest loss.
+    fold_models : dict of int to ContextualBT
+        For each fold label, the model at ``alpha`` fitted on the other folds' votes.
+    """
+
+    losses: FloatArray
+    alpha: float
+    fold_models: dict[int, ContextualBT]
+
+
+def search_alpha(
+    matchups: Matchups,
+    outcomes: Outcomes,
+    contexts: npt.ArrayLike,
+    n_models: int,
+    folds: npt.ArrayLike,
+    grid: Sequence[float] = ALPHA_GRID,
+    advance: Advance | None = None,
+) -> AlphaSearch:
+    """Choose the penalty of ``grid`` by the held-out log-loss over the given folds.
+
+    ``folds`` labels each vote with its fold; grouping votes by user makes this the loss
+    of predicting *new users*. The search walks the grid from the strongest penalty down,
+    each fold's fits warm-started along the way (:func:`contextual_path`), and stops once
+    the loss has risen on two penalties in a row: the held-out loss of a ridge path is
+    taken to be unimodal in the penalty, and the weak penalties are the slow fits.
+    ``advance``, if given, is told of each of the ``len(grid) * n_folds`` fits as it is
+    done, and of those skipped when the search stops.
+    """
+    fold = np.asarray(folds)
+    labels = [int(f) for f in np.unique(fold)]
+    c = np.asarray(contexts, dtype=np.float64)
+    m = np.asarray(matchups, dtype=np.intp)
+    y = np.asarray(outcomes, dtype=np.float64)
+    order = sorted(range(len(grid)), key=lambda i: -grid[i])
+    descending = [grid[i] for i in order]
+    paths = {
+        f: contextual_path(m[fold != f], y[fold != f], c[fold != f], n_models, descending)
+        for f in labels
+    }
+    held = {f: fold == f for f in labels}
+    losses = np.full(len(grid), np.inf)
+    best: tuple[float, dict[int, ContextualBT]] = (np.inf, {})
+    rises = 0
+    for step, i in enumerate(order):
+        models, total = {}, 0.0
+        for f in labels:
+            models[f] = model = next(paths[f])
+            total += held_out_log_loss(model, m[held[f]], y[held[f]], c[held[f]]) * held[f].sum()
+            if advance is not None:
+                advance(1)
+        losses[i] = total / len(y)
+        if losses[i] < best[0]:
+            best, rises = (losses[i], models), 0
+        else:
+            rises += 1
+        if rises == 2:
+            if advance is not None and step + 1 < len(order):
+                advance(len(labels) * (len(order) - step - 1))
+            break
+    return AlphaSearch(losses, float(grid[int(np.argmin(losses))]), best[1])
+
+
 def alpha_losses(
     matchups: Matchups,
     outcomes: Outcomes,
@@ -178,25 +307,8 @@ def alpha_losses(
     grid: Sequence[float] = ALPHA_GRID,
     advance: Advance | None = None,
 ) -> FloatArray:
-    """Held-out log-loss per vote of each penalty of ``grid``, over the given folds.
-
-    ``folds`` labels each vote with its fold; grouping votes by user makes this the loss
-    of predicting *new users*. ``advance``, if given, is told of each of the
-    ``len(grid) * n_folds`` fits as it is done.
-    """
-    fold = np.asarray(folds)
-    c = np.asarray(contexts, dtype=np.float64)
-    m = np.asarray(matchups, dtype=np.intp)
-    y = np.asarray(outcomes, dtype=np.float64)
-    losses = np.zeros(len(grid))
-    for i, alpha in enumerate(grid):
-        for f in np.unique(fold):
-            train, test = fold != f, fold == f
-            model = fit_contextual_bt(m[train], y[train], c[train], n_models, alpha=alpha)
-            losses[i] += held_out_log_loss(model, m[test], y[test], c[test]) * test.sum()
-            if advance is not None:
-                advance(1)
-    return losses / len(y)
+    """Held-out log-loss per vote of each penalty of ``grid`` (:func:`search_alpha`)."""
+    return search_alpha(matchups, outcomes, contexts, n_models, folds, grid, advance).losses
 
 
 def choose_alpha(
@@ -207,6 +319,5 @@ def choose_alpha(
     folds: npt.ArrayLike,
     grid: Sequence[float] = ALPHA_GRID,
 ) -> float:
-    """The penalty of ``grid`` with the lowest held-out log-loss (:func:`alpha_losses`)."""
-    losses = alpha_losses(matchups, outcomes, contexts, n_models, folds, grid)
-    return float(grid[int(np.argmin(losses))])
+    """The penalty of ``grid`` with the lowest held-out log-loss (:func:`search_alpha`)."""
+    return search_alpha(matchups, outcomes, contexts, n_models, folds, grid).alpha

@@ -82,6 +82,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "0.2; with --test-users, those users); needs prompts in the log",
     )
     parser.add_argument(
+        "--new-user-queries",
+        type=int,
+        metavar="N",
+        help="each new user known by the queries of their first N votes (default: all)",
+    )
+    parser.add_argument(
         "--features",
         action=argparse.BooleanOptionalAction,
         default=True,
@@ -111,6 +117,7 @@ def run(args: argparse.Namespace) -> None:
     check_share("--fraction", args.fraction)
     check_share("--new-users", args.new_users)
     check_at_least("--min-votes", args.min_votes, 1)
+    check_at_least("--new-user-queries", args.new_user_queries, 1)
     check_seed(args)
     check_existing("--truth", args.truth)
     wanted = read_user_ids(args.test_users) if args.test_users else None
@@ -149,6 +156,7 @@ def run(args: argparse.Namespace) -> None:
                 test_ids=wanted,
                 fraction=args.new_users,
                 true_ratings=true_ratings,
+                queries=args.new_user_queries,
                 rng=args.seed,
                 progress=stages,
             ).to_dict()
@@ -221,6 +229,11 @@ def format_new_users(section: dict[str, Any]) -> str:
                 f"{r['confidence']:.0%} intervals hold {r['interval_coverage_truth']:.1%} of "
                 "true ratings",
             ]
+            if r.get("spearman_truth_true_topics") is not None:
+                lines.append(
+                    "A baseline told each query's true topic (per-topic BT, averaged by the "
+                    f"user's topic shares): {r['spearman_truth_true_topics']:.3f}"
+                )
     if section["votes"]:
         users = section["votes"][0]["users"]
         lines += ["", f"Cold to warm: later votes of {users} held-out users", ""]

@@ -73,3 +73,29 @@ def test_cold_start_reports_every_check() -> None:
     assert {(n, "blend (shrunk to prediction)") for n in (5, 10, 20)} <= names
     assert all(np.isfinite(r["log_loss"]) and r["n_votes"] > 0 for r in result.votes)
     assert result.to_dict()["n_test_users"] == 15
+
+
+def test_new_users_known_by_their_first_queries_and_the_true_topic_baseline() -> None:
+    sim = simulate(40, 30, 5, rng=6)
+    runs = {}
+    for queries, battles in ((None, sim.battles), (2, sim.battles.drop(columns="topic"))):
+        progress = RecordedProgress()
+        result = evaluate_cold_start(
+            battles,
+            fraction=0.25,
+            true_ratings=sim.user_ratings,
+            topic_model=TopicModel("minilm-int8", n_topics=3),
+            queries=queries,
+            progress=progress,
+        )
+        embedded = [s.total for s in progress.stages if s.name == "embedding queries"][1]
+        truth = next(r for r in result.ratings if r["target"] == "truth")
+        runs[queries] = (result.n_test_users, embedded, truth)
+    n_test, embedded_all, truth_all = runs[None]
+    assert embedded_all > 2 * n_test  # every query of the test users
+    assert 0 < runs[2][1] <= 2 * n_test  # only the first two of each
+    # told the true topics, the baseline is scored; without them, it is absent
+    assert -1.0 <= truth_all["spearman_truth_true_topics"] <= 1.0
+    assert runs[2][2]["spearman_truth_true_topics"] is None
+    with pytest.raises(ValueError, match="'queries' must be a positive integer, not 0"):
+        evaluate_cold_start(sim.battles, queries=0)

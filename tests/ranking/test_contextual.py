@@ -13,6 +13,7 @@ from ranking.contextual import (
     contextual_design,
     fit_contextual_bt,
     held_out_log_loss,
+    search_alpha,
 )
 from tests.conftest import simulate_votes
 
@@ -76,7 +77,36 @@ def test_alpha_losses_tells_each_fit() -> None:
     np.testing.assert_array_equal(
         told, alpha_losses(data.matchups, data.outcomes, contexts, 4, folds)
     )
-    assert fits == [1] * (len(ALPHA_GRID) * 3)
+    assert sum(fits) == len(ALPHA_GRID) * 3  # the fits skipped by stopping early told too
+    assert fits[: 3 * np.isfinite(told).sum()] == [1] * (3 * np.isfinite(told).sum())
+
+
+def test_the_search_stops_after_two_rises_and_matches_cold_fits() -> None:
+    rng = np.random.default_rng(5)
+    n, k = 3000, 5
+    contexts = np.column_stack([np.ones(n), rng.normal(size=(n, 3))])
+    truth = rng.normal(size=(k, 4))
+    a = rng.integers(0, k, n)
+    b = (a + rng.integers(1, k, n)) % k
+    s = contexts @ truth.T
+    p = 1 / (1 + np.exp(-(s[np.arange(n), a] - s[np.arange(n), b])))
+    outcomes = (rng.random(n) < p).astype(float)
+    matchups, folds = np.stack([a, b], axis=1), rng.integers(0, 3, n)
+    search = search_alpha(matchups, outcomes, contexts, k, folds)
+    reached = np.isfinite(search.losses)
+    assert search.alpha == ALPHA_GRID[int(np.argmin(search.losses))]
+    assert 0 < reached.sum() <= len(ALPHA_GRID)
+    # reached from the strongest penalty down, stopping two rises after the best
+    assert reached[-reached.sum() :].all()
+    if not reached.all():
+        losses = search.losses[reached][::-1]
+        assert np.argmin(losses) == len(losses) - 3 and (losses[-2:] >= losses[-3]).all()
+    for f, model in search.fold_models.items():  # warm-started fits equal cold ones
+        train = folds != f
+        cold = fit_contextual_bt(
+            matchups[train], outcomes[train], contexts[train], k, alpha=search.alpha
+        )
+        np.testing.assert_allclose(model.coef, cold.coef, atol=1e-4)
 
 
 def test_one_class_and_bad_arguments() -> None:

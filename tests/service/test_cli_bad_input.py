@@ -440,6 +440,7 @@ BAD_OPTIONS: list[tuple[list[str], list[str]]] = [
     (["evaluate", MISSING, "--fraction", "0"], ["--fraction", "0.0"]),
     (["evaluate", MISSING, "--new-users", "1"], ["--new-users", "1.0"]),
     (["evaluate", MISSING, "--min-votes", "0"], ["--min-votes", "not 0"]),
+    (["evaluate", MISSING, "--new-user-queries", "0"], ["--new-user-queries", "not 0"]),
     (["evaluate", MISSING, "--seed", "-1"], ["--seed", "not -1"]),
     (["evaluate", MISSING, "--truth", "{tmp}/no.json"], ["--truth", "no.json"]),
     (["evaluate", MISSING, "--test-users", "{tmp}/no.txt"], ["--test-users", "no.txt"]),
