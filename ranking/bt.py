@@ -9,7 +9,9 @@ win and half a loss (the FastChat and arena-rank convention). Every fit minimise
 for each group ``g`` independently, by Newton's method with an analytic gradient and
 Hessian and a backtracking line search. One group is the aggregate leaderboard; many
 groups are the bootstrap replicates or the users of a per-user fit, all solved together
-as batched ``k x k`` systems.
+as batched ``k x k`` systems. The objective, its derivatives and the solver are
+:mod:`ranking.bt_objective` (``bt_objective``, ``bt_gradient``, ``bt_hessian`` and
+``pair_matrices`` are re-exported here).
 
 The prior does two jobs. With the default tiny ``alpha`` (``DEFAULT_ALPHA``) it only keeps
 the problem well posed: ratings are identified (each connected part of the comparison
@@ -25,8 +27,16 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import expit
 
+from ranking.bt_objective import (
+    DEFAULT_ALPHA,
+    Problem,
+    bt_gradient,
+    bt_hessian,
+    bt_objective,
+    newton,
+    pair_matrices,
+)
 from ranking.types import FloatArray, IntArray, Matchups, Outcomes, Ratings, Weights
 
 __all__ = [
@@ -41,8 +51,6 @@ __all__ = [
     "pair_matrices",
 ]
 
-#: Prior precision (natural-log units) of a plain fit: negligible next to any real data.
-DEFAULT_ALPHA = 1e-3
 #: Largest number of float64 Hessian entries built at once (bounds memory to ~160 MB).
 _MAX_HESSIAN_ENTRIES = 20_000_000
 
@@ -68,109 +76,6 @@ class Posterior:
     variance: npt.NDArray[np.float64]
     relative_variance: npt.NDArray[np.float64]
     log_evidence: npt.NDArray[np.float64]
-
-
-def pair_matrices(
-    n_models: int,
-    a: IntArray,
-    b: IntArray,
-    values: FloatArray,
-    groups: IntArray | None = None,
-    n_groups: int = 1,
-) -> FloatArray:
-    """Sum ``v_i (e_a - e_b)(e_a - e_b)^T`` over rows, per group: ``(G, k, k)``.
-
-    The shape of every second-moment matrix of pairwise votes: the Hessian (``v`` the
-    Bernoulli variance) and the sandwich's meat (``v`` the squared residual).
-    """
-    k = n_models
-    base = (np.zeros(len(a), dtype=np.intp) if groups is None else groups) * k * k
-    index = np.concatenate(
-        [base + a * (k + 1), base + b * (k + 1), base + a * k + b, base + b * k + a]
-    )
-    flat = np.bincount(
-        index,
-        weights=np.concatenate([values, values, -values, -values]),
-        minlength=n_groups * k * k,
-    )
-    return flat.astype(np.float64, copy=False).reshape(n_groups, k, k)
-
-
-class _Problem:
-    """Rows of one batch of groups, with the prior, ready for repeated evaluation."""
-
-    def __init__(
-        self,
-        n_models: int,
-        n_groups: int,
-        matchups: Matchups,
-        outcomes: Outcomes,
-        weights: Weights,
-        groups: IntArray,
-        prior_mean: FloatArray,
-        alpha: FloatArray,
-    ) -> None:
-        self.k, self.g = n_models, n_groups
-        self.a, self.b = matchups[:, 0], matchups[:, 1]
-        self.y, self.w, self.groups = outcomes, weights, groups
-        self.mu, self.alpha = prior_mean, alpha
-        self.flat_a = groups * n_models + self.a
-        self.flat_b = groups * n_models + self.b
-
-    def diff(self, theta: FloatArray) -> FloatArray:
-        flat = theta.ravel()
-        return flat[self.flat_a] - flat[self.flat_b]
-
-    def objective(self, theta: FloatArray) -> FloatArray:
-        d = self.diff(theta)
-        loss = self.w * (self.y * np.logaddexp(0.0, -d) + (1.0 - self.y) * np.logaddexp(0.0, d))
-        prior = 0.5 * self.alpha * np.sum((theta - self.mu) ** 2, axis=1)
-        return np.bincount(self.groups, weights=loss, minlength=self.g) + prior
-
-    def gradient(self, theta: FloatArray) -> FloatArray:
-        r = self.w * (expit(self.diff(theta)) - self.y)
-        size = self.g * self.k
-        grad = np.bincount(self.flat_a, weights=r, minlength=size) - np.bincount(
-            self.flat_b, weights=r, minlength=size
-        )
-        return grad.reshape(self.g, self.k) + self.alpha[:, None] * (theta - self.mu)
-
-    def hessian(self, theta: FloatArray) -> FloatArray:
-        p = expit(self.diff(theta))
-        hess = pair_matrices(self.k, self.a, self.b, self.w * p * (1.0 - p), self.groups, self.g)
-        idx = np.arange(self.k)
-        hess[:, idx, idx] += self.alpha[:, None]
-        return hess
-
-
-def _newton(problem: _Problem, theta: FloatArray, max_iter: int, tol: float) -> FloatArray:
-    """Damped Newton iterations on every group of ``problem`` until all have converged.
-
-    A group has converged when half its squared Newton decrement is below
-    ``tol * (1 + |objective|)``: relative, because the objective of a group with 100,000
-    votes carries rounding noise far above any absolute tolerance. Converged groups stop
-    moving while the others go on.
-    """
-    f = problem.objective(theta)
-    for _ in range(max_iter):
-        grad = problem.gradient(theta)
-        step = np.linalg.solve(problem.hessian(theta), grad[..., None])[..., 0]
-        decrement = np.sum(grad * step, axis=1)  # Newton decrement squared, >= 0
-        active = decrement > 2.0 * tol * (1.0 + np.abs(f))
-        if not active.any():
-            return theta
-        step[~active] = 0.0
-        noise = 1e-13 * (1.0 + np.abs(f))
-        t = np.ones(problem.g)
-        for _ in range(60):
-            candidate = theta - t[:, None] * step
-            f_new = problem.objective(candidate)
-            ok = f_new <= f - 1e-4 * t * decrement * active + noise
-            if ok.all():
-                break
-            t = np.where(ok, t, 0.5 * t)
-        theta, f = candidate, np.minimum(f_new, f)
-    raise RuntimeError(f"Bradley-Terry fit did not converge in {max_iter} Newton iterations.")
 
 
 def _as_group_array(value: float | npt.ArrayLike, n_groups: int, name: str) -> FloatArray:
@@ -342,7 +247,7 @@ def _solve(
         stop = min(start + batch, n_groups)
         lo, hi = np.searchsorted(sorted_groups, [start, stop])
         rows = order[lo:hi]
-        problem = _Problem(
+        problem = Problem(
             n_models,
             stop - start,
             matchups[rows],
@@ -352,7 +257,7 @@ def _solve(
             mu[start:stop],
             alphas[start:stop],
         )
-        mode = _newton(problem, theta[start:stop], max_iter, tol)
+        mode = newton(problem, theta[start:stop], max_iter, tol)
         theta[start:stop] = mode
         if posterior:
             hessian = problem.hessian(mode)
@@ -413,60 +318,3 @@ def fit_bt(
         tol=tol,
     )
     return theta[0]
-
-
-def _single_problem(
-    theta: Ratings,
-    matchups: Matchups,
-    outcomes: Outcomes,
-    weights: Weights | None,
-    alpha: float,
-) -> _Problem:
-    n = len(outcomes)
-    k = theta.shape[0]
-    return _Problem(
-        k,
-        1,
-        np.asarray(matchups, dtype=np.intp),
-        np.asarray(outcomes, dtype=np.float64),
-        np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64),
-        np.zeros(n, dtype=np.intp),
-        np.zeros((1, k)),
-        np.array([alpha]),
-    )
-
-
-def bt_objective(
-    theta: Ratings,
-    matchups: Matchups,
-    outcomes: Outcomes,
-    weights: Weights | None = None,
-    alpha: float = DEFAULT_ALPHA,
-) -> float:
-    """Penalised negative log-likelihood of one group at ``theta`` (natural-log units)."""
-    problem = _single_problem(theta, matchups, outcomes, weights, alpha)
-    return float(problem.objective(theta[None, :])[0])
-
-
-def bt_gradient(
-    theta: Ratings,
-    matchups: Matchups,
-    outcomes: Outcomes,
-    weights: Weights | None = None,
-    alpha: float = DEFAULT_ALPHA,
-) -> Ratings:
-    """Gradient of :func:`bt_objective` with respect to ``theta``."""
-    problem = _single_problem(theta, matchups, outcomes, weights, alpha)
-    return problem.gradient(theta[None, :])[0]
-
-
-def bt_hessian(
-    theta: Ratings,
-    matchups: Matchups,
-    outcomes: Outcomes,
-    weights: Weights | None = None,
-    alpha: float = DEFAULT_ALPHA,
-) -> FloatArray:
-    """Hessian ``(k, k)`` of :func:`bt_objective` with respect to ``theta``."""
-    problem = _single_problem(theta, matchups, outcomes, weights, alpha)
-    return problem.hessian(theta[None, :])[0]

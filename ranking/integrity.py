@@ -4,7 +4,7 @@ Two defences of the aggregate, as Chatbot Arena uses for its own board:
 
 * :func:`daily_cap_mask` keeps at most ``cap`` votes per user and calendar day (UTC),
   the earliest ones, like FastChat's ``limit_user_votes``; votes without a user or a
-  timestamp are kept.
+  timestamp are kept (:mod:`ranking.daily_cap`, re-exported here).
 * :func:`detect_anomalous_voters` tests every user's votes, all users at once:
 
   - **random clickers**, for self-consistency: do a user's votes agree with each other,
@@ -59,6 +59,7 @@ from ranking.consistency import (
     lower_tail,
     preference_strength,
 )
+from ranking.daily_cap import daily_cap_mask
 from ranking.types import BoolArray, FloatArray, IntArray, PairwiseData
 
 __all__ = [
@@ -71,7 +72,7 @@ __all__ = [
 
 Test = Literal["random", "brigade"]
 
-_DAY_S = 86_400.0
+_NAN = float("nan")
 #: Fewest votes with one model that make a user a brigade candidate, left out of the
 #: population model the brigade test compares with.
 _CANDIDATE_VOTES = 10
@@ -116,8 +117,8 @@ class FlaggedVoter:
     p_value: float
     n_votes: int
     model: str | None = None
-    strength: float = float("nan")
-    expected_strength: float = float("nan")
+    strength: float = _NAN
+    expected_strength: float = _NAN
 
 
 @dataclass(frozen=True)
@@ -167,45 +168,6 @@ class IntegrityReport:
         known = users >= 0
         keep[known] = ~self.flagged_users[users[known]]
         return keep
-
-
-def daily_cap_mask(users: IntArray, tstamps: FloatArray, cap: int) -> BoolArray:
-    """Keep at most ``cap`` votes per user and UTC calendar day, the earliest ones.
-
-    Parameters
-    ----------
-    users : array of int
-        ``(n,)`` user code of each vote; negative for a vote without a user.
-    tstamps : array of float
-        ``(n,)`` unix time of each vote; NaN where unknown.
-    cap : int
-        Most votes of one user counted in one day (at least 1).
-
-    Returns
-    -------
-    ndarray of bool
-        ``(n,)`` true for the votes kept. Votes without a user or a timestamp are kept;
-        among votes at the same instant, the earlier row wins.
-    """
-    if isinstance(cap, bool) or not isinstance(cap, int | np.integer) or cap < 1:
-        raise ValueError(f"Argument 'cap' must be an integer >= 1, not {cap!r}.")
-    users = np.asarray(users, dtype=np.intp)
-    tstamps = np.asarray(tstamps, dtype=np.float64)
-    if users.shape != tstamps.shape or users.ndim != 1:
-        raise ValueError("Arguments 'users' and 'tstamps' must have one entry a vote.")
-    keep = np.ones(users.size, dtype=bool)
-    rows = np.flatnonzero((users >= 0) & np.isfinite(tstamps))
-    if rows.size == 0:
-        return keep
-    day = np.floor(tstamps[rows] / _DAY_S)
-    order = np.lexsort((rows, tstamps[rows], day, users[rows]))
-    u, d = users[rows][order], day[order]
-    start = np.ones(order.size, dtype=bool)
-    start[1:] = (u[1:] != u[:-1]) | (d[1:] != d[:-1])
-    group_start = np.maximum.accumulate(np.where(start, np.arange(order.size), 0))
-    rank = np.arange(order.size) - group_start
-    keep[rows[order[rank >= cap]]] = False
-    return keep
 
 
 def benjamini_hochberg(p_values: FloatArray, level: float) -> BoolArray:
@@ -361,34 +323,18 @@ def detect_anomalous_voters(
     for user in np.flatnonzero(flagged).tolist():
         best_model = int(np.argmin(p_pairs[user]))
         p_b = float(p_pairs[user, best_model])
+        test: Test
+        model: str | None
         if brigade_flag[user] and (not random_flag[user] or p_b <= p_random[user]):
             pair = user * k + best_model
-            records.append(
-                FlaggedVoter(
-                    user,
-                    str(user_names[user]),
-                    "brigade",
-                    float(share[pair]),
-                    float(pbar[pair]),
-                    p_b,
-                    int(round(shown[pair])),
-                    data.models[best_model],
-                )  # fmt: skip
-            )
+            test, statistic, typical, p = "brigade", share[pair], pbar[pair], p_b
+            votes, model, own, own_typical = shown[pair], data.models[best_model], _NAN, _NAN
         else:
-            records.append(
-                FlaggedVoter(
-                    user,
-                    str(user_names[user]),
-                    "random",
-                    float(slope[user]),
-                    centre,
-                    float(p_random[user]),
-                    int(round(n_votes[user])),
-                    strength=float(strength[user]),
-                    expected_strength=null_strength[0],
-                )  # fmt: skip
-            )
+            test, statistic, typical, p = "random", slope[user], centre, p_random[user]
+            votes, model, own, own_typical = n_votes[user], None, strength[user], null_strength[0]
+        evidence = (float(statistic), float(typical), float(p), int(round(votes)))
+        name = str(user_names[user])
+        records.append(FlaggedVoter(user, name, test, *evidence, model, float(own), own_typical))
     return IntegrityReport(
         tuple(records),
         flagged,
