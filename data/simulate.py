@@ -66,7 +66,6 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from scipy.special import ndtri
 
 from data.prompts import TOPICS, WRITING_TRAITS, generate_prompts
 from data.real_prompts import CHOICE_STRENGTH, RealPrompts, choose_prompts, load_real_prompts
@@ -79,6 +78,7 @@ from data.truth import (
     mean_spearman,
     spearman_with_population,
 )
+from data.world import TOPIC_WORLD, draw_models, model_names
 from ranking.pairwise import ELO_PER_NAT
 from ranking.types import CENTER
 
@@ -98,29 +98,6 @@ __all__ = [
 
 _WINNERS = np.array(["model_a", "model_b", "tie", "tie (bothbad)"], dtype=object)
 _LOG = logging.getLogger(__name__)
-
-# topic: (population share, technical axis, difficulty, style modifier per STYLE_TRAITS)
-_TOPIC_WORLD: dict[str, tuple[float, float, float, tuple[float, float, float]]] = {
-    "coding": (0.20, 1.0, 0.5, (0.0, 0.0, 0.6)),
-    "math": (0.09, 0.9, 0.8, (0.1, 0.0, 0.3)),
-    "creative_writing": (0.13, -1.0, -0.2, (0.3, -0.2, -0.4)),
-    "business": (0.12, -0.3, -0.3, (0.0, 0.6, 0.2)),
-    "science": (0.11, 0.5, 0.2, (0.2, 0.2, 0.1)),
-    "health": (0.08, 0.1, 0.0, (0.1, 0.2, 0.0)),
-    "travel_food": (0.11, -0.6, -0.6, (0.0, -0.2, 0.2)),
-    "chat": (0.16, -0.8, -0.8, (-0.6, -0.6, -0.6)),
-}
-_MODEL_NAMES = (
-    "helios-2-ultra", "nimbus-pro-1.5", "orca-70b-chat", "quill-3-large", "cobalt-coder-34b",
-    "lyra-mini", "atlas-instruct-13b", "vesper-8x7b", "kestrel-2-flash", "sage-1.2",
-    "tempo-7b-chat", "meridian-large-2", "pico-3b", "zephyrine-9b", "solace-v4",
-    "ember-mini-0.9", "basalt-40b", "marlin-2-turbo", "corvid-33b", "aster-4-mini",
-)  # fmt: skip
-
-
-def _model_names(n: int) -> list[str]:
-    pool = len(_MODEL_NAMES)
-    return [_MODEL_NAMES[i % pool] + ("" if i < pool else f"-r{i // pool + 1}") for i in range(n)]
 
 
 def _as_generator(rng: np.random.Generator | int | None) -> tuple[np.random.Generator, int | None]:
@@ -196,32 +173,12 @@ def simulate(
     gen, seed = _as_generator(rng)
     p = params if params is not None else SimulationParams()
     n_topics = len(TOPICS)
-    world = np.array([[*_TOPIC_WORLD[t][:3], *_TOPIC_WORLD[t][3]] for t in TOPICS])
+    world = np.array([[*TOPIC_WORLD[t][:3], *TOPIC_WORLD[t][3]] for t in TOPICS])
     share, technical, difficulty, topic_style = world[:, 0], world[:, 1], world[:, 2], world[:, 3:]
     share = share / share.sum()
 
     # Models.
-    # Stratified quality and realised spreads pinned to the parameters, so that the
-    # heterogeneity of a 15-model world depends on the knobs rather than on the draw.
-    strata = (gen.permutation(n_models) + gen.random(n_models)) / n_models
-    quality = p.quality_sd * ndtri(np.clip(strata, 1e-12, 1 - 1e-12))
-    axis = gen.normal(size=(n_models, 1)) * technical
-    strength = p.topic_sd * (
-        math.sqrt(p.topic_factor) * axis
-        + math.sqrt(1 - p.topic_factor) * gen.normal(size=(n_models, n_topics))
-    )
-    strength -= (strength @ share)[:, None]
-    strength *= p.topic_sd / max(float(np.sqrt((strength**2 @ share).mean())), 1e-12)
-    trait_cov = np.array([[1.0, 0.2, 0.5], [0.2, 1.0, 0.3], [0.5, 0.3, 1.0]])
-    traits = gen.normal(size=(n_models, 3)) @ np.linalg.cholesky(trait_cov).T
-    traits = (traits - traits.mean(axis=0)) / np.maximum(traits.std(axis=0), 1e-12)
-    z_quality = quality / max(float(quality.std()), 1e-12)
-    log_pop = p.popularity_sd * (
-        p.popularity_quality * z_quality
-        + math.sqrt(1 - p.popularity_quality**2) * gen.normal(size=n_models)
-    )
-    popularity = np.exp(log_pop - log_pop.max())
-    popularity /= popularity.sum()
+    quality, strength, traits, popularity = draw_models(gen, p, n_models, technical, share)
 
     # Users.
     mixture = gen.dirichlet(p.topic_concentration * share, size=n_users)
@@ -279,7 +236,7 @@ def simulate(
     order = np.argsort(tstamp, kind="stable")
 
     users = [f"u{i:0{max(5, len(str(n_users - 1)))}d}" for i in range(n_users)]
-    models = _model_names(n_models)
+    models = model_names(n_models)
     tag = f"{int(gen.integers(16**8)):08x}"
     expected = (
         quality
