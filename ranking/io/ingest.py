@@ -133,11 +133,14 @@ def read_battles(
         reader.read_file(file, chunksize, advance)
     if seen_ids is not None:
         seen_ids.update(reader.seen)
-    battles, skipped = _concat(reader.frames), sum(reader.reasons.values())
-    logger.info("read %d battles, skipped %d, %d duplicates", len(battles), skipped, reader.n_dup)
-    return IngestResult(
-        battles, reader.n_read, skipped, reader.n_dup, dict(reader.reasons), reader.n_self
+    result = reader.result()
+    logger.info(
+        "read %d battles, skipped %d, %d duplicates",
+        len(result.battles),
+        result.n_skipped,
+        result.n_duplicates,
     )
+    return result
 
 
 def read_frame(
@@ -172,15 +175,7 @@ def read_frame(
     reader = _Reader(skip_invalid, frozenset())
     rows = row_numbers(first_row - 1, len(frame))
     reader._add(source, Chunk(frame.reset_index(drop=True), rows, []), check_columns=True)
-    skipped = sum(reader.reasons.values())
-    return IngestResult(
-        _concat(reader.frames),
-        reader.n_read,
-        skipped,
-        reader.n_dup,
-        dict(reader.reasons),
-        reader.n_self,
-    )
+    return reader.result()
 
 
 def _reading(file: PathArg) -> str:
@@ -213,6 +208,17 @@ class _Reader:
         self.frames: list[pd.DataFrame] = []
         self.n_read = self.n_dup = self.n_self = 0
         self.reasons: Counter[str] = Counter()
+
+    def result(self) -> IngestResult:
+        """The battles read so far, in one frame, and the counts of what was left out."""
+        return IngestResult(
+            _concat(self.frames),
+            self.n_read,
+            sum(self.reasons.values()),
+            self.n_dup,
+            dict(self.reasons),
+            self.n_self,
+        )
 
     def read_file(self, file: PathArg, chunksize: int, advance: Advance) -> None:
         suffix, gz = _format(file)

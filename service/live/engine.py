@@ -38,11 +38,9 @@ class Engine:
 
     Parameters
     ----------
-    store : Store
-        Where battles, the Elo state, user documents and versions live.
-    fit : FitArtifacts
-        The fit directory served (``plb fit``).
-    settings : Settings
+    store, fit, settings : Store, FitArtifacts, Settings
+        Those of the :class:`~service.live.context.LiveContext` every part is handed: the
+        store of battles, Elo state, user documents and versions; the fit served; settings.
 
     Attributes
     ----------

@@ -333,17 +333,7 @@ def _user_legend(fig: Figure) -> None:
 def votes_scatter(agreement: pd.DataFrame, min_battles: int) -> str:
     """Votes per user (log scale) against Spearman with the aggregate, with running medians.
 
-    Parameters
-    ----------
-    agreement : DataFrame
-        ``agreement.parquet`` of a fit.
-    min_battles : int
-        Users with fewer votes are left out, as in ``summary.json``.
-
-    Returns
-    -------
-    str
-        An ``<svg>`` element.
+    The parameters and the ``<svg>`` returned are those of :func:`spearman_histograms`.
     """
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 

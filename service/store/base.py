@@ -29,11 +29,13 @@ from typing import Any, Self
 
 __all__ = [
     "EloUpdate",
+    "IngestPlan",
     "Ingested",
     "Store",
     "StoreUnavailable",
     "dumps",
     "loads",
+    "plan_ingest",
     "prepare_batch",
 ]
 
@@ -160,6 +162,79 @@ def checked_elo(state: Any) -> dict[str, float]:
     if not isinstance(state, Mapping):
         raise TypeError(f"update_elo must return a mapping, not {type(state).__name__}")
     return {str(model): float(rating) for model, rating in state.items()}
+
+
+@dataclass(frozen=True)
+class IngestPlan:
+    """What one ingest writes, worked out the same way by both backends (:func:`plan_ingest`).
+
+    Attributes
+    ----------
+    accepted : list of PreparedBattle
+        The new battles, in input order.
+    duplicates : int
+        How many were dropped as already stored or repeated earlier in the batch.
+    new_users : list of str
+        User ids whose first stored battle is among ``accepted``, in first-seen order.
+    elo, elo_doc : dict, str
+        The online Elo state after the ingest, and its JSON text (:func:`dumps`).
+    raw_elo : str, bytes or None
+        The stored Elo document before the ingest (``None`` when there was none).
+    """
+
+    accepted: list[PreparedBattle]
+    duplicates: int
+    new_users: list[str]
+    elo: dict[str, float]
+    elo_doc: str
+    raw_elo: str | bytes | None
+
+    @property
+    def elo_changed(self) -> bool:
+        """Whether the Elo document to store differs, byte for byte, from the stored one."""
+        doc = self.elo_doc if isinstance(self.raw_elo, str) else self.elo_doc.encode()
+        return self.raw_elo != doc
+
+    def result(self) -> Ingested:
+        """The :class:`Ingested` that :meth:`Store.ingest` returns once this is written."""
+        return Ingested(
+            accepted=tuple(b.position for b in self.accepted),
+            duplicates=self.duplicates,
+            new_users=tuple(self.new_users),
+            elo=self.elo,
+        )
+
+
+def plan_ingest(
+    batch: Sequence[PreparedBattle],
+    stored_ids: Iterable[str],
+    known_users: Callable[[list[str]], Iterable[str]],
+    read_elo: Callable[[], str | bytes | None],
+    update_elo: EloUpdate,
+) -> IngestPlan:
+    """Work out one ingest from what the store holds, read in this order.
+
+    Parameters
+    ----------
+    batch : sequence of PreparedBattle
+        The battles of :func:`prepare_batch`.
+    stored_ids : iterable of str
+        Those of the batch's ``battle_id`` values already stored.
+    known_users : callable
+        Given the distinct user ids of the new battles (first-seen order, possibly
+        empty), returns those already stored.
+    read_elo : callable
+        Returns the stored Elo document, or ``None``.
+    update_elo : EloUpdate
+        The pure Elo update, given the stored state and the new battles in order.
+    """
+    accepted, duplicates = select_new(batch, stored_ids)
+    users = [u for u in dict.fromkeys(b.user_id for b in accepted) if u is not None]
+    new_users = first_seen_users(accepted, known_users(users))
+    raw = read_elo()
+    state = {} if raw is None else loads(raw)
+    elo = checked_elo(update_elo(state, [dict(b.battle) for b in accepted]))
+    return IngestPlan(accepted, duplicates, new_users, elo, dumps(elo), raw)
 
 
 class Store(ABC):

@@ -38,10 +38,9 @@ from service.store.base import (
     StoreUnavailable,
     checked_elo,
     dumps,
-    first_seen_users,
     loads,
+    plan_ingest,
     prepare_batch,
-    select_new,
 )
 
 __all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "EmbeddedStore"]
@@ -209,28 +208,23 @@ class EmbeddedStore(Store):
     def ingest(self, battles: Sequence[Mapping[str, Any]], update_elo: EloUpdate) -> Ingested:
         batch = prepare_batch(battles)
         with self._write("ingest") as conn:
-            stored = self._existing(conn, "battles", "battle_id", [b.battle_id for b in batch])
-            accepted, duplicates = select_new(batch, stored)
-            users = [b.user_id for b in accepted if b.user_id is not None]
-            known = self._existing(conn, "users", "user_id", users)
-            new_users = first_seen_users(accepted, known)
-            raw = self._get(conn, "elo")
-            state = {} if raw is None else loads(raw)
-            elo = checked_elo(update_elo(state, [dict(b.battle) for b in accepted]))
-            elo_doc = dumps(elo)
+            plan = plan_ingest(
+                batch,
+                self._existing(conn, "battles", "battle_id", [b.battle_id for b in batch]),
+                lambda users: self._existing(conn, "users", "user_id", users),
+                lambda: self._get(conn, "elo"),
+                update_elo,
+            )
             conn.executemany(
                 "INSERT INTO battles (battle_id, user_id, doc) VALUES (?, ?, ?)",
-                [(b.battle_id, b.user_id, b.doc) for b in accepted],
+                [(b.battle_id, b.user_id, b.doc) for b in plan.accepted],
             )
-            conn.executemany("INSERT INTO users (user_id) VALUES (?)", [(u,) for u in new_users])
-            if elo_doc != raw:  # nothing new: the file stays as it was, byte for byte
+            users = [(u,) for u in plan.new_users]
+            conn.executemany("INSERT INTO users (user_id) VALUES (?)", users)
+            if plan.elo_changed:  # nothing new: the file stays as it was, byte for byte
+                elo_doc = plan.elo_doc
                 conn.execute("INSERT OR REPLACE INTO kv (key, value) VALUES ('elo', ?)", (elo_doc,))
-        return Ingested(
-            accepted=tuple(b.position for b in accepted),
-            duplicates=duplicates,
-            new_users=tuple(new_users),
-            elo=elo,
-        )
+        return plan.result()
 
     def battles(self, user_id: str | None = None) -> list[dict[str, Any]]:
         with self._read("battles") as conn:

@@ -80,10 +80,9 @@ from service.store.base import (
     StoreUnavailable,
     checked_elo,
     dumps,
-    first_seen_users,
     loads,
+    plan_ingest,
     prepare_batch,
-    select_new,
 )
 
 __all__ = ["RedisStore", "redact_url"]
@@ -105,6 +104,12 @@ def redact_url(url: str) -> str:
         return urlunsplit(parts._replace(netloc=netloc))
     except ValueError:
         return "<unparsable URL>"
+
+
+def _members(client: Any, key: str, values: list[str]) -> list[str]:
+    """Those of ``values`` in the set at ``key``: one SMISMEMBER, none for no values."""
+    hits = client.smismember(key, values) if values else []
+    return [v for v, hit in zip(values, hits, strict=True) if hit]
 
 
 class RedisStore(Store):
@@ -178,34 +183,30 @@ class RedisStore(Store):
             for attempt in range(1, MAX_ATTEMPTS + 1):
                 try:
                     pipe.watch(k_ids, k_elo)
-                    hits = pipe.smismember(k_ids, ids) if ids else []
-                    accepted, duplicates = select_new(
-                        batch, [i for i, hit in zip(ids, hits, strict=True) if hit]
+                    plan = plan_ingest(
+                        batch,
+                        _members(pipe, k_ids, ids),
+                        lambda users: _members(pipe, k_users, users),
+                        lambda: pipe.get(k_elo),
+                        update_elo,
                     )
-                    users = [u for u in dict.fromkeys(b.user_id for b in accepted) if u is not None]
-                    hits = pipe.smismember(k_users, users) if users else []
-                    known = [u for u, hit in zip(users, hits, strict=True) if hit]
-                    new_users = first_seen_users(accepted, known)
-                    raw = pipe.get(k_elo)
-                    state = {} if raw is None else loads(raw)
-                    elo = checked_elo(update_elo(state, [dict(b.battle) for b in accepted]))
-                    elo_doc = dumps(elo)
+                    accepted = plan.accepted
                     per_user: dict[str, list[str]] = {}
                     for b in accepted:
                         if b.user_id is not None:
                             per_user.setdefault(b.user_id, []).append(b.doc)
-                    if not accepted and raw == elo_doc.encode():
+                    if not accepted and not plan.elo_changed:
                         pipe.unwatch()  # nothing new: write nothing
-                        return Ingested((), duplicates, (), elo)
+                        return plan.result()
                     pipe.multi()
                     if accepted:
                         pipe.sadd(k_ids, *(b.battle_id for b in accepted))
                         pipe.rpush(self._key("battles"), *(b.doc for b in accepted))
                     for user, docs in per_user.items():
                         pipe.rpush(self._key("user", user, "battles"), *docs)
-                    if new_users:
-                        pipe.sadd(k_users, *new_users)
-                    pipe.set(k_elo, elo_doc)
+                    if plan.new_users:
+                        pipe.sadd(k_users, *plan.new_users)
+                    pipe.set(k_elo, plan.elo_doc)
                     pipe.execute()
                 except WatchError as exc:
                     if "occurred while watching" in str(exc):  # redis-py: the connection died
@@ -218,12 +219,7 @@ class RedisStore(Store):
                     if attempt > 10:
                         time.sleep(min(0.05, 0.001 * attempt))
                     continue
-                return Ingested(
-                    accepted=tuple(b.position for b in accepted),
-                    duplicates=duplicates,
-                    new_users=tuple(new_users),
-                    elo=elo,
-                )
+                return plan.result()
         raise StoreUnavailable(
             f"Redis at {self._where} is too contended: ingest lost {MAX_ATTEMPTS} races"
         )

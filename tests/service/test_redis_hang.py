@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from service.settings import Settings
 from tests.redis_server import RedisServer, require_redis_server
 from tests.service.conftest import (
     ADMIN,
@@ -54,6 +55,11 @@ def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
         server.stop()  # sends SIGCONT first as well
 
 
+def hang_settings(fit: Path, redis: RedisServer, **overrides: Any) -> Settings:
+    """The service's settings on ``fit`` with ``redis``, each Redis reply awaited TIMEOUT_S."""
+    return service_settings(fit, redis_url=redis.url, redis_timeout_s=TIMEOUT_S, **overrides)
+
+
 def timed(call: Any, *args: Any, **kwargs: Any) -> tuple[Any, float]:
     started = time.monotonic()
     response = call(*args, **kwargs)
@@ -63,10 +69,9 @@ def timed(call: Any, *args: Any, **kwargs: Any) -> tuple[Any, float]:
 def test_a_hung_redis_is_503_within_a_bound_then_recovers(
     shared_fit_no_features: Path, own_redis: RedisServer
 ) -> None:
-    settings = service_settings(
+    settings = hang_settings(
         shared_fit_no_features,
-        redis_url=own_redis.url,
-        redis_timeout_s=TIMEOUT_S,
+        own_redis,
         version_poll_s=3600,  # reads of the published version need no Redis
         rate_limit_per_address="1000/minute",  # the limiter counts in Redis too
     )
@@ -136,10 +141,9 @@ def test_a_hung_redis_is_503_within_a_bound_then_recovers(
 def test_a_version_check_on_a_hung_redis_keeps_serving_the_version_held(
     shared_fit_no_features: Path, own_redis: RedisServer
 ) -> None:
-    settings = service_settings(
+    settings = hang_settings(
         shared_fit_no_features,
-        redis_url=own_redis.url,
-        redis_timeout_s=TIMEOUT_S,
+        own_redis,
         version_poll_s=0,  # every read checks the store for a newer version
     )
     with open_client(settings, allow_5xx=True) as client:

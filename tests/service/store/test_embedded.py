@@ -20,6 +20,22 @@ from tests.service.store.test_store_contract import battle, count_elo, ids
 REPO = Path(__file__).resolve().parents[3]
 
 
+def start_child(script: str, path: Path) -> subprocess.Popen[str]:
+    """Run ``script`` in a fresh Python on the store file ``path``, its output piped."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
+    return subprocess.Popen(
+        [sys.executable, "-c", script, str(path)],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def test_everything_survives_close_and_reopen(tmp_path: Path) -> None:
     path = tmp_path / "store.sqlite3"
     with EmbeddedStore(path) as store:
@@ -139,18 +155,7 @@ for i in range(100000):
 
 def test_a_process_killed_mid_ingest_loses_no_acknowledged_battle(tmp_path: Path) -> None:
     path = tmp_path / "store.sqlite3"
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
-    }
-    child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(path)],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    child = start_child(CHILD, path)
     acknowledged: list[int] = []
     try:
         assert child.stdout is not None
@@ -227,18 +232,7 @@ def test_a_process_killed_inside_a_write_transaction_leaves_no_trace_of_it(
     """SIGKILL while a large ingest's pages are in the WAL but its COMMIT is not."""
     path = tmp_path / "store.sqlite3"
     wal = Path(f"{path}-wal")
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
-    }
-    child = subprocess.Popen(
-        [sys.executable, "-c", HELD_CHILD, str(path)],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    child = start_child(HELD_CHILD, path)
     try:
         assert child.stdout is not None
         line = child.stdout.readline()  # blocks until the transaction is held open
