@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from ranking.pairwise import position_in_group
+from ranking.elo_kernel import online_elo_rows
 from ranking.progress import Advance
 from ranking.types import BASE, CENTER, SCALE, Matchups, Outcomes, Ratings
 
@@ -80,9 +80,11 @@ def online_elo_grouped(
 ) -> npt.NDArray[np.float64]:
     """Run online Elo independently within each group, all groups in step.
 
-    Each group's votes are taken in the order they appear in the arrays. Step ``s``
-    updates the ``s``-th vote of every group at once, so the cost is one vectorised
-    update per step, and the number of steps is the size of the largest group.
+    Each group's votes are taken in the order they appear in the arrays. Groups are
+    independent, so one compiled pass over the votes in array order
+    (:func:`ranking.elo_kernel.online_elo_rows`) gives what running every group in step
+    would; a step is the ``s``-th vote of every group, and there are as many steps as
+    votes in the largest group.
 
     Parameters
     ----------
@@ -114,28 +116,21 @@ def online_elo_grouped(
     """
     groups = np.asarray(groups, dtype=np.intp)
     ratings = np.empty((n_groups, n_models))
-    ratings[:] = np.asarray(initial, dtype=np.float64)  # C-contiguous, so ravel() is a view
-    if groups.size == 0:
+    ratings[:] = np.asarray(initial, dtype=np.float64)
+    n = groups.shape[0]
+    if advance is None or n == 0:
+        online_elo_rows(matchups, outcomes, groups, ratings, k=k)
         return ratings
-    position = position_in_group(groups)
-    # Rows sorted by position within their group: step s is one contiguous slice.
-    by_step = np.argsort(position, kind="stable")
-    step_bounds = np.searchsorted(position[by_step], np.arange(position.max() + 2))
-    g_all, a_all, b_all = groups[by_step], matchups[by_step, 0], matchups[by_step, 1]
-    y_all = np.asarray(outcomes, dtype=np.float64)[by_step]
-    flat = ratings.ravel()
-    n_steps = len(step_bounds) - 1
-    every, reported = max(1, -(-n_steps // 100)), 0
-    for step, (lo, hi) in enumerate(zip(step_bounds[:-1], step_bounds[1:], strict=True), 1):
-        ia = g_all[lo:hi] * n_models + a_all[lo:hi]
-        ib = g_all[lo:hi] * n_models + b_all[lo:hi]
-        ra, rb = flat[ia], flat[ib]
-        delta = k * (y_all[lo:hi] - 1.0 / (1.0 + np.power(BASE, (rb - ra) / SCALE)))
-        flat[ia] = ra + delta
-        flat[ib] = rb - delta
-        if advance is not None and (step % every == 0 or step == n_steps):
-            advance(step - reported)
-            reported = step
+    # About a hundred chunks of votes, each told as its share of the steps.
+    n_steps = int(np.bincount(groups).max())
+    bounds = np.linspace(0, n, min(100, n) + 1).astype(np.intp)
+    reported = 0
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        online_elo_rows(matchups[lo:hi], outcomes[lo:hi], groups[lo:hi], ratings, k=k)
+        done = n_steps * int(hi) // n
+        if done > reported:
+            advance(done - reported)
+            reported = done
     return ratings
 
 

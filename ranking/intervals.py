@@ -8,7 +8,8 @@ from scipy.special import expit
 from scipy.stats import norm
 
 from ranking.bt import DEFAULT_ALPHA, bt_hessian, fit_bt_grouped, pair_matrices
-from ranking.elo import K_FACTOR, online_elo_grouped
+from ranking.elo import INITIAL, K_FACTOR
+from ranking.elo_kernel import bootstrap_elo_rows
 from ranking.progress import Advance, Progress, start
 from ranking.types import FloatArray, Matchups, Outcomes, PairwiseData, Ratings, Weights
 
@@ -25,7 +26,7 @@ __all__ = [
     "sandwich_intervals",
 ]
 
-#: Most (replicate, vote) index pairs an Elo bootstrap materialises at once.
+#: Most (replicate, vote) pairs in one batch of an Elo bootstrap (one generator a batch).
 _MAX_ELO_BOOTSTRAP_ROWS = 20_000_000
 #: Votes a model needs before its sandwich variance outweighs the model-based one.
 MODERATION_VOTES = 20.0
@@ -202,7 +203,7 @@ def bootstrap_elo(
     """Online Elo ratings of ``rounds`` bootstrap replicates (FastChat's method).
 
     Each replicate draws the ``n`` votes with replacement, in random order, and runs
-    online Elo over them; replicates run in step (:func:`online_elo_grouped`), in the
+    online Elo over them, replicate after replicate (:func:`bootstrap_elo_batch`), in the
     batches of :func:`elo_bootstrap_plan`, one after another. Each batch draws from its
     own generator, so running the batches elsewhere (``service.scale`` maps them over a
     Dask cluster) gives the same replicates. ``progress`` is told of the stage
@@ -267,35 +268,21 @@ def bootstrap_elo_batch(
 ) -> FloatArray:
     """``size`` Elo bootstrap replicates drawn with ``rng``: one batch of :func:`bootstrap_elo`.
 
-    The replicates run in step, so they finish together; ``advance``, if given, is told
-    how many rounds' worth of votes are done as they go, ``size`` in all.
+    Replicate ``r`` runs online Elo over the rows ``rng.integers(0, n, size=(size, n))[r]``
+    of the votes, in that order, from ``INITIAL``; the replicates run one after another in
+    a compiled loop that draws as it goes (:func:`ranking.elo_kernel.bootstrap_elo_rows`),
+    so the drawn rows are never all held at once. ``advance``, if given, is told ``1``
+    after each replicate, ``size`` in all.
 
     Returns
     -------
     ndarray
         ``(size, n_models)`` Elo-scale ratings.
     """
-    n = len(outcomes)
-    rows = rng.integers(0, n, size=(size, n)).ravel()
-    groups = np.repeat(np.arange(size), n)
-    steps = None if advance is None else _rounds_of_steps(advance, size, n)
-    return online_elo_grouped(
-        n_models, matchups[rows], outcomes[rows], groups, size, k=k, advance=steps
-    )
-
-
-def _rounds_of_steps(advance: Advance, size: int, n_steps: int) -> Advance:
-    """Turn steps of ``size`` replicates run in step into whole rounds' worth of work."""
-    done = [0, 0]  # steps, rounds
-
-    def steps(n: int) -> None:
-        done[0] += n
-        rounds = size * done[0] // max(n_steps, 1)
-        if rounds > done[1]:
-            advance(rounds - done[1])
-            done[1] = rounds
-
-    return steps
+    ratings = np.full((size, n_models), INITIAL)
+    if size > 0 and len(outcomes) > 0:  # no votes: nothing drawn, every rating INITIAL
+        bootstrap_elo_rows(matchups, outcomes, ratings, rng, k=k, advance=advance)
+    return ratings
 
 
 def percentile_intervals(
