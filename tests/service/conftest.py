@@ -16,6 +16,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -165,6 +166,33 @@ def check_leaderboard(document: dict[str, Any], method: str) -> None:
         assert row["wins"] + row["losses"] + row["ties"] == row["battles"], row
         above = sum(other["lower"] > row["upper"] for other in rows)
         assert row["rank"] == 1 + above, (row, above)
+
+
+# -- the app under uvicorn in a thread ---------------------------------------------------
+
+
+@contextmanager
+def uvicorn_in_thread(settings: Settings) -> Iterator[tuple[Any, threading.Thread, int]]:
+    """The app of ``settings`` under uvicorn in a daemon thread, on a free port of 127.0.0.1.
+
+    Yields the ``uvicorn.Server``, its thread and the port, bound before the server starts
+    (no race with other tests); on leaving, the server is told to stop and the socket closed.
+    """
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        yield server, thread, port
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+        sock.close()
 
 
 # -- plb serve as a real process -------------------------------------------------------

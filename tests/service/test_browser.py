@@ -14,8 +14,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -143,10 +141,8 @@ def demo_server(
 @contextmanager
 def serve(fit_dir: Path, state: Path, **overrides: Any) -> Iterator[Server]:
     """The real app under uvicorn, in a thread, on a free port of 127.0.0.1."""
-    import uvicorn
-
-    from service.api.app import create_app
     from service.settings import Settings
+    from tests.service.conftest import uvicorn_in_thread
 
     settings = Settings(
         fit_dir=fit_dir,
@@ -157,14 +153,7 @@ def serve(fit_dir: Path, state: Path, **overrides: Any) -> Iterator[Server]:
         refit_interval_s=0,
         **overrides,
     )
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))  # the port is ours from here: no race with other tests
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
-    uv = uvicorn.Server(config)
-    thread = threading.Thread(target=uv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
+    with uvicorn_in_thread(settings) as (uv, thread, port):
         wait_until(lambda: uv.started or not thread.is_alive(), 120, "the server start")
         assert thread.is_alive(), "the server stopped while starting (see the log above)"
         base_url = f"http://127.0.0.1:{port}"
@@ -172,10 +161,6 @@ def serve(fit_dir: Path, state: Path, **overrides: Any) -> Iterator[Server]:
             users = client.get("/v1/analysis/correlations")
             assert users.status_code == 200, users.text
             yield Server(base_url, client, user_id=first_user(fit_dir))
-    finally:
-        uv.should_exit = True
-        thread.join(timeout=15)
-        sock.close()
 
 
 def first_user(fit_dir: Path) -> str:

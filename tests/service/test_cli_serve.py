@@ -10,7 +10,6 @@ import argparse
 import json
 import os
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,7 +21,13 @@ import pytest
 
 from service.cli import main, progress
 from service.cli import serve as serve_module
-from tests.service.conftest import ADMIN_KEY, INGEST_KEY, ServeProcess, service_settings
+from tests.service.conftest import (
+    ADMIN_KEY,
+    INGEST_KEY,
+    ServeProcess,
+    service_settings,
+    uvicorn_in_thread,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -209,28 +214,13 @@ def test_the_demo_steps_are_counted_and_quiet_is_passed_on(
 @pytest.fixture
 def live_server(shared_fit_no_features: Path, tmp_path: Path) -> Iterator[str]:
     """The app under uvicorn in a thread, on a free port of 127.0.0.1; its URL."""
-    import uvicorn
-
-    from service.api.app import create_app
-
     settings = service_settings(shared_fit_no_features, store_path=tmp_path / "live.sqlite")
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
+    with uvicorn_in_thread(settings) as (server, thread, port):
         deadline = time.monotonic() + 60
         while not server.started and thread.is_alive() and time.monotonic() < deadline:
             time.sleep(0.02)
         assert server.started, "the server did not start"
         yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=15)
-        sock.close()
 
 
 def test_refit_publishes_a_version(
