@@ -140,7 +140,7 @@ def run(quick: bool = False) -> list[Row]:
             met=ours_s <= GOAL_S if not quick else None,
             notes=(
                 f"reference: today's NumPy batch of {size} rounds timed once, ×"
-                f"{plan.rounds / size:g}; ours: {len(batches)} batch(es), best of {plan.repeat}"
+                f"{plan.rounds / size:.3g}; ours: {len(batches)} batch(es), best of {plan.repeat}"
             ),
         ),
         make_row(

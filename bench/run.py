@@ -21,7 +21,18 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import aggregate, integrity, per_user, predictor, scale, service, soak, study, topics
+from bench import (
+    aggregate,
+    elo_bootstrap,
+    integrity,
+    per_user,
+    predictor,
+    scale,
+    service,
+    soak,
+    study,
+    topics,
+)
 from bench.common import Row, machine_info
 
 __all__ = ["BENCHMARKS", "format_section", "main", "render"]
@@ -41,6 +52,7 @@ BENCHMARKS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "soak": ("I. Soak: ten minutes of mixed load (issue 7)", soak.run),
     "integrity": ("J. Voter integrity: random clickers and a brigade (issue 15)", integrity.run),
     "topics_real": ("K. Topics on real prompts (issue 16)", topics.run_real),
+    "elo_bootstrap": ("L. Elo bootstrap and per-user Elo, compiled (issue 18)", elo_bootstrap.run),
 }
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = HERE / "RESULTS.md"
