@@ -34,6 +34,7 @@ from ranking.bt_objective import (
     bt_gradient,
     bt_hessian,
     bt_objective,
+    group_batches,
     newton,
     pair_matrices,
 )
@@ -240,13 +241,7 @@ def _solve(
     relative = np.full((n_groups, n_models), np.nan)
     evidence = np.full(n_groups, np.nan)
 
-    batch = max(1, _MAX_HESSIAN_ENTRIES // max(n_models * n_models, 1))
-    order = np.argsort(groups, kind="stable")
-    sorted_groups = groups[order]
-    for start in range(0, n_groups, batch):
-        stop = min(start + batch, n_groups)
-        lo, hi = np.searchsorted(sorted_groups, [start, stop])
-        rows = order[lo:hi]
+    for start, stop, rows in group_batches(groups, n_groups, n_models, _MAX_HESSIAN_ENTRIES):
         problem = Problem(
             n_models,
             stop - start,

@@ -13,6 +13,8 @@ the one-group case, for checks and sandwich estimates.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 from scipy.special import expit
 
@@ -24,6 +26,7 @@ __all__ = [
     "bt_gradient",
     "bt_hessian",
     "bt_objective",
+    "group_batches",
     "newton",
     "pair_matrices",
 ]
@@ -56,6 +59,22 @@ def pair_matrices(
         minlength=n_groups * k * k,
     )
     return flat.astype(np.float64, copy=False).reshape(n_groups, k, k)
+
+
+def group_batches(
+    groups: IntArray, n_groups: int, n_models: int, max_entries: int
+) -> Iterator[tuple[int, int, IntArray]]:
+    """The groups in batches whose ``k x k`` matrices hold at most ``max_entries`` floats.
+
+    Yields ``(start, stop, rows)``: groups ``start`` to ``stop - 1`` and the rows of theirs
+    (``groups`` of each row below ``n_groups``), in row order within each group.
+    """
+    batch = max(1, max_entries // max(n_models * n_models, 1))
+    order = np.argsort(groups, kind="stable")
+    bounds = np.searchsorted(groups[order], np.arange(0, n_groups + 1))
+    for start in range(0, n_groups, batch):
+        stop = min(start + batch, n_groups)
+        yield start, stop, order[bounds[start] : bounds[stop]]
 
 
 class Problem:

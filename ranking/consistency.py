@@ -32,7 +32,8 @@ import numpy.typing as npt
 from scipy.special import expit
 from scipy.stats import norm
 
-from ranking.bt import fit_bt_grouped, pair_matrices
+from ranking.bt import fit_bt_grouped
+from ranking.bt_objective import group_batches, pair_matrices
 from ranking.shrinkage import learn_alpha
 from ranking.types import FloatArray, IntArray, Matchups, Outcomes, Weights
 
@@ -97,13 +98,8 @@ def leave_one_out_logits(
     p = expit(d)
     v = weights * p * (1.0 - p)
     leverage = np.empty_like(d)
-    order = np.argsort(users, kind="stable")
-    bounds = np.searchsorted(users[order], np.arange(0, n_users + 1))
-    chunk = max(1, _MAX_ENTRIES // (k * k))
     eye = alpha * np.eye(k)
-    for start in range(0, n_users, chunk):
-        stop = min(start + chunk, n_users)
-        rows = order[bounds[start] : bounds[stop]]
+    for start, stop, rows in group_batches(users, n_users, k, _MAX_ENTRIES):
         g = users[rows] - start
         hess = pair_matrices(k, a[rows], b[rows], v[rows], g, stop - start) + eye
         inv = np.linalg.inv(hess)
@@ -175,12 +171,7 @@ def preference_strength(
     )
     score = score.reshape(n_users, k)
     stat, rank = np.zeros(n_users), np.zeros(n_users)
-    order = np.argsort(users, kind="stable")
-    bounds = np.searchsorted(users[order], np.arange(0, n_users + 1))
-    chunk = max(1, _MAX_ENTRIES // (k * k))
-    for start in range(0, n_users, chunk):
-        stop = min(start + chunk, n_users)
-        rows = order[bounds[start] : bounds[stop]]
+    for start, stop, rows in group_batches(users, n_users, k, _MAX_ENTRIES):
         info = pair_matrices(
             k, a[rows], b[rows], 0.25 * weights[rows], users[rows] - start, stop - start
         )
