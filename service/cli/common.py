@@ -96,6 +96,23 @@ def check_share(option: str, value: float) -> None:
         raise UsageError(f"{option} must be between 0 and 1 (exclusive), not {value}")
 
 
+def add_out_dir_option(parser: argparse.ArgumentParser) -> None:
+    """The required ``--out DIR`` of the commands that write a directory."""
+    parser.add_argument("--out", required=True, metavar="DIR", help="output directory")
+
+
+def add_method_option(parser: argparse.ArgumentParser) -> None:
+    """The ``--method`` option of the commands that fit Bradley-Terry or Elo ratings."""
+    parser.add_argument("--method", choices=("bt", "elo"), default="bt", help="default: bt")
+
+
+def add_seed_option(
+    parser: argparse.ArgumentParser, default: int = 0, help: str = "seed (default 0)"
+) -> None:
+    """The ``--seed`` option, checked by :func:`check_seed`."""
+    parser.add_argument("--seed", type=int, default=default, help=help)
+
+
 def check_seed(args: argparse.Namespace) -> None:
     """Reject a negative ``--seed`` (NumPy seeds are non-negative integers)."""
     check_at_least("--seed", args.seed, 0)

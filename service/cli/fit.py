@@ -13,7 +13,9 @@ from service.cli.common import (
     LeftOut,
     UsageError,
     add_input_options,
+    add_out_dir_option,
     add_output_options,
+    add_seed_option,
     add_topic_options,
     battles_phrase,
     check_at_least,
@@ -42,7 +44,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "evaluation, and write them into DIR (replaced atomically) for 'plb report' and "
         "'plb serve'.",
     )
-    parser.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    add_out_dir_option(parser)
     parser.add_argument(
         "--min-battles",
         type=int,
@@ -64,7 +66,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "(default; --no-features skips them)",
     )
     add_topic_options(parser)
-    parser.add_argument("--seed", type=int, default=FitConfig.seed, help="seed (default 0)")
+    add_seed_option(parser, FitConfig.seed)
     parser.add_argument(
         "--scheduler",
         metavar="ADDRESS",

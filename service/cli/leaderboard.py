@@ -13,7 +13,9 @@ from service.cli import progress
 from service.cli.common import (
     UsageError,
     add_input_options,
+    add_method_option,
     add_output_options,
+    add_seed_option,
     battles_phrase,
     check_at_least,
     check_seed,
@@ -54,7 +56,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "battle logs, with 95% intervals and interval-aware ranks (rank = 1 + the number of "
         "models whose lower bound is above this model's upper bound).",
     )
-    parser.add_argument("--method", choices=("bt", "elo"), default="bt", help="default: bt")
+    add_method_option(parser)
     parser.add_argument(
         "--ci",
         choices=("sandwich", "bootstrap", "none"),
@@ -83,7 +85,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="rank only models with at least N votes; the others are listed below the "
         f"table as provisional (default {DEFAULT_MIN_VOTES}; 0 ranks every model)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    add_seed_option(parser, help="bootstrap seed (default 0)")
     parser.add_argument(
         "--matrix", action="store_true", help="also print the predicted win-probability matrix"
     )

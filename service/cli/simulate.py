@@ -8,7 +8,13 @@ import os
 
 from data.real_prompts import load_real_prompts
 from data.simulate import mean_spearman, simulate, write_simulation
-from service.cli.common import UsageError, add_output_options, check_seed, emit
+from service.cli.common import (
+    UsageError,
+    add_out_dir_option,
+    add_output_options,
+    check_seed,
+    emit,
+)
 
 __all__ = ["add_parser"]
 
@@ -23,7 +29,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "(DIR/battles.jsonl.gz, docs/SPEC.md section 1) and the truth (DIR/truth.json: "
         "every user's and the population's true rating per model).",
     )
-    parser.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    add_out_dir_option(parser)
     parser.add_argument("--users", type=int, default=400, metavar="N", help="default 400")
     parser.add_argument(
         "--battles-per-user", type=int, default=60, metavar="B", help="mean votes a user (60)"

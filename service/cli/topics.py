@@ -13,6 +13,7 @@ from service.cli.common import (
     UsageError,
     add_input_options,
     add_output_options,
+    add_seed_option,
     add_topic_options,
     check_seed,
     check_topic_options,
@@ -45,7 +46,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "NMI), e.g. the simulator's 'topic'",
     )
     parser.add_argument("--out", metavar="DIR", help="save the fitted topic model into DIR")
-    parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    add_seed_option(parser)
     add_input_options(parser)
     add_output_options(parser)
     parser.set_defaults(run=run)

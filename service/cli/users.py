@@ -12,7 +12,9 @@ from ranking.users import SHRINKAGE
 from service.cli.common import (
     LeftOut,
     add_input_options,
+    add_method_option,
     add_output_options,
+    add_seed_option,
     battles_phrase,
     check_at_least,
     check_seed,
@@ -33,7 +35,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "aggregate by default) and measure each user's Spearman and Kendall agreement with "
         "the aggregate ranking over the models that user voted on.",
     )
-    parser.add_argument("--method", choices=("bt", "elo"), default="bt", help="default: bt")
+    add_method_option(parser)
     parser.add_argument(
         "--min-battles",
         type=int,
@@ -48,7 +50,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="shrink users toward the aggregate with a strength learnt by held-out log-loss "
         "(cv, default) or Laplace evidence; 'none' fits each user alone, as the study did",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    add_seed_option(parser)
     parser.add_argument(
         "--show", type=int, default=10, metavar="N", help="users shown in the table (default 10)"
     )
