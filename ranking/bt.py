@@ -9,9 +9,8 @@ win and half a loss (the FastChat and arena-rank convention). Every fit minimise
 for each group ``g`` independently, by Newton's method with an analytic gradient and
 Hessian and a backtracking line search. One group is the aggregate leaderboard; many
 groups are the bootstrap replicates or the users of a per-user fit, all solved together
-as batched ``k x k`` systems. The objective, its derivatives and the solver are
-:mod:`ranking.bt_objective` (``bt_objective``, ``bt_gradient``, ``bt_hessian`` and
-``pair_matrices`` are re-exported here).
+as batched ``k x k`` systems by :mod:`ranking.bt_solver` (``pair_matrices`` is
+re-exported here).
 
 The prior does two jobs. With the default tiny ``alpha`` (``DEFAULT_ALPHA``) it only keeps
 the problem well posed: ratings are identified (each connected part of the comparison
@@ -28,16 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ranking.bt_objective import (
-    DEFAULT_ALPHA,
-    Problem,
-    bt_gradient,
-    bt_hessian,
-    bt_objective,
-    group_batches,
-    newton,
-    pair_matrices,
-)
+from ranking.bt_solver import Problem, group_batches, newton, pair_matrices
 from ranking.types import FloatArray, IntArray, Matchups, Outcomes, Ratings, Weights
 
 __all__ = [
@@ -52,6 +42,8 @@ __all__ = [
     "pair_matrices",
 ]
 
+#: Prior precision (natural-log units) of a plain fit: negligible next to any real data.
+DEFAULT_ALPHA = 1e-3
 #: Largest number of float64 Hessian entries built at once (bounds memory to ~160 MB).
 _MAX_HESSIAN_ENTRIES = 20_000_000
 
@@ -313,3 +305,60 @@ def fit_bt(
         tol=tol,
     )
     return theta[0]
+
+
+def _single_problem(
+    theta: Ratings,
+    matchups: Matchups,
+    outcomes: Outcomes,
+    weights: Weights | None,
+    alpha: float,
+) -> Problem:
+    n = len(outcomes)
+    k = theta.shape[0]
+    return Problem(
+        k,
+        1,
+        np.asarray(matchups, dtype=np.intp),
+        np.asarray(outcomes, dtype=np.float64),
+        np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64),
+        np.zeros(n, dtype=np.intp),
+        np.zeros((1, k)),
+        np.array([alpha]),
+    )
+
+
+def bt_objective(
+    theta: Ratings,
+    matchups: Matchups,
+    outcomes: Outcomes,
+    weights: Weights | None = None,
+    alpha: float = DEFAULT_ALPHA,
+) -> float:
+    """Penalised negative log-likelihood of one group at ``theta`` (natural-log units)."""
+    problem = _single_problem(theta, matchups, outcomes, weights, alpha)
+    return float(problem.objective(theta[None, :])[0])
+
+
+def bt_gradient(
+    theta: Ratings,
+    matchups: Matchups,
+    outcomes: Outcomes,
+    weights: Weights | None = None,
+    alpha: float = DEFAULT_ALPHA,
+) -> Ratings:
+    """Gradient of :func:`bt_objective` with respect to ``theta``."""
+    problem = _single_problem(theta, matchups, outcomes, weights, alpha)
+    return problem.gradient(theta[None, :])[0]
+
+
+def bt_hessian(
+    theta: Ratings,
+    matchups: Matchups,
+    outcomes: Outcomes,
+    weights: Weights | None = None,
+    alpha: float = DEFAULT_ALPHA,
+) -> FloatArray:
+    """Hessian ``(k, k)`` of :func:`bt_objective` with respect to ``theta``."""
+    problem = _single_problem(theta, matchups, outcomes, weights, alpha)
+    return problem.hessian(theta[None, :])[0]

@@ -33,7 +33,7 @@ from scipy.special import expit
 from scipy.stats import norm
 
 from ranking.bt import fit_bt_grouped
-from ranking.bt_objective import group_batches, pair_matrices
+from ranking.bt_solver import group_batches, pair_matrices
 from ranking.shrinkage import learn_alpha
 from ranking.types import FloatArray, IntArray, Matchups, Outcomes, Weights
 

@@ -1,14 +1,11 @@
-"""The Bradley-Terry objective of a batch of groups, and the damped Newton solver over it.
+"""The batched Bradley-Terry objective and the damped Newton solver that minimises it.
 
-For each group ``g`` the penalised negative log-likelihood
-
-    ``sum_i w_i * logloss(y_i, theta[g_i, a_i] - theta[g_i, b_i])
-      + alpha_g / 2 * ||theta_g - mu_g||^2``
-
-with its analytic gradient and Hessian (``k x k`` a group, batched), and the Newton
-iterations with a backtracking line search that minimise it. :mod:`ranking.bt` builds
-its fits on these; :func:`bt_objective`, :func:`bt_gradient` and :func:`bt_hessian` are
-the one-group case, for checks and sandwich estimates.
+For each group ``g`` of a batch, the penalised negative log-likelihood of
+:mod:`ranking.bt` with its analytic gradient and ``k x k`` Hessian (:class:`Problem`),
+the Newton iterations with a backtracking line search over all groups at once
+(:func:`newton`), the groups cut into batches that bound the Hessians' memory
+(:func:`group_batches`), and the second-moment matrices of pairwise votes
+(:func:`pair_matrices`, re-exported by :mod:`ranking.bt`).
 """
 
 from __future__ import annotations
@@ -18,21 +15,9 @@ from collections.abc import Iterator
 import numpy as np
 from scipy.special import expit
 
-from ranking.types import FloatArray, IntArray, Matchups, Outcomes, Ratings, Weights
+from ranking.types import FloatArray, IntArray, Matchups, Outcomes, Weights
 
-__all__ = [
-    "DEFAULT_ALPHA",
-    "Problem",
-    "bt_gradient",
-    "bt_hessian",
-    "bt_objective",
-    "group_batches",
-    "newton",
-    "pair_matrices",
-]
-
-#: Prior precision (natural-log units) of a plain fit: negligible next to any real data.
-DEFAULT_ALPHA = 1e-3
+__all__ = ["Problem", "group_batches", "newton", "pair_matrices"]
 
 
 def pair_matrices(
@@ -152,60 +137,3 @@ def newton(problem: Problem, theta: FloatArray, max_iter: int, tol: float) -> Fl
             t = np.where(ok, t, 0.5 * t)
         theta, f = candidate, np.minimum(f_new, f)
     raise RuntimeError(f"Bradley-Terry fit did not converge in {max_iter} Newton iterations.")
-
-
-def _single_problem(
-    theta: Ratings,
-    matchups: Matchups,
-    outcomes: Outcomes,
-    weights: Weights | None,
-    alpha: float,
-) -> Problem:
-    n = len(outcomes)
-    k = theta.shape[0]
-    return Problem(
-        k,
-        1,
-        np.asarray(matchups, dtype=np.intp),
-        np.asarray(outcomes, dtype=np.float64),
-        np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64),
-        np.zeros(n, dtype=np.intp),
-        np.zeros((1, k)),
-        np.array([alpha]),
-    )
-
-
-def bt_objective(
-    theta: Ratings,
-    matchups: Matchups,
-    outcomes: Outcomes,
-    weights: Weights | None = None,
-    alpha: float = DEFAULT_ALPHA,
-) -> float:
-    """Penalised negative log-likelihood of one group at ``theta`` (natural-log units)."""
-    problem = _single_problem(theta, matchups, outcomes, weights, alpha)
-    return float(problem.objective(theta[None, :])[0])
-
-
-def bt_gradient(
-    theta: Ratings,
-    matchups: Matchups,
-    outcomes: Outcomes,
-    weights: Weights | None = None,
-    alpha: float = DEFAULT_ALPHA,
-) -> Ratings:
-    """Gradient of :func:`bt_objective` with respect to ``theta``."""
-    problem = _single_problem(theta, matchups, outcomes, weights, alpha)
-    return problem.gradient(theta[None, :])[0]
-
-
-def bt_hessian(
-    theta: Ratings,
-    matchups: Matchups,
-    outcomes: Outcomes,
-    weights: Weights | None = None,
-    alpha: float = DEFAULT_ALPHA,
-) -> FloatArray:
-    """Hessian ``(k, k)`` of :func:`bt_objective` with respect to ``theta``."""
-    problem = _single_problem(theta, matchups, outcomes, weights, alpha)
-    return problem.hessian(theta[None, :])[0]
