@@ -165,6 +165,7 @@ def read_frame(
     Returns
     -------
     IngestResult
+        The frame's battles and what was left out, counted as by :func:`read_battles`.
 
     Raises
     ------
