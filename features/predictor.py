@@ -386,10 +386,32 @@ class RatingPredictor(BaseEstimator):
             "predicted", profiles.user_ids, self.models_, ratings, ratings - half, ratings + half
         )
 
+    def predict_users(
+        self,
+        battles: pd.DataFrame,
+        embeddings: Mapping[str, npt.ArrayLike] | None = None,
+    ) -> Prediction:
+        """Ratings of each user of ``battles`` predicted from their queries alone.
+
+        Parameters
+        ----------
+        battles : DataFrame
+            ``user_id`` (on every row) and ``prompt`` columns: a battle frame, or just
+            the queries.
+        embeddings : mapping of str to vector, optional
+            Precomputed embeddings of the prompts by text, from the topic model's backend.
+
+        Returns
+        -------
+        Prediction
+            One row per user, sorted by id.
+        """
+        check_is_fitted(self, "members_")
+        return self.predict(self.profiler_.transform(battles, embeddings))
+
     def predict_queries(self, queries: list[str], user_id: str = "you") -> Prediction:
         """Ratings of one user known only by ``queries``."""
-        battles = pd.DataFrame({"user_id": user_id, "prompt": queries})
-        return self.predict(self.profiler_.transform(battles))
+        return self.predict_users(pd.DataFrame({"user_id": user_id, "prompt": queries}))
 
     def blend(
         self, prediction: Prediction, data: PairwiseData, users: npt.NDArray[np.intp]

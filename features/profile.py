@@ -38,7 +38,8 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from features.query_context import QueryComponents, row_vectors
+from features.query_context import QueryComponents
+from features.query_vectors import distinct_vectors
 from features.style import STYLE_FEATURES, style_features
 from features.topics import Embeddings, TopicModel, default_embedding
 from ranking.progress import Progress
@@ -134,7 +135,7 @@ def _shared_embeddings(
     name = model.embedding or default_embedding()
     if name == "tfidf":
         return None
-    vectors, _, docs = row_vectors(make_embedder(name), texts, None, progress)
+    vectors, _, docs = distinct_vectors(make_embedder(name), texts, None, progress)
     return dict(zip(docs, vectors, strict=True))
 
 
@@ -273,7 +274,7 @@ class UserProfiler(BaseEstimator):
         if k and not fitted and embeddings is None:
             embeddings = _shared_embeddings(model, texts, progress)
         elif k and fitted:  # embedded once, for the topics and the components
-            vectors, _, docs = row_vectors(model.embedder_, texts, embeddings, progress)
+            vectors, _, docs = distinct_vectors(model.embedder_, texts, embeddings, progress)
             embeddings = dict(zip(docs, vectors, strict=True))
         if fitted:
             topics = model.predict(texts, embeddings, progress)
@@ -282,7 +283,7 @@ class UserProfiler(BaseEstimator):
         query = None
         self.query_model_ = None
         if k:
-            vectors, inverse, _ = row_vectors(model.embedder_, texts, embeddings, progress)
+            vectors, inverse, _ = distinct_vectors(model.embedder_, texts, embeddings, progress)
             self.query_model_ = QueryComponents(int(k), whiten=self.query_whiten).fit(vectors)
             query = self.query_model_.transform(vectors)[inverse]
             self.query_mean_ = query.mean(axis=0)
@@ -335,7 +336,7 @@ class UserProfiler(BaseEstimator):
         check_is_fitted(self, "feature_names_")
         if self.query_model_ is None:
             return self.topic_model_.predict(texts, embeddings, progress), None
-        vectors, inverse, docs = row_vectors(
+        vectors, inverse, docs = distinct_vectors(
             self.topic_model_.embedder_, texts, embeddings, progress
         )
         topics = self.topic_model_.predict(texts, dict(zip(docs, vectors, strict=True)))

@@ -8,13 +8,12 @@ each query's embedding (fitted on the *distinct* training prompts, so a prompt v
 model (:mod:`ranking.contextual`) is linear in its context, so it can weigh any direction
 of the embedding, and a user's mean components are where their queries sit.
 
-:func:`row_vectors` embeds each distinct query once (or looks it up), for the profiler to
-share between the topic model and these components.
+The vectors come from :func:`features.query_vectors.distinct_vectors`, each distinct query
+embedded once and shared with the topic model.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,13 +22,12 @@ from sklearn.base import BaseEstimator
 from sklearn.decomposition import PCA
 from sklearn.utils.validation import check_is_fitted
 
-from ranking.progress import Progress
 from ranking.types import FloatArray
 
 if TYPE_CHECKING:
     from features.profile import UserProfiler, UserProfiles
 
-__all__ = ["QueryComponents", "row_vectors", "user_query_context", "vote_query_context"]
+__all__ = ["QueryComponents", "user_query_context", "vote_query_context"]
 
 
 class QueryComponents(BaseEstimator):
@@ -86,61 +84,6 @@ class QueryComponents(BaseEstimator):
         """``query_pc:<k>`` for each component."""
         check_is_fitted(self, "pca_")
         return np.asarray([f"query_pc:{k}" for k in range(self.n_components_)])
-
-
-def row_vectors(
-    embedder: Any,
-    texts: list[str],
-    embeddings: Mapping[str, npt.ArrayLike] | npt.ArrayLike | None = None,
-    progress: Progress | None = None,
-) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.intp], list[str]]:
-    """Embeddings of the distinct ``texts``, each embedded once.
-
-    Parameters
-    ----------
-    embedder : BERTopic-style backend
-        Embeds what ``embeddings`` lacks (:func:`features.embeddings.embed`).
-    texts : list of str
-        Queries, duplicates allowed.
-    embeddings : mapping of str to vector, or array of shape (len(texts), d), optional
-        Precomputed embeddings by text, or one row per query.
-    progress : Progress, optional
-        Told of the stage ``"embedding queries"`` of what is embedded.
-
-    Returns
-    -------
-    vectors : ndarray of float32
-        ``(n_distinct, d)``.
-    inverse : ndarray of int
-        ``(len(texts),)`` row of ``vectors`` of each text.
-    docs : list of str
-        The distinct texts, in the rows' order.
-    """
-    from features.embeddings import embed
-
-    distinct, inverse = np.unique(np.asarray(texts, dtype=object), return_inverse=True)
-    docs = [str(d) for d in distinct]
-    if embeddings is not None and not isinstance(embeddings, Mapping):
-        rows = np.asarray(embeddings, dtype=np.float32)
-        if rows.ndim != 2 or rows.shape[0] != len(texts):
-            raise ValueError(
-                f"Argument 'embeddings' must have one row per query ({len(texts)}), "
-                f"not shape {rows.shape}."
-            )
-        first = np.zeros(len(docs), dtype=np.intp)
-        first[inverse[::-1]] = np.arange(len(texts))[::-1]
-        return rows[first], inverse.astype(np.intp), docs
-    table: Mapping[str, npt.ArrayLike] = embeddings if embeddings is not None else {}
-    found: list[Any] = [table.get(doc) for doc in docs]
-    missing = [i for i, row in enumerate(found) if row is None]
-    if missing:
-        computed = np.asarray(embed(embedder, [docs[i] for i in missing], progress), np.float32)
-        for position, i in enumerate(missing):
-            found[i] = computed[position]
-    if not found:
-        return np.zeros((0, 0), dtype=np.float32), inverse.astype(np.intp), docs
-    vectors = np.stack([np.asarray(row, dtype=np.float32) for row in found])
-    return vectors, inverse.astype(np.intp), docs
 
 
 def vote_query_context(profiler: UserProfiler, present: npt.NDArray[np.bool_]) -> FloatArray:

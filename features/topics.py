@@ -28,6 +28,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from features.persistence import load_folder, save_folder
+from features.query_vectors import distinct_vectors
 from features.topic_words import DEFAULT_MIN_DF, describe_topics, topic_vectorizer
 from ranking.progress import Progress, start
 
@@ -195,9 +196,10 @@ class TopicModel(TransformerMixin, BaseEstimator):
         queries = as_queries(X)
         if not queries:
             raise ValueError("Argument 'queries' must hold at least one query, not 0.")
-        distinct, inverse = np.unique(np.asarray(queries, dtype=object), return_inverse=True)
-        docs = distinct.tolist()
-        vectors = self._distinct_embeddings(docs, queries, inverse, embeddings, progress)
+        from features.embeddings import make_embedder
+
+        self.embedder_ = make_embedder(self.embedding or default_embedding())
+        vectors, inverse, docs = distinct_vectors(self.embedder_, queries, embeddings, progress)
         advance = start(progress, "topics", 1, "fits")
         model = self._bertopic(len(docs))
         found = np.asarray(model.fit_transform(docs, vectors)[0], dtype=np.intp)
@@ -250,52 +252,6 @@ class TopicModel(TransformerMixin, BaseEstimator):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
                 raise ValueError(f"Argument '{name}' must be a positive integer, not {value!r}.")
-
-    def _distinct_embeddings(
-        self,
-        docs: list[str],
-        queries: list[str],
-        inverse: npt.NDArray[np.intp],
-        embeddings: Embeddings | None,
-        progress: Progress | None,
-    ) -> npt.NDArray[np.floating[Any]]:
-        from features.embeddings import embed, make_embedder
-
-        self.embedder_ = make_embedder(self.embedding or default_embedding())
-        if embeddings is None:
-            return np.asarray(embed(self.embedder_, docs, progress), dtype=np.float32)
-        if isinstance(embeddings, Mapping):
-            return self._looked_up(docs, embeddings, progress)
-        vectors = np.asarray(embeddings, dtype=np.float32)
-        if vectors.ndim != 2 or vectors.shape[0] != len(queries):
-            raise ValueError(
-                f"Argument 'embeddings' must have one row per query ({len(queries)}), "
-                f"not shape {vectors.shape}."
-            )
-        first = np.zeros(len(docs), dtype=np.intp)
-        first[inverse[::-1]] = np.arange(len(queries))[::-1]
-        return vectors[first]
-
-    def _looked_up(
-        self,
-        docs: list[str],
-        table: Mapping[str, npt.ArrayLike],
-        progress: Progress | None = None,
-    ) -> npt.NDArray[np.float32]:
-        """Embeddings of distinct ``docs`` from ``table``; the backend embeds the rest."""
-        from features.embeddings import embed
-
-        rows: list[Any] = [table.get(doc) for doc in docs]
-        missing = [i for i, row in enumerate(rows) if row is None]
-        if missing:
-            computed = np.asarray(
-                embed(self.embedder_, [docs[i] for i in missing], progress), np.float32
-            )
-            for position, i in enumerate(missing):
-                rows[i] = computed[position]
-        if not rows:
-            return np.zeros((0, 0), dtype=np.float32)
-        return np.asarray(np.stack([np.asarray(r, dtype=np.float32) for r in rows]))
 
     def _bertopic(self, n_docs: int) -> Any:
         from bertopic import BERTopic
@@ -373,24 +329,8 @@ class TopicModel(TransformerMixin, BaseEstimator):
         queries = as_queries(X)
         if not queries:
             return np.zeros(0, dtype=np.intp)
-        if embeddings is None or isinstance(embeddings, Mapping):  # each distinct query once
-            distinct, inverse = np.unique(np.asarray(queries, dtype=object), return_inverse=True)
-            docs = distinct.tolist()
-            from features.embeddings import embed
-
-            vectors = (
-                np.asarray(embed(self.embedder_, docs, progress), dtype=np.float32)
-                if embeddings is None
-                else self._looked_up(docs, embeddings, progress)
-            )
-            return self._predict(docs, vectors)[inverse]
-        vectors = np.asarray(embeddings, dtype=np.float32)
-        if vectors.ndim != 2 or vectors.shape[0] != len(queries):
-            raise ValueError(
-                f"Argument 'embeddings' must have one row per query ({len(queries)}), "
-                f"not shape {vectors.shape}."
-            )
-        return self._predict(queries, vectors)
+        vectors, inverse, docs = distinct_vectors(self.embedder_, queries, embeddings, progress)
+        return self._predict(docs, vectors)[inverse]
 
     def _predict(self, docs: list[str], vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.intp]:
         topics = np.asarray(self.bertopic_.transform(docs, vectors)[0], dtype=np.intp)

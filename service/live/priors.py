@@ -1,11 +1,7 @@
 """Each voter's ratings predicted from their prompts: the prior of their personal board.
 
-The predictor is used through its public interface: ``predict``, ``models_`` and its
-documented fitted ``profiler_``'s ``transform``, in one place (:func:`user_profiles`).
-The batch of all voters is profiled in one call, as the profile of a user can depend on
-the batch (the query embedding components do), so a vote's prior stays as it was.
-:class:`~features.predictor.RatingPredictor` has ``predict_queries`` for one user only;
-a ``predict_users(battles)`` there would replace :func:`user_profiles`.
+The predictor is used through its public interface: ``predict_users`` and ``models_``.
+All voters are predicted in one call, their queries embedded in one batch.
 """
 
 from __future__ import annotations
@@ -16,16 +12,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["PRIOR_QUERIES", "predicted_priors", "user_profiles"]
+__all__ = ["PRIOR_QUERIES", "predicted_priors"]
 
 #: The most of a user's latest prompts that their predicted prior is made from.
 PRIOR_QUERIES = 50
-
-
-def user_profiles(predictor: Any, prompts: pd.DataFrame) -> Any:
-    """The query profiles (``UserProfiles``) of the users of a ``user_id``/``prompt``
-    frame, by the predictor's fitted profiler."""
-    return predictor.profiler_.transform(prompts)
 
 
 def predicted_priors(
@@ -58,7 +48,7 @@ def predicted_priors(
     prompts = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if prompts.empty:
         return {}
-    prediction = predictor.predict(user_profiles(predictor, prompts))
+    prediction = predictor.predict_users(prompts)
     known = list(predictor.models_)
     order = [known.index(m) if m in known else -1 for m in models]
     if min(order) < 0:

@@ -56,6 +56,22 @@ def test_fit_learns_a_contextual_model_and_a_blend_strength(
     assert len(fitted.training_profiles_.user_ids) == labelled_battles["user_id"].nunique()
 
 
+def test_predict_users_predicts_each_user_of_a_frame(fitted: RatingPredictor) -> None:
+    code = ["Fix this Python error: KeyError in my dict", "Sort a list in Rust"]
+    poem = ["Write a poem about autumn leaves"]
+    frame = pd.DataFrame({"user_id": ["b", "a", "b"], "prompt": [code[0], poem[0], code[1]]})
+    both = fitted.predict_users(frame)
+    assert list(both.user_ids) == ["a", "b"] and both.models == fitted.models_
+    np.testing.assert_array_equal(
+        both.ratings, fitted.predict(fitted.profiler_.transform(frame)).ratings
+    )
+    for row, queries in enumerate((poem, code)):
+        alone = fitted.predict_queries(queries)
+        # int8 activations are scaled per batch, so batch-mates move a vector slightly
+        np.testing.assert_allclose(both.ratings[row], alone.ratings[0], atol=10.0)
+        assert np.argmax(both.ratings[row]) == np.argmax(alone.ratings[0])
+
+
 def test_predictions_from_queries_have_intervals_and_spec_ranks(fitted: RatingPredictor) -> None:
     prediction = fitted.predict_queries(["Write a Python function to merge two lists."])
     assert prediction.source == "predicted" and prediction.ratings.shape == (1, 6)

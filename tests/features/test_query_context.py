@@ -1,24 +1,11 @@
-"""Embedding components of queries: standardised PCA, and each distinct query embedded once."""
+"""Embedding components of queries: standardised PCA."""
 
 from __future__ import annotations
-
-from typing import Any
 
 import numpy as np
 import pytest
 
-from features.query_context import QueryComponents, row_vectors
-
-
-class CountingEmbedder:
-    """A BERTopic-style backend that records what it embeds."""
-
-    def __init__(self) -> None:
-        self.seen: list[str] = []
-
-    def embed(self, documents: list[str], verbose: bool = False) -> Any:
-        self.seen.extend(documents)
-        return np.array([[len(d), d.count("a"), 1.0] for d in documents])
+from features.query_context import QueryComponents
 
 
 def test_components_have_unit_variance_and_are_clipped() -> None:
@@ -48,16 +35,3 @@ def test_components_are_capped_by_the_data_and_bad_numbers_named() -> None:
         QueryComponents(0).fit(np.eye(3))
     with pytest.raises(ValueError, match="'vectors' must be 2-d"):
         QueryComponents(2).fit(np.ones(3))
-
-
-def test_each_distinct_query_is_embedded_once_and_a_table_is_used() -> None:
-    embedder = CountingEmbedder()
-    texts = ["banana", "apple", "banana", "kiwi"]
-    vectors, inverse, docs = row_vectors(embedder, texts, {"kiwi": [9.0, 9.0, 9.0]})
-    assert docs == ["apple", "banana", "kiwi"] and sorted(embedder.seen) == ["apple", "banana"]
-    np.testing.assert_array_equal(vectors[inverse][:, 0], [6, 5, 6, 9])
-    rows = np.arange(12, dtype=float).reshape(4, 3)
-    vectors, inverse, _ = row_vectors(embedder, texts, rows)
-    np.testing.assert_array_equal(vectors[inverse], rows[[0, 1, 0, 3]])
-    with pytest.raises(ValueError, match="one row per query \\(4\\)"):
-        row_vectors(embedder, texts, rows[:2])
