@@ -39,7 +39,7 @@ from sklearn.base import BaseEstimator
 from sklearn.decomposition import PCA
 from sklearn.utils.validation import check_is_fitted
 
-from features.persistence import load_folder, save_folder
+from features.persistence import Folder
 from features.profile import STYLE_SOURCES, StyleSource, UserProfiler, UserProfiles
 from features.query_context import user_query_context, vote_query_context
 from features.style import style_features
@@ -56,9 +56,7 @@ __all__ = ["STYLE_COMPONENTS", "Prediction", "RatingPredictor", "StyleMember"]
 
 #: Numbers of style components of the models :class:`RatingPredictor` averages.
 STYLE_COMPONENTS: tuple[int, ...] = (4, 8, 16)
-_MODEL_FILE = "predictor.joblib"
-_SUMMARY_FILE = "predictor.json"
-_FORMAT = "plb-rating-predictor/2"
+_FOLDER = Folder("predictor.joblib", "predictor.json", "plb-rating-predictor/2", "rating predictor")
 
 Source = Literal["predicted", "blended"]
 
@@ -454,7 +452,6 @@ class RatingPredictor(BaseEstimator):
         check_is_fitted(self, "members_")
         query_names = [n for n in self.profiler_.feature_names_ if n.startswith("query_pc:")]
         summary = {
-            "format": _FORMAT,
             "models": list(self.models_),
             "prior_sd": self.prior_sd,
             "n_topics": int(self.profiler_.topic_share_.size),
@@ -472,9 +469,7 @@ class RatingPredictor(BaseEstimator):
                 for m in self.members_
             ],
         }
-        return save_folder(
-            self, path, model_file=_MODEL_FILE, summary_file=_SUMMARY_FILE, summary=summary
-        )
+        return _FOLDER.save(self, path, summary)
 
     @classmethod
     def load(cls, path: str | Path) -> RatingPredictor:
@@ -485,14 +480,7 @@ class RatingPredictor(BaseEstimator):
         ValueError
             If ``path`` holds no predictor of this format.
         """
-        return load_folder(
-            cls,
-            path,
-            model_file=_MODEL_FILE,
-            summary_file=_SUMMARY_FILE,
-            format=_FORMAT,
-            what="rating predictor",
-        )
+        return _FOLDER.load(cls, path)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         state.setdefault("style_source", "raw")  # predictors saved before style_rel

@@ -27,7 +27,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from features.persistence import load_folder, save_folder
+from features.persistence import Folder
 from features.query_vectors import distinct_vectors
 from features.topic_words import DEFAULT_MIN_DF, describe_topics, topic_vectorizer
 from ranking.progress import Progress, start
@@ -54,9 +54,7 @@ DEFAULTS: dict[str, Any] = {
     "n_components": 30,
     "min_df": DEFAULT_MIN_DF,
 }
-_MODEL_FILE = "topic_model.joblib"
-_TOPICS_FILE = "topics.json"
-_FORMAT = "plb-topic-model/1"
+_FOLDER = Folder("topic_model.joblib", "topics.json", "plb-topic-model/1", "topic model")
 
 #: Precomputed embeddings: one row per query, or a table of vectors by query text.
 Embeddings = npt.ArrayLike | Mapping[str, npt.ArrayLike]
@@ -362,14 +360,11 @@ class TopicModel(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "bertopic_")
         summary = {
-            "format": _FORMAT,
             "params": self.get_params(),
             "embedding": self.embedder_.name,
             "topics": [topic.to_dict() for topic in self.topics_],
         }
-        return save_folder(
-            self, path, model_file=_MODEL_FILE, summary_file=_TOPICS_FILE, summary=summary
-        )
+        return _FOLDER.save(self, path, summary)
 
     @classmethod
     def load(cls, path: str | Path) -> TopicModel:
@@ -380,14 +375,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
         ValueError
             If ``path`` holds no topic model of this format.
         """
-        return load_folder(
-            cls,
-            path,
-            model_file=_MODEL_FILE,
-            summary_file=_TOPICS_FILE,
-            format=_FORMAT,
-            what="topic model",
-        )
+        return _FOLDER.load(cls, path)
 
 
 def _centroids(

@@ -187,24 +187,11 @@ def fit_contextual_bt(
     weights: npt.ArrayLike | None = None,
     max_iter: int = 500,
 ) -> ContextualBT:
-    """Fit a contextual Bradley-Terry model.
+    """Fit a contextual Bradley-Terry model at one penalty ``alpha``.
 
-    Parameters
-    ----------
-    matchups : array of int
-        ``(n, 2)`` model indices.
-    outcomes : array of float
-        ``(n,)`` 1 if the first model won, 0 if the second, 0.5 for a tie.
-    contexts : array_like
-        ``(n, p)`` context of each vote; the first column should be the constant 1.
-    n_models : int
-        Number of models.
-    alpha : float
-        L2 penalty on the coefficients (natural-log units; larger is smoother).
-    weights : array_like, optional
-        ``(n,)`` vote weights.
-    max_iter : int
-        Iterations of L-BFGS.
+    The arguments are those of :func:`contextual_path`, with ``max_iter`` iterations of
+    L-BFGS; ``alpha`` is the L2 penalty on the coefficients (natural-log units; larger is
+    smoother).
 
     Returns
     -------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,6 +28,15 @@ def recorded() -> RecordedProgress:
 def fitted(labelled_battles: pd.DataFrame, recorded: RecordedProgress) -> RatingPredictor:
     profiler = UserProfiler(TopicModel("minilm-int8", n_topics=4))
     return RatingPredictor(profiler, folds=2).fit(labelled_battles, progress=recorded)
+
+
+def small_predictor(
+    battles: pd.DataFrame, query_components: int | None = None, **params: Any
+) -> RatingPredictor:
+    """A quick predictor: TF-IDF topics, two style components, a fixed penalty."""
+    extra = {} if query_components is None else {"query_components": query_components}
+    profiler = UserProfiler(TopicModel("tfidf", n_topics=3), **extra)
+    return RatingPredictor(profiler, style_components=2, folds=2, alpha=1.0, **params).fit(battles)
 
 
 def test_fit_reports_embedding_topics_and_every_contextual_fit(
@@ -132,16 +142,14 @@ def test_save_and_load(fitted: RatingPredictor, tmp_path: Path) -> None:
 
 
 def test_style_context_per_query_is_an_option(labelled_battles: pd.DataFrame) -> None:
-    profiler = UserProfiler(TopicModel("tfidf", n_topics=3))
-    query = RatingPredictor(profiler, style_context="query", style_components=2, folds=2, alpha=1.0)
-    query.fit(labelled_battles)
+    query = small_predictor(labelled_battles, style_context="query")
     (member,) = query.members_  # a given style size: one model
     assert member.components.n_components_ == 2 and member.model.alpha == 1.0
     assert member.model.coef.shape[1] == 1 + 3 + query.profiler_.query_model_.n_components_ + 2
     with pytest.raises(ValueError, match="'style_components' must be a positive integer"):
-        RatingPredictor(profiler, style_components=0).fit(labelled_battles)
+        RatingPredictor(query.profiler, style_components=0).fit(labelled_battles)
     with pytest.raises(ValueError, match="'style_context' must be 'user' or 'query', not 'x'"):
-        RatingPredictor(profiler, style_context="x").fit(labelled_battles)  # type: ignore[arg-type]
+        RatingPredictor(query.profiler, style_context="x").fit(labelled_battles)  # type: ignore[arg-type]
 
 
 def test_style_source_picks_the_profile_columns(labelled_battles: pd.DataFrame) -> None:
@@ -166,9 +174,7 @@ def test_style_source_picks_the_profile_columns(labelled_battles: pd.DataFrame) 
 def test_a_predictor_saved_before_relative_style_loads_and_predicts_raw(
     labelled_battles: pd.DataFrame, tmp_path: Path
 ) -> None:
-    profiler = UserProfiler(TopicModel("tfidf", n_topics=3))
-    raw = RatingPredictor(profiler, style_source="raw", style_components=2, folds=2, alpha=1.0)
-    raw.fit(labelled_battles)
+    raw = small_predictor(labelled_battles, style_source="raw")
     queries = ["Explain photosynthesis in detail, please."]
     expected = raw.predict_queries(queries).ratings
     # what a predictor pickled before style_rel holds: no style_source, an older profiler
@@ -190,9 +196,7 @@ def test_a_predictor_saved_before_relative_style_loads_and_predicts_raw(
 def test_a_predictor_saved_before_query_components_loads_and_predicts_as_before(
     labelled_battles: pd.DataFrame, tmp_path: Path
 ) -> None:
-    profiler = UserProfiler(TopicModel("tfidf", n_topics=3), query_components=0)
-    before = RatingPredictor(profiler, style_components=2, folds=2, alpha=1.0)
-    before.fit(labelled_battles)
+    before = small_predictor(labelled_battles, query_components=0)
     queries = ["Explain photosynthesis in detail, please.", "Write a haiku about rain."]
     expected = before.predict_queries(queries).ratings
     # what a predictor pickled before query_pc holds: a profiler without those attributes
@@ -207,9 +211,7 @@ def test_a_predictor_saved_before_query_components_loads_and_predicts_as_before(
 def test_query_components_enter_every_vote_and_user_context(
     labelled_battles: pd.DataFrame, tmp_path: Path
 ) -> None:
-    profiler = UserProfiler(TopicModel("tfidf", n_topics=3), query_components=5)
-    fitted = RatingPredictor(profiler, style_components=2, folds=2, alpha=1.0)
-    fitted.fit(labelled_battles)
+    fitted = small_predictor(labelled_battles, query_components=5)
     n_models = labelled_battles["model_a"].nunique()
     assert fitted.members_[0].model.coef.shape == (n_models, 1 + 3 + 5 + 2)
     queries = ["Explain photosynthesis in detail, please."]
