@@ -8,9 +8,10 @@ win and half a loss (the FastChat and arena-rank convention). Every fit minimise
 
 for each group ``g`` independently, by Newton's method with an analytic gradient and
 Hessian and a backtracking line search. One group is the aggregate leaderboard; many
-groups are the bootstrap replicates or the users of a per-user fit, all solved together
-as batched ``k x k`` systems by :mod:`ranking.bt_solver` (``pair_matrices`` is
-re-exported here).
+groups are the bootstrap replicates or the users of a per-user fit, all solved in one
+call by :mod:`ranking.bt_solver`: the votes collapsed to per-group pair counts, then each
+group's ``k x k`` Newton system in a compiled loop (``pair_matrices`` is re-exported
+here).
 
 The prior does two jobs. With the default tiny ``alpha`` (``DEFAULT_ALPHA``) it only keeps
 the problem well posed: ratings are identified (each connected part of the comparison
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ranking.bt_solver import Problem, group_batches, newton, pair_matrices
+from ranking.bt_solver import Problem, newton, pair_matrices
 from ranking.types import FloatArray, IntArray, Matchups, Outcomes, Ratings, Weights
 
 __all__ = [
@@ -44,8 +45,6 @@ __all__ = [
 
 #: Prior precision (natural-log units) of a plain fit: negligible next to any real data.
 DEFAULT_ALPHA = 1e-3
-#: Largest number of float64 Hessian entries built at once (bounds memory to ~160 MB).
-_MAX_HESSIAN_ENTRIES = 20_000_000
 
 
 @dataclass(frozen=True)
@@ -228,53 +227,19 @@ def _solve(
         raise ValueError(f"Argument 'groups' must hold group indices below {n_groups}.")
     alphas = _as_group_array(alpha, n_groups, "alpha")
     mu = _as_prior_mean(prior_mean, n_groups, n_models)
-    theta = mu.copy() if initial_params is None else np.array(initial_params, dtype=np.float64)
-    variance = np.full((n_groups, n_models), np.nan)
-    relative = np.full((n_groups, n_models), np.nan)
-    evidence = np.full(n_groups, np.nan)
-
-    for start, stop, rows in group_batches(groups, n_groups, n_models, _MAX_HESSIAN_ENTRIES):
-        problem = Problem(
-            n_models,
-            stop - start,
-            matchups[rows],
-            outcomes[rows],
-            weights[rows],
-            groups[rows] - start,
-            mu[start:stop],
-            alphas[start:stop],
+    theta = mu if initial_params is None else np.array(initial_params, dtype=np.float64)
+    if theta.shape != (n_groups, n_models):
+        raise ValueError(
+            f"Argument 'initial_params' must have shape ({n_groups}, {n_models}), "
+            f"not {theta.shape}."
         )
-        mode = newton(problem, theta[start:stop], max_iter, tol)
-        theta[start:stop] = mode
-        if posterior:
-            hessian = problem.hessian(mode)
-            _, logdet = np.linalg.slogdet(hessian)
-            variance[start:stop], relative[start:stop] = _variances(hessian, alphas[start:stop])
-            evidence[start:stop] = (
-                -problem.objective(mode)
-                + 0.5 * n_models * np.log(alphas[start:stop])
-                - 0.5 * logdet
-            )
+    problem = Problem(n_models, n_groups, matchups, outcomes, weights, groups, mu, alphas)
+    theta = newton(problem, theta, max_iter, tol)
+    if not posterior:
+        unknown = np.full((n_groups, n_models), np.nan)
+        return Posterior(theta, unknown, unknown, np.full(n_groups, np.nan))
+    evidence, variance, relative = problem.laplace(theta)
     return Posterior(theta, variance, relative, evidence)
-
-
-def _variances(hessian: FloatArray, alpha: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """Diagonals of ``H^-1`` and of ``C H^-1 C`` (relative to the mean), per group.
-
-    The all-ones vector is an eigenvector of every Hessian here, with eigenvalue
-    ``alpha``. Inverting ``H + c J`` instead (``J = 11^T / k``, ``c`` the mean diagonal)
-    keeps every other direction and avoids rounding errors of size ``1 / alpha``; the
-    ones-direction term of ``H^-1`` is then added back exactly.
-    """
-    g, k, _ = hessian.shape
-    c = np.maximum(np.trace(hessian, axis1=1, axis2=2) / k, 1e-12)
-    inverse = np.linalg.inv(hessian + c[:, None, None] / k)
-    diagonal = np.diagonal(inverse, axis1=1, axis2=2)
-    absolute = diagonal + (1.0 / alpha - 1.0 / (alpha + c))[:, None] / k
-    relative = (
-        diagonal - 2.0 * inverse.sum(axis=2) / k + inverse.sum(axis=(1, 2))[:, None] / (k * k)
-    )
-    return absolute, relative
 
 
 def fit_bt(

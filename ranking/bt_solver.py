@@ -1,23 +1,38 @@
 """The batched Bradley-Terry objective and the damped Newton solver that minimises it.
 
-For each group ``g`` of a batch, the penalised negative log-likelihood of
-:mod:`ranking.bt` with its analytic gradient and ``k x k`` Hessian (:class:`Problem`),
-the Newton iterations with a backtracking line search over all groups at once
-(:func:`newton`), the groups cut into batches that bound the Hessians' memory
-(:func:`group_batches`), and the second-moment matrices of pairwise votes
-(:func:`pair_matrices`, re-exported by :mod:`ranking.bt`).
+For each group ``g``, the penalised negative log-likelihood of :mod:`ranking.bt` with its
+analytic gradient, ``k x k`` Hessian and Laplace posterior (:class:`Problem`, over the
+votes collapsed to per-group pair counts), the Newton iterations with a backtracking line
+search for every group (:func:`newton`), both compiled in :mod:`ranking.bt_kernel`; the
+groups cut into batches that bound memory for the per-vote leverages of
+:mod:`ranking.consistency` (:func:`group_batches`), and the second-moment matrices of
+pairwise votes (:func:`pair_matrices`, re-exported by :mod:`ranking.bt`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import copy
+import itertools
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from scipy.special import expit
 
+from ranking.bt_kernel import (
+    NOT_POSITIVE,
+    collect_pairs,
+    derivative_loop,
+    newton_loop,
+    objective_loop,
+    posterior_loop,
+)
 from ranking.types import FloatArray, IntArray, Matchups, Outcomes, Weights
 
 __all__ = ["Problem", "group_batches", "newton", "pair_matrices"]
+
+#: Fewest groups worth a thread of their own.
+_GROUPS_PER_THREAD = 4_096
 
 
 def pair_matrices(
@@ -63,7 +78,12 @@ def group_batches(
 
 
 class Problem:
-    """Rows of one batch of groups, with the prior, ready for repeated evaluation."""
+    """Votes of many groups, with the prior, ready for repeated evaluation.
+
+    The rows are collapsed once into per-group pair counts
+    (:func:`ranking.bt_kernel.collect_pairs`); every evaluation and Newton step after that
+    is a compiled pass over them, ranges of groups in threads when there are many.
+    """
 
     def __init__(
         self,
@@ -77,36 +97,79 @@ class Problem:
         alpha: FloatArray,
     ) -> None:
         self.k, self.g = n_models, n_groups
-        self.a, self.b = matchups[:, 0], matchups[:, 1]
-        self.y, self.w, self.groups = outcomes, weights, groups
-        self.mu, self.alpha = prior_mean, alpha
-        self.flat_a = groups * n_models + self.a
-        self.flat_b = groups * n_models + self.b
+        self.counts = collect_pairs(n_models, matchups, outcomes, weights, groups, n_groups)
+        self.mu = np.ascontiguousarray(prior_mean, dtype=np.float64)
+        self.alpha = np.ascontiguousarray(alpha, dtype=np.float64)
+        if self.mu.shape != (n_groups, n_models) or self.alpha.shape != (n_groups,):
+            raise ValueError(
+                f"Arguments 'prior_mean' and 'alpha' must have shapes ({n_groups}, {n_models}) "
+                f"and ({n_groups},), not {self.mu.shape} and {self.alpha.shape}."
+            )
 
-    def diff(self, theta: FloatArray) -> FloatArray:
-        flat = theta.ravel()
-        return flat[self.flat_a] - flat[self.flat_b]
+    def with_alpha(self, alpha: FloatArray) -> Problem:
+        """The same votes and prior mean under another ``(G,)`` prior precision."""
+        other = copy.copy(self)
+        other.alpha = np.ascontiguousarray(alpha, dtype=np.float64)
+        return other
+
+    def _theta(self, theta: FloatArray) -> FloatArray:
+        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        if theta.shape != (self.g, self.k):
+            raise ValueError(
+                f"Argument 'theta' must have shape {(self.g, self.k)}, not {theta.shape}."
+            )
+        return theta
+
+    def _in_threads(self, task: Callable[[int, int], None]) -> None:
+        """Run ``task(start, stop)`` over consecutive ranges of groups, one a thread."""
+        workers = min(os.cpu_count() or 1, self.g // _GROUPS_PER_THREAD)
+        if workers <= 1:
+            task(0, self.g)
+            return
+        cuts = np.linspace(0, self.g, workers + 1).astype(int).tolist()
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for done in [pool.submit(task, a, b) for a, b in itertools.pairwise(cuts)]:
+                done.result()
 
     def objective(self, theta: FloatArray) -> FloatArray:
-        d = self.diff(theta)
-        loss = self.w * (self.y * np.logaddexp(0.0, -d) + (1.0 - self.y) * np.logaddexp(0.0, d))
-        prior = 0.5 * self.alpha * np.sum((theta - self.mu) ** 2, axis=1)
-        return np.bincount(self.groups, weights=loss, minlength=self.g) + prior
+        out = np.empty(self.g)
+        objective_loop(self.counts.pairs(), self._theta(theta), self.mu, self.alpha, out)
+        return out
 
     def gradient(self, theta: FloatArray) -> FloatArray:
-        r = self.w * (expit(self.diff(theta)) - self.y)
-        size = self.g * self.k
-        grad = np.bincount(self.flat_a, weights=r, minlength=size) - np.bincount(
-            self.flat_b, weights=r, minlength=size
-        )
-        return grad.reshape(self.g, self.k) + self.alpha[:, None] * (theta - self.mu)
+        return self._derivatives(theta)[0]
 
     def hessian(self, theta: FloatArray) -> FloatArray:
-        p = expit(self.diff(theta))
-        hess = pair_matrices(self.k, self.a, self.b, self.w * p * (1.0 - p), self.groups, self.g)
-        idx = np.arange(self.k)
-        hess[:, idx, idx] += self.alpha[:, None]
-        return hess
+        """``(G, k, k)`` Hessians: for a few groups (large ones are never built here)."""
+        return self._derivatives(theta)[1]
+
+    def _derivatives(self, theta: FloatArray) -> tuple[FloatArray, FloatArray]:
+        grad, hess = np.empty((self.g, self.k)), np.empty((self.g, self.k, self.k))
+        derivative_loop(self.counts.pairs(), self._theta(theta), self.mu, self.alpha, grad, hess)
+        return grad, hess
+
+    def laplace(
+        self, theta: FloatArray, *, variances: bool = True
+    ) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Each group's Laplace evidence and posterior variances at the mode ``theta``.
+
+        Returns ``(G,)`` log evidence ``-objective + k/2 log(alpha) - 1/2 log det H`` and
+        ``(G, k)`` diagonals of ``H^-1`` and of ``C H^-1 C`` (``C`` the centring), the
+        variances NaN without ``variances``.
+        """
+        theta = self._theta(theta)
+        objective, logdet = np.empty(self.g), np.empty(self.g)
+        absolute, relative = np.full((2, self.g, self.k), np.nan)
+
+        def task(a: int, b: int) -> None:
+            posterior_loop(
+                self.counts.pairs(a, b), theta[a:b], self.mu[a:b], self.alpha[a:b], variances,
+                objective[a:b], logdet[a:b], absolute[a:b], relative[a:b],
+            )  # fmt: skip
+
+        self._in_threads(task)
+        evidence = -objective + 0.5 * self.k * np.log(self.alpha) - 0.5 * logdet
+        return evidence, absolute, relative
 
 
 def newton(problem: Problem, theta: FloatArray, max_iter: int, tol: float) -> FloatArray:
@@ -114,26 +177,27 @@ def newton(problem: Problem, theta: FloatArray, max_iter: int, tol: float) -> Fl
 
     A group has converged when half its squared Newton decrement is below
     ``tol * (1 + |objective|)``: relative, because the objective of a group with 100,000
-    votes carries rounding noise far above any absolute tolerance. Converged groups stop
-    moving while the others go on.
+    votes carries rounding noise far above any absolute tolerance. Each step is shortened
+    by half until it decreases the group's objective enough (Armijo, at most 60 times).
+    Groups are independent and solved one after another (:mod:`ranking.bt_kernel`).
+
+    Returns the modes, a new ``(G, k)`` array.
     """
-    f = problem.objective(theta)
-    for _ in range(max_iter):
-        grad = problem.gradient(theta)
-        step = np.linalg.solve(problem.hessian(theta), grad[..., None])[..., 0]
-        decrement = np.sum(grad * step, axis=1)  # Newton decrement squared, >= 0
-        active = decrement > 2.0 * tol * (1.0 + np.abs(f))
-        if not active.any():
-            return theta
-        step[~active] = 0.0
-        noise = 1e-13 * (1.0 + np.abs(f))
-        t = np.ones(problem.g)
-        for _ in range(60):
-            candidate = theta - t[:, None] * step
-            f_new = problem.objective(candidate)
-            ok = f_new <= f - 1e-4 * t * decrement * active + noise
-            if ok.all():
-                break
-            t = np.where(ok, t, 0.5 * t)
-        theta, f = candidate, np.minimum(f_new, f)
-    raise RuntimeError(f"Bradley-Terry fit did not converge in {max_iter} Newton iterations.")
+    theta = np.array(problem._theta(theta), order="C")  # a copy, updated in place
+    status = np.zeros(problem.g, dtype=np.int8)
+
+    def task(a: int, b: int) -> None:
+        newton_loop(
+            problem.counts.pairs(a, b), theta[a:b], problem.mu[a:b], problem.alpha[a:b],
+            int(max_iter), float(tol), status[a:b],
+        )  # fmt: skip
+
+    problem._in_threads(task)
+    if np.any(status == NOT_POSITIVE):
+        raise RuntimeError(
+            "Bradley-Terry fit failed: a Hessian lost positive definiteness to rounding "
+            f"in {int(np.sum(status == NOT_POSITIVE))} group(s); raise 'alpha'."
+        )
+    if np.any(status != 0):
+        raise RuntimeError(f"Bradley-Terry fit did not converge in {max_iter} Newton iterations.")
+    return theta
