@@ -21,7 +21,9 @@ __all__ = [
     "centred_inverse",
     "elo_bootstrap_plan",
     "interval_ranks",
+    "moderated_covariance",
     "percentile_intervals",
+    "replicate_summary",
     "sandwich_covariance",
     "sandwich_intervals",
 ]
@@ -123,14 +125,70 @@ def sandwich_intervals(
     With thousands of votes this is the sandwich; with two it is the model-based
     variance, which does not depend on the residuals. Natural-log units.
     """
-    bread, meat = _bread_and_meat(theta, matchups, outcomes, weights, alpha)
-    sandwich, model_based = np.diag(bread @ meat @ bread), np.diag(bread)
-    w = np.ones(len(outcomes)) if weights is None else np.asarray(weights, dtype=np.float64)
-    n = np.bincount(np.ravel(matchups), weights=np.repeat(w, 2), minlength=theta.shape[0])
-    variance = (n * sandwich + prior_votes * model_based) / (n + prior_votes)
+    variance = np.diag(
+        moderated_covariance(
+            theta, matchups, outcomes, weights, alpha=alpha, prior_votes=prior_votes
+        )
+    )
     z = float(norm.ppf(0.5 + confidence / 2.0))
     sd = np.sqrt(np.clip(variance, 0.0, None))
     return theta - z * sd, theta + z * sd
+
+
+def moderated_covariance(
+    theta: Ratings,
+    matchups: Matchups,
+    outcomes: Outcomes,
+    weights: Weights | None = None,
+    *,
+    alpha: float = DEFAULT_ALPHA,
+    prior_votes: float = MODERATION_VOTES,
+) -> FloatArray:
+    """The covariance behind :func:`sandwich_intervals`: moderated variances, sandwich
+    correlations.
+
+    Its diagonal is the moderated variance of :func:`sandwich_intervals`; the
+    correlations between models are the sandwich's. It is what the leaderboard's
+    ``p_best`` and rank range draw from (a Gaussian approximation with these moments).
+    Natural-log units, ``(k, k)``.
+    """
+    bread, meat = _bread_and_meat(theta, matchups, outcomes, weights, alpha)
+    sandwich = bread @ meat @ bread
+    sandwich = 0.5 * (sandwich + sandwich.T)
+    w = np.ones(len(outcomes)) if weights is None else np.asarray(weights, dtype=np.float64)
+    n = np.bincount(np.ravel(matchups), weights=np.repeat(w, 2), minlength=theta.shape[0])
+    s_var, b_var = np.clip(np.diag(sandwich), 0.0, None), np.clip(np.diag(bread), 0.0, None)
+    variance = (n * s_var + prior_votes * b_var) / (n + prior_votes)
+    s_sd = np.sqrt(s_var)
+    scale = np.divide(np.sqrt(variance), s_sd, out=np.zeros_like(s_sd), where=s_sd > 0)
+    covariance: FloatArray = sandwich * scale[:, None] * scale[None, :]
+    # A model whose sandwich variance is zero keeps its moderated variance, uncorrelated.
+    alone = s_sd <= 0
+    covariance[alone, alone] = variance[alone]
+    return covariance
+
+
+def replicate_summary(
+    samples: FloatArray, confidence: float = 0.95, *, center: float | None = None
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Point and interval of each model from one set of replicates.
+
+    The point is the replicates' median (FastChat's bootstrap median), the interval
+    their equal-tailed percentile interval, so the point always lies inside it. With
+    ``center``, all three are shifted by one constant so that the points average
+    ``center`` (medians need not average what every replicate does).
+
+    Returns
+    -------
+    tuple of ndarray
+        ``(point, lower, upper)``, each ``(k,)``.
+    """
+    point = np.median(samples, axis=0)
+    lower, upper = percentile_intervals(samples, confidence)
+    if center is not None:
+        shift = center - float(point.mean())
+        point, lower, upper = point + shift, lower + shift, upper + shift
+    return point, lower, upper
 
 
 def bootstrap_bt(

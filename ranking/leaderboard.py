@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
 
 from ranking.bt import DEFAULT_ALPHA, fit_bt
-from ranking.elo import K_FACTOR, online_elo
+from ranking.elo import INITIAL, K_FACTOR, online_elo
 from ranking.intervals import (
     bootstrap_bt,
     bootstrap_elo,
     interval_ranks,
+    moderated_covariance,
     percentile_intervals,
+    replicate_summary,
     sandwich_intervals,
 )
+from ranking.odds import RankOdds, gaussian_draws, rank_odds
 from ranking.pairwise import ModelCounts, collapse, model_counts, to_elo_scale
 from ranking.progress import Progress
 from ranking.types import (
@@ -27,10 +31,52 @@ from ranking.types import (
     Ratings,
 )
 
-__all__ = ["DEFAULT_INTERVAL", "build_leaderboard", "fit_leaderboard", "split_provisional"]
+__all__ = [
+    "DEFAULT_INTERVAL",
+    "ODDS_FIELDS",
+    "RankedRating",
+    "build_leaderboard",
+    "fit_leaderboard",
+    "read_leaderboard",
+    "split_provisional",
+]
 
 #: The interval each method gets when none is asked for.
 DEFAULT_INTERVAL: dict[Method, Interval] = {"bt": "sandwich", "elo": "bootstrap"}
+#: The fields a row gains from the draws behind its interval (docs/SPEC.md section 2).
+ODDS_FIELDS = ("p_best", "rank_lower", "rank_upper")
+
+
+@dataclass(frozen=True)
+class RankedRating(ModelRating):
+    """A leaderboard row with its odds, read off the draws behind its interval.
+
+    Attributes
+    ----------
+    p_best : float
+        Probability that the model is the best of the models listed (the column sums
+        to 1).
+    rank_lower, rank_upper : int
+        The range of its rank at the board's confidence (1 is best).
+    """
+
+    p_best: float = float("nan")
+    rank_lower: int = 0
+    rank_upper: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row of docs/SPEC.md section 3 with ``p_best``, ``rank_lower``, ``rank_upper``."""
+        return {
+            **super().to_dict(),
+            "p_best": round(self.p_best, 4),
+            "rank_lower": self.rank_lower,
+            "rank_upper": self.rank_upper,
+        }
+
+
+def _plain(row: ModelRating) -> ModelRating:
+    """The row without its odds."""
+    return ModelRating(**{f.name: getattr(row, f.name) for f in fields(ModelRating)})
 
 
 def _bt_ratings(
@@ -41,20 +87,28 @@ def _bt_ratings(
     rng: np.random.Generator,
     alpha: float,
     progress: Progress | None,
-) -> tuple[Ratings, Ratings, Ratings]:
+) -> tuple[Ratings, Ratings, Ratings, RankOdds | None]:
+    """The MLE, its interval, and the odds from the same Gaussian approximation (drawn
+    with a fixed seed) or the same bootstrap replicates."""
     theta = fit_bt(votes.n_models, votes.matchups, votes.outcomes, votes.weights, alpha=alpha)
+    odds = None
     if interval == "sandwich":
         lo, hi = sandwich_intervals(
             theta, votes.matchups, votes.outcomes, votes.weights, alpha=alpha, confidence=confidence
         )
+        covariance = moderated_covariance(
+            theta, votes.matchups, votes.outcomes, votes.weights, alpha=alpha
+        )
+        odds = rank_odds(gaussian_draws(theta, covariance), confidence)
     elif interval == "bootstrap":
         samples = bootstrap_bt(
             votes, rounds, rng, alpha=alpha, initial_params=theta, progress=progress
         )
         lo, hi = percentile_intervals(samples, confidence)
+        odds = rank_odds(samples, confidence)
     else:
         lo = hi = theta
-    return to_elo_scale(theta), to_elo_scale(lo), to_elo_scale(hi)
+    return to_elo_scale(theta), to_elo_scale(lo), to_elo_scale(hi), odds
 
 
 def _elo_ratings(
@@ -65,20 +119,29 @@ def _elo_ratings(
     rng: np.random.Generator,
     k: float,
     progress: Progress | None,
-) -> tuple[Ratings, Ratings, Ratings]:
+) -> tuple[Ratings, Ratings, Ratings, RankOdds | None]:
+    """Point, interval and odds of online Elo, all from the bootstrap's replicates.
+
+    Online Elo of the votes in their one order is one draw of an order-dependent
+    quantity, and the bootstrap's replicates (votes redrawn, in random order) scatter
+    around their own centre, not around it: as a point it can sit on the edge of its
+    interval. With the bootstrap the point is therefore the replicates' median
+    (FastChat's), shifted with the interval so that the ratings average ``INITIAL``;
+    without one it is the online Elo of the votes in order.
+    """
     if interval == "sandwich":
         raise ValueError(
             "Interval 'sandwich' needs a likelihood and applies to method 'bt' only; "
             "use 'bootstrap' for method 'elo'."
         )
-    point = online_elo(data.n_models, data.matchups, data.outcomes, k=k)
     if interval == "bootstrap":
         samples = bootstrap_elo(
             data.n_models, data.matchups, data.outcomes, rounds, rng, k=k, progress=progress
         )
-        lo, hi = percentile_intervals(samples, confidence)
-        return point, lo, hi
-    return point, point, point
+        point, lo, hi = replicate_summary(samples, confidence, center=INITIAL)
+        return point, lo, hi, rank_odds(samples, confidence)
+    point = online_elo(data.n_models, data.matchups, data.outcomes, k=k)
+    return point, point, point, None
 
 
 def fit_leaderboard(
@@ -167,11 +230,11 @@ def fit_leaderboard(
     generator = np.random.default_rng(rng)
     votes = collapse(data)
     if method == "bt":
-        point, lower, upper = _bt_ratings(
+        point, lower, upper, odds = _bt_ratings(
             votes, interval, rounds, confidence, generator, alpha, progress
         )
     else:
-        point, lower, upper = _elo_ratings(
+        point, lower, upper, odds = _elo_ratings(
             data, interval, rounds, confidence, generator, k, progress
         )
 
@@ -192,6 +255,7 @@ def fit_leaderboard(
         n_battles=int(round(data.n_votes)),
         interval=interval,
         confidence=confidence,
+        odds=odds,
     )
 
 
@@ -206,6 +270,7 @@ def build_leaderboard(
     n_battles: int,
     interval: Interval,
     confidence: float = 0.95,
+    odds: RankOdds | None = None,
 ) -> Leaderboard:
     """Assemble a leaderboard from ratings on the Elo scale: sorted, with interval ranks.
 
@@ -222,6 +287,10 @@ def build_leaderboard(
         Votes behind the ratings.
     interval : {"sandwich", "bootstrap", "laplace", "none"}
     confidence : float
+    odds : RankOdds, optional
+        ``p_best`` and the rank range of each model (:func:`ranking.odds.rank_odds` of
+        the draws behind the interval), in the order of ``models``; the rows are then
+        :class:`RankedRating`.
 
     Returns
     -------
@@ -232,8 +301,9 @@ def build_leaderboard(
     # The point estimate always lies inside its interval, even for a skewed bootstrap.
     lower, upper = np.minimum(lower, point), np.maximum(upper, point)
     ranks = interval_ranks(lower, upper)
-    rows = [
-        ModelRating(
+    rows = []
+    for j in np.argsort(-point, kind="stable"):
+        row = ModelRating(
             model=models[j],
             rating=float(point[j]),
             lower=float(lower[j]),
@@ -244,8 +314,14 @@ def build_leaderboard(
             losses=int(counts.losses[j]),
             ties=int(counts.ties[j]),
         )
-        for j in np.argsort(-point, kind="stable")
-    ]
+        if odds is not None:
+            row = RankedRating(
+                **{f.name: getattr(row, f.name) for f in fields(ModelRating)},
+                p_best=float(odds.p_best[j]),
+                rank_lower=int(odds.rank_lower[j]),
+                rank_upper=int(odds.rank_upper[j]),
+            )
+        rows.append(row)
     return Leaderboard(
         method=method,
         n_battles=n_battles,
@@ -327,7 +403,9 @@ def split_provisional(board: Leaderboard, min_votes: int) -> Leaderboard:
     a model only from ``min_votes`` votes on. The ranks (docs/SPEC.md section 2) are recomputed
     among the ranked models, and the ratings are kept as fitted; where the votes can be
     fitted again, ``fit_leaderboard(..., min_votes=)`` also keeps the few-vote models out
-    of the others' ratings and intervals.
+    of the others' ratings and intervals. The odds of a row (``p_best``, the rank range)
+    speak of the models they were drawn among: when a model is set apart, the rows lose
+    them (the draws are not at hand to redo them).
 
     Parameters
     ----------
@@ -352,6 +430,8 @@ def split_provisional(board: Leaderboard, min_votes: int) -> Leaderboard:
     provisional = sorted(
         (m for m in board.models if m.battles < min_votes), key=lambda m: (-m.battles, m.model)
     )
+    if provisional:
+        ranked = [_plain(m) for m in ranked]
     if ranked:
         ranks = interval_ranks(
             np.array([m.lower for m in ranked]), np.array([m.upper for m in ranked])
@@ -360,3 +440,23 @@ def split_provisional(board: Leaderboard, min_votes: int) -> Leaderboard:
     return replace(
         board, models=tuple(ranked), provisional=tuple(provisional), min_votes=int(min_votes)
     )
+
+
+def read_leaderboard(document: Mapping[str, Any]) -> Leaderboard:
+    """:meth:`Leaderboard.from_dict`, keeping each row's odds where the document has them.
+
+    A row with ``p_best``, ``rank_lower`` and ``rank_upper`` becomes a
+    :class:`RankedRating`; others stay plain rows.
+    """
+    board = Leaderboard.from_dict(document)
+    rows = []
+    for row, entry in zip(board.models, document["models"], strict=True):
+        if all(entry.get(f) is not None for f in ODDS_FIELDS):
+            row = RankedRating(
+                **{f.name: getattr(row, f.name) for f in fields(ModelRating)},
+                p_best=float(entry["p_best"]),
+                rank_lower=int(entry["rank_lower"]),
+                rank_upper=int(entry["rank_upper"]),
+            )
+        rows.append(row)
+    return replace(board, models=tuple(rows))

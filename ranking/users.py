@@ -25,21 +25,28 @@ from scipy.stats import norm
 
 from ranking.bt import DEFAULT_ALPHA, fit_bt, fit_bt_grouped, fit_bt_posterior
 from ranking.elo import K_FACTOR, online_elo, online_elo_grouped
+from ranking.odds import ODDS_SEED, rank_odds, standard_normal_draws, z_value
 from ranking.pairwise import ELO_PER_NAT, collapse, to_elo_scale
 from ranking.shrinkage import learn_alpha
 from ranking.types import CENTER, FloatArray, IntArray, Method, PairwiseData
 
 __all__ = [
     "SHRINKAGE",
+    "USER_ODDS_DRAWS",
     "Shrinkage",
     "UserRatings",
     "aggregate_prior",
     "expected_user_ratings",
     "fit_user_ratings",
+    "user_rank_odds",
 ]
 
 Shrinkage = Literal["cv", "evidence", "none"]
 SHRINKAGE: tuple[Shrinkage, ...] = ("cv", "evidence", "none")
+#: Draws of each user's Laplace posterior behind their ``p_best`` and rank ranges.
+USER_ODDS_DRAWS = 400
+#: Most (draw, user, model) values held at once while drawing them.
+_ODDS_CHUNK = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -63,6 +70,8 @@ class UserRatings:
         ``(U, k)`` prior ratings the users were shrunk toward (all ``CENTER`` for none).
     prior_sd : float or None
         Learnt standard deviation of a user's departure from the prior, in Elo points.
+    confidence : float
+        Coverage of ``lower`` and ``upper``.
     """
 
     method: Method
@@ -74,6 +83,7 @@ class UserRatings:
     battles: npt.NDArray[np.int64]
     prior: FloatArray
     prior_sd: float | None
+    confidence: float = 0.95
 
     @property
     def n_battles(self) -> npt.NDArray[np.int64]:
@@ -162,7 +172,16 @@ def fit_user_ratings(
             data.n_models, data.matchups, data.outcomes, users, n_users, k=k, initial=prior_elo
         )
         return UserRatings(
-            method, shrinkage, data.models, ratings, ratings, ratings, counts, prior_elo, None
+            method,
+            shrinkage,
+            data.models,
+            ratings,
+            ratings,
+            ratings,
+            counts,
+            prior_elo,
+            None,
+            confidence,
         )
 
     mu = (prior_elo - CENTER) / ELO_PER_NAT
@@ -204,7 +223,49 @@ def fit_user_ratings(
         counts,
         prior_elo,
         None if shrinkage == "none" else ELO_PER_NAT / float(np.sqrt(strength)),
+        confidence,
     )
+
+
+def user_rank_odds(
+    ratings: UserRatings, draws: int = USER_ODDS_DRAWS, seed: int = ODDS_SEED
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Each user's ``p_best`` and rank range, from the posterior behind their intervals.
+
+    A Bradley-Terry user's posterior is the Laplace (Gaussian) approximation whose
+    ``confidence`` intervals ``lower``, ``upper`` are: each model independently
+    ``N(rating, ((upper - lower) / (2 z))^2)``, drawn ``draws`` times from one fixed
+    table of standard normal draws shared by every user (so a user's odds do not depend
+    on who else is fitted, nor on the order). The models listed are the user's rated
+    ones: every model with shrinkage, the models the user voted on without.
+
+    Returns
+    -------
+    tuple of ndarray
+        ``(p_best, rank_lower, rank_upper)``, each ``(U, k)`` floats; NaN for a model
+        not listed, and everywhere for Elo (whose per-user ratings have no interval).
+    """
+    n_users, k = ratings.ratings.shape
+    p_best = np.full((n_users, k), np.nan)
+    rank_lower, rank_upper = p_best.copy(), p_best.copy()
+    if ratings.method != "bt" or n_users == 0 or k == 0:
+        return p_best, rank_lower, rank_upper
+    listed = ratings.seen if ratings.shrinkage == "none" else np.ones((n_users, k), dtype=bool)
+    sd = (ratings.upper - ratings.lower) / (2.0 * z_value(ratings.confidence))
+    z = standard_normal_draws(draws, k, seed)
+    step = max(1, _ODDS_CHUNK // (draws * k))
+    for start in range(0, n_users, step):
+        rows = slice(start, min(start + step, n_users))
+        some = listed[rows].any(axis=1)
+        sample = ratings.ratings[rows][None] + sd[rows][None] * z[:, None, :]
+        sample = np.where(listed[rows][None], sample, -np.inf)
+        sample[:, ~some] = 0.0  # nothing listed: any answer, set to NaN below
+        odds = rank_odds(sample, ratings.confidence)
+        keep = listed[rows]
+        p_best[rows] = np.where(keep, odds.p_best, np.nan)
+        rank_lower[rows] = np.where(keep, odds.rank_lower, np.nan)
+        rank_upper[rows] = np.where(keep, odds.rank_upper, np.nan)
+    return p_best, rank_lower, rank_upper
 
 
 def expected_user_ratings(

@@ -7,7 +7,9 @@ Layout (all files UTF-8 JSON or Parquet)::
     leaderboard.json  {"bt": <leaderboard>, "elo": <leaderboard>}  (docs/SPEC.md section 3)
     summary.json      {"bt": {"cv": <users summary>, "none": ...}, "elo": {...}}
     users.parquet     one row per (method, shrinkage, user, model): rating, lower, upper,
-                      battles
+                      battles, and p_best, rank_lower, rank_upper (the user's odds among
+                      their listed models, from their posterior; NaN for Elo and for
+                      models a plain fit does not list)
     agreement.parquet one row per (method, shrinkage, user): n_battles, spearman, kendall
     evaluation.json   the document of ``plb evaluate``
     battles.parquet   the battles fitted (docs/SPEC.md section 1 columns, labels as text), so that
@@ -35,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from ranking.analysis import UserAnalysis
+from ranking.users import user_rank_odds
 from service.pipeline.config import FitConfig
 
 __all__ = [
@@ -121,6 +124,7 @@ def analysis_frames(analysis: UserAnalysis) -> tuple[pd.DataFrame, pd.DataFrame]
     r = analysis.ratings
     n_users, n_models = r.ratings.shape
     tags = {"method": r.method, "shrinkage": r.shrinkage}
+    p_best, rank_lower, rank_upper = user_rank_odds(r)
     ratings = pd.DataFrame(
         {
             **tags,
@@ -130,6 +134,9 @@ def analysis_frames(analysis: UserAnalysis) -> tuple[pd.DataFrame, pd.DataFrame]
             "lower": r.lower.ravel(),
             "upper": r.upper.ravel(),
             "battles": r.battles.ravel(),
+            "p_best": p_best.ravel(),
+            "rank_lower": rank_lower.ravel(),
+            "rank_upper": rank_upper.ravel(),
         }
     )
     agreement = pd.DataFrame(

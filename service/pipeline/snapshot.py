@@ -37,7 +37,7 @@ import pandas as pd
 
 from ranking.analysis import UserAnalysis
 from ranking.io.frames import pairwise_from_battles, user_codes
-from ranking.leaderboard import fit_leaderboard
+from ranking.leaderboard import fit_leaderboard, read_leaderboard
 from ranking.pairwise import ELO_PER_NAT
 from ranking.types import Leaderboard
 from service.integrity import IntegrityConfig, screen_battles
@@ -137,7 +137,7 @@ class Snapshot:
 
     def board(self, method: str) -> Leaderboard:
         """The aggregate leaderboard of ``method``, typed."""
-        return Leaderboard.from_dict(self.leaderboards[method])
+        return read_leaderboard(self.leaderboards[method])
 
     @property
     def counted_battles(self) -> int:

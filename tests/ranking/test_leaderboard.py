@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ranking.leaderboard import fit_leaderboard, split_provisional
+from ranking.leaderboard import fit_leaderboard, read_leaderboard, split_provisional
 from ranking.pairwise import collapse
 from ranking.types import Leaderboard, PairwiseData
 from tests.conftest import RecordedProgress, simulate_votes
@@ -216,9 +216,15 @@ def test_split_provisional_ranks_among_the_ranked_only(votes: PairwiseData) -> N
 
 def test_from_dict_reads_back_to_dict(votes: PairwiseData) -> None:
     board = fit_leaderboard(votes)
-    again = Leaderboard.from_dict(board.to_dict())
+    again = read_leaderboard(board.to_dict())
     assert [m.model for m in again.models] == [m.model for m in board.models]
     assert again.to_dict() == board.to_dict()
+    # Leaderboard.from_dict reads the rows of docs/SPEC.md section 3, without the odds.
+    plain = Leaderboard.from_dict(board.to_dict()).to_dict()
+    odds = {"p_best", "rank_lower", "rank_upper"}
+    assert plain["models"] == [
+        {k: v for k, v in row.items() if k not in odds} for row in board.to_dict()["models"]
+    ]
     with pytest.raises(ValueError, match=r"models\[0\] has no field 'rank'"):
         row = {k: v for k, v in board.models[0].to_dict().items() if k != "rank"}
         Leaderboard.from_dict({"method": "bt", "n_battles": 1, "models": [row]})

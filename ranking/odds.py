@@ -1,0 +1,140 @@
+"""Odds of a leaderboard: each model's chance of being the best, and the range of its rank.
+
+Both are read off draws of the ratings (bootstrap replicates, or draws from a Gaussian
+posterior): ``p_best`` is the share of draws in which the model is the highest of those
+listed (a tie for the top shared equally, so the column sums to 1), and the rank range is
+the equal-tailed ``confidence`` range of its competition rank in the draws (1 + the
+number of models rated above it). docs/SPEC.md section 2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from scipy.stats import norm
+
+from ranking.types import FloatArray, Int64Array
+
+__all__ = [
+    "ODDS_DRAWS",
+    "ODDS_SEED",
+    "RankOdds",
+    "competition_ranks",
+    "gaussian_draws",
+    "rank_odds",
+    "standard_normal_draws",
+    "z_value",
+]
+
+#: Draws of a Gaussian posterior behind ``p_best`` and the rank range.
+ODDS_DRAWS = 1000
+#: Seed of those draws: the same fit always gives the same odds.
+ODDS_SEED = 0
+
+
+@dataclass(frozen=True)
+class RankOdds:
+    """``p_best`` and the rank range of each model (columns of the draws).
+
+    Attributes
+    ----------
+    p_best : ndarray
+        ``(..., k)`` probability of being the best of the models listed; sums to 1 over
+        the last axis.
+    rank_lower, rank_upper : ndarray of int
+        ``(..., k)`` the equal-tailed range of the rank (1 is best).
+    """
+
+    p_best: FloatArray
+    rank_lower: Int64Array
+    rank_upper: Int64Array
+
+
+def rank_odds(draws: npt.ArrayLike, confidence: float = 0.95) -> RankOdds:
+    """``p_best`` and the rank range of each model from draws of the ratings.
+
+    Parameters
+    ----------
+    draws : array_like
+        ``(R, ..., k)`` ratings: ``R`` draws (replicates) of ``k`` models, with any batch
+        axes between (one a user, say).
+    confidence : float
+        Coverage of the rank range, in (0, 1).
+
+    Returns
+    -------
+    RankOdds
+        Arrays of shape ``(..., k)``.
+
+    Raises
+    ------
+    ValueError
+        On no draws, no models or a bad ``confidence``.
+    """
+    samples = np.asarray(draws, dtype=np.float64)
+    if samples.ndim < 2 or samples.shape[0] == 0 or samples.shape[-1] == 0:
+        raise ValueError(
+            f"Argument 'draws' must have shape (R, ..., k) with R, k >= 1, not {samples.shape}."
+        )
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"Argument 'confidence' must be between 0 and 1, not {confidence}.")
+    ranks = competition_ranks(samples)
+    top = ranks == 1
+    p_best = (top / top.sum(axis=-1, keepdims=True)).mean(axis=0)
+    tail = 0.5 * (1.0 - confidence)
+    lower = np.floor(np.quantile(ranks, tail, axis=0) + 1e-9).astype(np.int64)
+    upper = np.ceil(np.quantile(ranks, 1.0 - tail, axis=0) - 1e-9).astype(np.int64)
+    return RankOdds(p_best, lower, upper)
+
+
+def competition_ranks(ratings: npt.ArrayLike) -> Int64Array:
+    """Rank of each model along the last axis: 1 + how many models are rated above it.
+
+    Equal ratings share a rank ("1224"), as :func:`ranking.intervals.interval_ranks`
+    gives with zero-width intervals.
+    """
+    values = np.asarray(ratings, dtype=np.float64)
+    order = np.argsort(-values, axis=-1, kind="stable")
+    ordered = np.take_along_axis(values, order, axis=-1)
+    positions = np.broadcast_to(np.arange(values.shape[-1]), values.shape)
+    new = np.ones(values.shape, dtype=bool)
+    new[..., 1:] = ordered[..., 1:] != ordered[..., :-1]
+    first = np.maximum.accumulate(np.where(new, positions, 0), axis=-1)
+    ranks = np.empty(values.shape, dtype=np.int64)
+    np.put_along_axis(ranks, order, first + 1, axis=-1)
+    return ranks
+
+
+def standard_normal_draws(rounds: int, k: int, seed: int = ODDS_SEED) -> FloatArray:
+    """``(rounds, k)`` standard normal draws of a fixed seed (shared, so reproducible)."""
+    if rounds < 1:
+        raise ValueError(f"Argument 'rounds' must be at least 1, not {rounds}.")
+    return np.random.default_rng(seed).standard_normal((rounds, k))
+
+
+def gaussian_draws(
+    mean: npt.ArrayLike,
+    covariance: npt.ArrayLike,
+    rounds: int = ODDS_DRAWS,
+    seed: int = ODDS_SEED,
+) -> FloatArray:
+    """``(rounds, k)`` draws of ``N(mean, covariance)`` with a fixed seed.
+
+    The covariance may be singular (a Bradley-Terry covariance of ratings relative to
+    their mean is): the draws use its eigen-decomposition, negative rounding errors
+    clipped to zero.
+    """
+    mu = np.asarray(mean, dtype=np.float64)
+    cov = np.asarray(covariance, dtype=np.float64)
+    values, vectors = np.linalg.eigh(0.5 * (cov + cov.T))
+    root = vectors * np.sqrt(np.clip(values, 0.0, None))
+    z = standard_normal_draws(rounds, mu.shape[0], seed)
+    draws: FloatArray = mu + z @ root.T
+    return draws
+
+
+def z_value(confidence: float) -> float:
+    """The normal quantile of a two-sided ``confidence`` interval."""
+    return float(norm.ppf(0.5 + confidence / 2.0))
