@@ -2,9 +2,14 @@
 
 Formats are chosen by suffix (:data:`SUFFIXES`): JSON Lines, JSON arrays (FastChat
 ``clean_battle_*.json`` included), CSV and Parquet, each optionally gzip-compressed.
-Files are read in chunks; every chunk is normalised, validated and typed by
-:mod:`ranking.io.validation` before the next one is read, so that memory follows the
-compact typed frame rather than the raw text.
+CSV, JSON Lines and Parquet are read first by the columnar fast path
+(:mod:`ranking.io.columnar`): pyarrow reads the file in blocks, each checked with
+vectorised masks and kept in compact columns. A file it cannot decide (the first invalid
+record, a parse error, a value of an unexpected type) is read again by rows, as JSON
+arrays always are: in chunks, each normalised, validated and typed by
+:mod:`ranking.io.validation` before the next one is read, naming the row, field and value
+of each error. Either way memory follows the compact typed frame rather than the raw
+text; repeated ids are dropped at the end, in one hash pass over all the files.
 """
 
 from __future__ import annotations
@@ -14,20 +19,22 @@ import logging
 import os
 import zlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Generator, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, cast
+from typing import IO, TypeVar, cast
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 from ranking.io.chunks import CHUNKERS, BattleLogError, Chunk, PathArg, row_numbers
+from ranking.io.columnar import TABLES, ColumnarFile, repeated_ids
 from ranking.io.validation import (
     REQUIRED_COLUMNS,
     RowError,
-    drop_duplicate_ids,
     empty_battle_frame,
     normalise_columns,
     to_battle_frame,
@@ -131,9 +138,9 @@ def read_battles(
     for file in files:
         advance = start(progress, _reading(file), _size(file), "B")
         reader.read_file(file, chunksize, advance)
-    if seen_ids is not None:
-        seen_ids.update(reader.seen)
     result = reader.result()
+    if seen_ids is not None:
+        seen_ids.update(result.battles["battle_id"].dropna().tolist())
     logger.info(
         "read %d battles, skipped %d, %d duplicates",
         len(result.battles),
@@ -205,33 +212,51 @@ class _Reader:
     def __init__(self, skip_invalid: bool, known: set[str] | frozenset[str]) -> None:
         self.skip_invalid = skip_invalid
         self.known = known
-        self.seen: set[str] = set()
         self.frames: list[pd.DataFrame] = []
-        self.n_read = self.n_dup = self.n_self = 0
+        self.n_read = self.n_self = 0
         self.reasons: Counter[str] = Counter()
 
     def result(self) -> IngestResult:
-        """The battles read so far, in one frame, and the counts of what was left out."""
+        """The battles read so far, in one frame, and the counts of what was left out.
+
+        Repeated ids are dropped here, in one hash pass over all the files: a record
+        whose ``battle_id`` is known, or met in an earlier valid record, is a duplicate.
+        """
+        battles = _concat(self.frames)
+        repeated = repeated_ids(battles["battle_id"], self.known)
+        n_duplicates = int(repeated.sum())
+        if n_duplicates:
+            battles = battles.loc[~repeated].reset_index(drop=True)
         return IngestResult(
-            _concat(self.frames),
+            battles,
             self.n_read,
             sum(self.reasons.values()),
-            self.n_dup,
+            n_duplicates,
             dict(self.reasons),
             self.n_self,
         )
 
     def read_file(self, file: PathArg, chunksize: int, advance: Advance) -> None:
         suffix, gz = _format(file)
-        done = 0  # bytes of the file read and told
+        told = _Told(advance)
+        if suffix in TABLES:
+            try:
+                columns = self._read_columns(file, suffix, gz, chunksize, told)
+                frame = columns.frame()
+            except Exception as exc:  # Fallback, or anything else the fast path leaves
+                logger.debug("%s: read again by rows (%s: %s)", file, type(exc).__name__, exc)
+            else:
+                self.frames.append(frame)
+                self.n_read += columns.n_read
+                self.n_self += columns.n_self
+                told.finish(file)
+                return
         try:
             with open(file, "rb") as raw, gzip.GzipFile(fileobj=raw) if gz else raw as stream:
                 chunks = CHUNKERS[suffix](file, cast(IO[bytes], stream), chunksize)
                 for number, chunk in enumerate(chunks):
                     self._add(file, chunk, check_columns=number == 0)
-                    if raw.tell() > done:
-                        advance(raw.tell() - done)
-                        done = raw.tell()
+                    told(raw.tell())
         except BattleLogError:
             raise
         except Exception as exc:
@@ -241,8 +266,22 @@ class _Reader:
             plain = isinstance(exc, FileNotFoundError | IsADirectoryError)
             detail = "" if plain else " ".join(str(exc).split())
             raise BattleLogError(file, reason, detail=detail) from None
-        if _size(file) > done:
-            advance(_size(file) - done)
+        told.finish(file)
+
+    @staticmethod
+    def _read_columns(
+        file: PathArg, suffix: str, gz: bool, chunksize: int, told: _Told
+    ) -> ColumnarFile:
+        """The fast path: the file's blocks as Arrow tables, checked column by column."""
+        columns = ColumnarFile(infer_labels=suffix == ".csv", missing_as_nan=suffix != ".parquet")
+        with pa.OSFile(os.fspath(file)) as raw:
+            with gzip.GzipFile(fileobj=raw) if gz else nullcontext(raw) as stream:
+                tables = ((t, raw.tell()) for t in TABLES[suffix](stream, chunksize))
+                with closing(_ahead(tables)) as ahead:  # the thread ends before the file
+                    for table, position in ahead:
+                        columns.add(table)
+                        told(position)
+        return columns
 
     def _add(self, file: PathArg, chunk: Chunk, *, check_columns: bool) -> None:
         frame = normalise_columns(chunk.frame)
@@ -266,9 +305,38 @@ class _Reader:
         typed = to_battle_frame(frame)
         self_battle = (typed["model_a"].astype(str) == typed["model_b"].astype(str)).to_numpy()
         self.n_self += int(self_battle.sum())
-        typed, n_duplicates = drop_duplicate_ids(typed.loc[~self_battle], self.seen, self.known)
-        self.n_dup += n_duplicates
-        self.frames.append(typed)
+        self.frames.append(typed.loc[~self_battle].reset_index(drop=True))
+
+
+_T = TypeVar("_T")
+_END = object()
+
+
+def _ahead(items: Iterator[_T]) -> Generator[_T, None, None]:
+    """The items of ``items``, each next one made in a thread while this one is used
+    (reading and parsing the next block while this one is checked: Arrow and zlib leave
+    the interpreter free meanwhile)."""
+    with ThreadPoolExecutor(1, thread_name_prefix="plb-read") as pool:
+        future = pool.submit(next, items, _END)
+        while (item := future.result()) is not _END:
+            future = pool.submit(next, items, _END)
+            yield cast(_T, item)
+
+
+class _Told:
+    """Tells ``advance`` of the bytes of a file read, each byte once (over both paths)."""
+
+    def __init__(self, advance: Advance) -> None:
+        self.advance = advance
+        self.done = 0
+
+    def __call__(self, position: int) -> None:
+        if position > self.done:
+            self.advance(position - self.done)
+            self.done = position
+
+    def finish(self, file: PathArg) -> None:
+        self(_size(file))
 
 
 def _check_columns(file: PathArg, frame: pd.DataFrame) -> None:

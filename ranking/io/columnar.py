@@ -1,0 +1,473 @@
+"""Battle logs read column by column with pyarrow: the fast path of the file reader.
+
+CSV (every column read as text, so that ids such as ``"007"`` stay intact), JSON Lines
+and Parquet are read into Arrow tables a block at a time; :class:`ColumnarFile` checks
+each block with vectorised masks (models present and non-empty, a canonical winner, a
+finite time stamp) and keeps it in compact form (model and winner codes, Arrow strings),
+so that memory follows the typed frame, as on the row path. The fast path only accepts
+what it can decide exactly: at the first invalid record, or anything else it does not
+handle (a parse error, a value of an unexpected type, a lone surrogate, ragged CSV rows),
+it raises :class:`Fallback`, and :mod:`ranking.io.ingest` reads the file again by rows
+(:mod:`ranking.io.chunks` and :mod:`ranking.io.validation`), which names the file, row,
+field and value of each error. Valid files give the same battle frame either way.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+from collections.abc import Callable, Iterator, Set
+from typing import Any, TypeAlias
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+import pyarrow.json as pajson
+import pyarrow.parquet as pq
+
+from ranking.io.battle_frame import WINNERS
+from ranking.io.records import ALIASES, BATTLE_COLUMNS
+
+__all__ = ["TABLES", "ColumnarFile", "Fallback", "repeated_ids"]
+
+#: Bytes of text parsed at a time (CSV and JSON Lines).
+BLOCK_BYTES = 16 << 20
+#: What ``pandas.read_csv`` reads as missing by default, for the same answer on both paths.
+_NA_VALUES = [
+    *("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND"),
+    *("1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"),
+]
+_TRUE, _FALSE = ("True", "TRUE", "true"), ("False", "FALSE", "false")
+#: Columns kept as text whatever they look like (the CSV row path reads them as ``str``).
+_TEXT = frozenset(c for c in BATTLE_COLUMNS if c != "tstamp").union(*ALIASES.values())
+#: One-value fields: a struct or a list there is an error, for the row path to name.
+_SCALAR = frozenset(BATTLE_COLUMNS).union(*ALIASES.values())
+_WINNERS = pa.array(WINNERS, pa.string())
+_IDS = ("battle_id", "user_id", "prompt")
+#: A file as read: Arrow's own (plain files), or Python's gzip stream.
+Stream: TypeAlias = pa.NativeFile | gzip.GzipFile
+
+
+class Fallback(Exception):
+    """The fast path cannot decide this file: it is to be read again by rows."""
+
+
+# -- formats to Arrow tables ----------------------------------------------------------------
+
+
+def _csv_header(prefix: bytes) -> list[str]:
+    """The column names of a CSV file from its first bytes (checked against Arrow's)."""
+    if b"\n" not in prefix:
+        raise Fallback("no header line in the first bytes")
+    text = prefix.decode("utf-8-sig", errors="replace")
+    names = next(csv.reader(io.StringIO(text, newline="")), [])
+    if not names or len(set(names)) < len(names) or not all(names):
+        raise Fallback("empty or repeated column names")
+    return names
+
+
+def _csv_tables(stream: Stream, chunksize: int) -> Iterator[pa.Table]:
+    """Blocks of whole lines, each parsed by Arrow on all cores, every column as text.
+
+    Cutting at a line end inside a quoted value leaves a block that Arrow refuses (an
+    unterminated quote, or a row of the wrong width), so such a file goes by rows.
+    """
+    convert = pacsv.ConvertOptions(
+        column_types=None, null_values=_NA_VALUES, strings_can_be_null=True
+    )
+    names: list[str] = []
+    for number, block in enumerate(_line_blocks(stream)):
+        if number == 0:
+            names = _csv_header(block)
+            convert.column_types = dict.fromkeys(names, pa.string())
+        read = pacsv.ReadOptions(column_names=names, skip_rows=int(number == 0))
+        table = pacsv.read_csv(pa.py_buffer(block), read_options=read, convert_options=convert)
+        if table.column_names != names:
+            raise Fallback("header read differently")
+        yield table
+
+
+def _line_blocks(stream: Stream) -> Iterator[bytes]:
+    """The stream in blocks of whole lines."""
+    rest = b""
+    while data := stream.read(BLOCK_BYTES):
+        data = rest + data
+        cut = data.rfind(b"\n") + 1
+        if cut:
+            yield data[:cut]
+        rest = data[cut:]
+    if rest.strip():
+        yield rest
+
+
+def _read_json(block: bytes, schema: pa.Schema | None = None) -> pa.Table:
+    options = pajson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="infer")
+    return pajson.read_json(pa.BufferReader(block), parse_options=options)
+
+
+def _jsonl_tables(stream: Stream, chunksize: int) -> Iterator[pa.Table]:
+    for block in _line_blocks(stream):
+        table = _read_json(block)
+        # Arrow reads ISO dates in strings as time stamps: read those columns as text again.
+        stamps = [f for f in table.schema if pa.types.is_temporal(f.type)]
+        if stamps:
+            names = table.column_names
+            table = _read_json(block, pa.schema([(f.name, pa.string()) for f in stamps]))
+            table = table.select(names)
+        yield table
+
+
+def _parquet_tables(stream: Stream, chunksize: int) -> Iterator[pa.Table]:
+    source = pa.BufferReader(stream.read()) if isinstance(stream, gzip.GzipFile) else stream
+    for batch in pq.ParquetFile(source).iter_batches(batch_size=chunksize):
+        yield pa.Table.from_batches([batch])
+
+
+#: Format suffix to a reader of Arrow tables: ``(stream, chunksize) -> tables``.
+TABLES: dict[str, Callable[[Stream, int], Iterator[pa.Table]]] = {
+    ".csv": _csv_tables,
+    ".jsonl": _jsonl_tables,
+    ".parquet": _parquet_tables,
+}
+
+
+# -- tables to the battle frame ---------------------------------------------------------------
+
+
+def _flatten(table: pa.Table) -> pa.Table:
+    """Struct columns as dotted names, list columns dropped, as on the row path."""
+    for field in table.schema:
+        nested = pa.types.is_struct(field.type) or pa.types.is_list(field.type)
+        if nested and field.name in _SCALAR:
+            raise Fallback(f"field {field.name!r} holds an object or a list")
+        if pa.types.is_large_list(field.type) or pa.types.is_map(field.type):
+            raise Fallback(f"field {field.name!r} holds a map or a large list")
+    while any(pa.types.is_struct(f.type) for f in table.schema):
+        table = table.flatten()
+    return table
+
+
+def _normalise(table: pa.Table) -> pa.Table:
+    """Aliases renamed, the prompt taken from ``conversation_a``, list columns dropped."""
+    table = _flatten(table)
+    names = table.column_names
+    renames = {}
+    for canonical, aliases in ALIASES.items():
+        if canonical not in names:
+            alias = next((a for a in aliases if a in names), None)
+            if alias is not None:
+                renames[alias] = canonical
+    if renames:
+        table = table.rename_columns([renames.get(n, n) for n in names])
+    if "prompt" not in table.column_names and "conversation_a" in table.column_names:
+        table = table.append_column("prompt", _first_user_turn(table["conversation_a"]))
+    lists = [f.name for f in table.schema if pa.types.is_list(f.type)]
+    return table.drop_columns(lists) if lists else table
+
+
+def _lists(table: pa.Table) -> set[str]:
+    """The list columns of a block, which :func:`_normalise` drops."""
+    return {f.name for f in _flatten(table).schema if pa.types.is_list(f.type)}
+
+
+def _first_user_turn(conversations: pa.ChunkedArray) -> pa.Array:
+    """The content of the first turn with role ``user`` of each conversation (or null)."""
+    if not pa.types.is_list(conversations.type):
+        return pa.nulls(len(conversations), pa.string())  # not a conversation: no prompt
+    turns = conversations.type.value_type
+    if not (pa.types.is_struct(turns) and {"role", "content"} <= {f.name for f in turns}):
+        raise Fallback("conversation_a is not a list of {role, content}")
+    if not pa.types.is_string(turns.field("content").type):
+        raise Fallback("conversation_a holds content that is not text")
+    array = conversations.combine_chunks()
+    flat = pc.list_flatten(array)
+    parents = pc.list_parent_indices(array).to_numpy()
+    user = pc.fill_null(pc.equal(pc.struct_field(flat, "role"), "user"), False)
+    rows = parents[user.to_numpy(zero_copy_only=False)]
+    first_turn = np.flatnonzero(user.to_numpy(zero_copy_only=False))
+    rows, firsts = np.unique(rows, return_index=True)
+    take = np.full(len(array), -1, dtype=np.int64)
+    take[rows] = first_turn[firsts]
+    content = pc.struct_field(flat, "content")
+    return pc.take(content, pa.array(take, mask=take < 0))
+
+
+def _text(column: pa.ChunkedArray, name: str, *, numbers: bool = False) -> pa.ChunkedArray:
+    """A column as Arrow strings; integers too where ``numbers`` (ids such as 17)."""
+    kind = column.type
+    if pa.types.is_dictionary(kind):
+        column, kind = column.cast(kind.value_type), kind.value_type
+    if pa.types.is_string(kind):
+        return column
+    if pa.types.is_large_string(kind) or pa.types.is_null(kind):
+        return column.cast(pa.string())
+    if numbers and pa.types.is_integer(kind):
+        return column.cast(pa.string())
+    if numbers and pa.types.is_floating(kind):  # ids such as 17 stored as 17.0
+        values = column.to_numpy()
+        whole = values[~np.isnan(values)]
+        if (np.abs(whole) < 2**53).all() and (whole == np.round(whole)).all():
+            return column.cast(pa.int64()).cast(pa.string())
+    raise Fallback(f"field {name!r} is of type {kind}")
+
+
+def _models(column: pa.ChunkedArray, name: str) -> pa.DictionaryArray:
+    """Model names, dictionary-encoded; :class:`Fallback` if one is missing or empty."""
+    text = _text(column, name)
+    if text.null_count:
+        raise Fallback(f"field {name!r} is missing")
+    encoded = pc.dictionary_encode(text.combine_chunks())
+    if any(not v.strip() for v in encoded.dictionary.to_pylist()):
+        raise Fallback(f"field {name!r} is empty")
+    return encoded
+
+
+def _no_empty(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """Empty strings as missing (none in CSV: pandas' missing values include "")."""
+    empty = pc.equal(pc.binary_length(column), 0)
+    return pc.if_else(empty, None, column) if pc.any(empty).as_py() else column
+
+
+def _stamps(column: pa.ChunkedArray) -> npt.NDArray[np.float64]:
+    kind = column.type
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_null(kind)):
+            raise Fallback(f"field 'tstamp' is of type {kind}")
+    try:
+        values = column.cast(pa.float64()).to_numpy()
+    except pa.ArrowInvalid:
+        raise Fallback("field 'tstamp' holds text that is not a number") from None
+    if (
+        not np.isfinite(values[~np.isnan(values)]).all()
+        or np.isnan(values).sum() > column.null_count
+    ):
+        raise Fallback("field 'tstamp' is not finite")
+    return values
+
+
+class ColumnarFile:
+    """The valid battles of one file, block by block, in compact columns.
+
+    Parameters
+    ----------
+    infer_labels : bool
+        Give text label columns the types ``pandas.read_csv`` would (CSV), instead of
+        keeping the types Arrow read (JSON Lines, Parquet).
+    missing_as_nan : bool
+        Missing values of label columns of mixed Python values are NaN (CSV, JSON Lines,
+        as pandas makes them from text or dicts) rather than None (Parquet).
+    """
+
+    def __init__(self, *, infer_labels: bool, missing_as_nan: bool) -> None:
+        self.infer_labels = infer_labels
+        self.missing_as_nan = missing_as_nan
+        self.n_read = self.n_self = 0
+        self._models: list[tuple[pa.DictionaryArray, pa.DictionaryArray]] = []
+        self._winners: list[npt.NDArray[np.int8]] = []
+        self._stamps: list[npt.NDArray[np.float64] | None] = []
+        self._text: dict[str, list[pa.ChunkedArray | None]] = {}
+        self._labels: dict[str, list[pa.ChunkedArray | None]] = {}
+        self._sizes: list[int] = []
+        self._dropped: set[str] = set()  # list columns: dropped wherever met
+
+    def add(self, table: pa.Table) -> None:
+        """Check one block and keep its valid battles; :class:`Fallback` if any is invalid."""
+        self._dropped |= _lists(table)
+        table = _normalise(table)
+        names = table.column_names
+        if "winner" not in names or "model_a" not in names or "model_b" not in names:
+            raise Fallback("a required field is missing")
+        self.n_read += table.num_rows
+        a, b = _models(table["model_a"], "model_a"), _models(table["model_b"], "model_b")
+        winner = pc.index_in(_text(table["winner"], "winner"), value_set=_WINNERS)
+        if winner.null_count:
+            raise Fallback("field 'winner' is missing or not canonical")
+        stamps = _stamps(table["tstamp"]) if "tstamp" in names else None
+        text = {n: _no_empty(_text(table[n], n, numbers=True)) for n in _IDS if n in names}
+        labels = {n: table[n] for n in names if n not in BATTLE_COLUMNS}
+        b_in_a = pc.index_in(b.dictionary, value_set=a.dictionary).to_numpy(zero_copy_only=False)
+        codes_a = a.indices.to_numpy()
+        same = np.nan_to_num(b_in_a, nan=-1)[b.indices.to_numpy()] == codes_a
+        n_self = int(same.sum())
+        if n_self:
+            keep = pa.array(~same)
+            a, b = pc.filter(a, keep), pc.filter(b, keep)
+            winner = pc.filter(winner, keep)
+            stamps = None if stamps is None else stamps[~same]
+            text = {n: pc.filter(c, keep) for n, c in text.items()}
+            labels = {n: pc.filter(c, keep) for n, c in labels.items()}
+        self.n_self += n_self
+        index = len(self._sizes)
+        self._sizes.append(len(a))
+        self._models.append((a, b))
+        self._winners.append(pc.cast(winner, pa.int8()).to_numpy(zero_copy_only=False))
+        self._stamps.append(stamps)
+        for store, columns in ((self._text, text), (self._labels, labels)):
+            for name in columns:
+                store.setdefault(name, [None] * index)
+            for name, kept in store.items():
+                kept.append(columns.get(name))
+
+    def frame(self) -> pd.DataFrame:
+        """The typed battle frame of the battles kept, as :func:`to_battle_frame` makes it."""
+        if not self.n_read:
+            raise Fallback("no records")  # the row path keeps the columns of an empty file
+        dictionaries = [d for a, b in self._models for d in (a.dictionary, b.dictionary)]
+        models = pd.Index(sorted(set(pa.chunked_array(dictionaries).to_pylist())))
+        codes = {"model_a": [], "model_b": []}  # type: dict[str, list[npt.NDArray[Any]]]
+        for pair in self._models:
+            for name, array in zip(codes, pair, strict=True):
+                remap = models.get_indexer(array.dictionary.to_pylist()).astype(np.int32)
+                codes[name].append(remap[array.indices.to_numpy(zero_copy_only=False)])
+        n = sum(self._sizes)
+        columns: dict[str, Any] = {}
+        for name in BATTLE_COLUMNS:
+            if name in codes:
+                columns[name] = pd.Categorical.from_codes(np.concatenate(codes[name]), models)
+            elif name == "winner":
+                winners = np.concatenate(self._winners)
+                columns[name] = pd.Categorical.from_codes(winners, pd.Index(WINNERS))
+            elif name == "tstamp":
+                stamps = [np.full(k, np.nan) if s is None else s for s, k in self._parts()]
+                columns[name] = np.concatenate(stamps)
+            else:
+                columns[name] = self._strings(self._text.get(name), n)
+        out = pd.DataFrame(columns, index=pd.RangeIndex(n))
+        for name in self._dropped.intersection(self._labels):
+            if any(p is not None and not pa.types.is_null(p.type) for p in self._labels[name]):
+                raise Fallback(f"field {name!r} holds lists and other values")
+            del self._labels[name]
+        labels = {name: self._label(parts) for name, parts in self._labels.items()}
+        if self.missing_as_nan:
+            for name, label in labels.items():
+                if label.dtype == object:
+                    labels[name] = label.where(label.notna(), np.nan)
+        return pd.concat([out, pd.DataFrame(labels, index=out.index)], axis=1) if labels else out
+
+    def _parts(self) -> Iterator[tuple[npt.NDArray[np.float64] | None, int]]:
+        return zip(self._stamps, self._sizes, strict=True)
+
+    def _filled(self, parts: list[pa.ChunkedArray | None], kind: pa.DataType) -> pa.ChunkedArray:
+        chunks = [pa.nulls(k, kind) if p is None else p.cast(kind) for p, k in self._pairs(parts)]
+        return pa.chunked_array([c for p in chunks for c in _chunks(p)], kind)
+
+    def _pairs(self, parts: list[pa.ChunkedArray | None]) -> Iterator[tuple[Any, int]]:
+        return zip(parts, self._sizes, strict=True)
+
+    def _strings(self, parts: list[pa.ChunkedArray | None] | None, n: int) -> pd.Series:
+        if parts is None:
+            return pd.Series(pd.NA, index=pd.RangeIndex(n), dtype="string")
+        column = self._filled(parts, pa.large_string())
+        return pd.Series(pd.arrays.ArrowStringArray(column), index=pd.RangeIndex(n))
+
+    def _label(self, parts: list[pa.ChunkedArray | None]) -> pd.Series:
+        if self.infer_labels:  # CSV: text throughout, typed once for the whole column
+            return _infer(self._filled(parts, pa.string())).to_pandas()
+        kinds = {p.type for p in parts if p is not None and not pa.types.is_null(p.type)}
+        if len(kinds) <= 1:  # one type, missing in some blocks
+            return self._filled(parts, kinds.pop() if kinds else pa.null()).to_pandas()
+        # types that differ from block to block: as pandas concatenates frames
+        pieces = [
+            pd.Series(np.nan, index=range(k)) if p is None else p.to_pandas()
+            for p, k in self._pairs(parts)
+        ]
+        return pd.concat(pieces, ignore_index=True)
+
+
+def _chunks(column: pa.ChunkedArray | pa.Array) -> list[pa.Array]:
+    return column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+
+
+def _infer(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A text label column as ``pandas.read_csv`` would type it: integers, numbers,
+    booleans (``True``, ``false``, ...), else text; all missing as numbers."""
+    if column.null_count == len(column):
+        return column.cast(pa.float64())
+    for kind in (pa.int64(), pa.float64()):
+        try:
+            return column.cast(kind)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass
+    present = pc.sum(pc.is_valid(column)).as_py()
+    if pc.sum(pc.is_in(column, value_set=pa.array(_TRUE + _FALSE))).as_py() == present:
+        return pc.if_else(pc.is_valid(column), pc.is_in(column, value_set=pa.array(_TRUE)), None)
+    return column
+
+
+# -- repeated ids ------------------------------------------------------------------------------
+
+_ROWS_HASHED = 1 << 18  # rows hashed at a time: bounds the per-byte arrays
+_PRIME = np.uint64(0x100000001B3)
+
+
+def repeated_ids(ids: pd.Series, known: Set[str] = frozenset()) -> npt.NDArray[np.bool_]:
+    """True where an id is in ``known`` or was met in an earlier row; missing ids never are.
+
+    One hash pass. Ids all of one length (the usual case: hex digests, zero-padded
+    numbers) are hashed to 64 bits from their bytes, and only the ids that share a bucket
+    of a table of about 4n buckets with another go through pandas' integer hash table;
+    ids of equal hashes are then compared as text, so that a collision of hashes cannot
+    drop a battle. Other ids go through Arrow's string hash table. Either way ids are
+    numbered in order of first appearance, so that an id was met before exactly where its
+    number is not above every earlier one.
+    """
+    repeated = np.zeros(len(ids), dtype=bool)
+    present = np.flatnonzero(ids.notna().to_numpy())
+    if not present.size:
+        return repeated
+    values = pa.array(ids.array, type=pa.large_string())
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    values = values.take(pa.array(present)) if present.size < len(ids) else values
+    later = _later_by_hash(values)
+    if later is None:
+        later = _later(pc.dictionary_encode(values).indices.to_numpy())
+    repeated[present[later]] = True
+    if known:
+        seen = pc.is_in(values, value_set=pa.array(list(known), type=pa.large_string()))
+        repeated[present] |= seen.to_numpy(zero_copy_only=False)
+    return repeated
+
+
+def _later(codes: npt.NDArray[np.integer[Any]]) -> npt.NDArray[np.intp]:
+    """Positions of codes met before, for codes numbered in order of first appearance."""
+    before = np.maximum.accumulate(np.concatenate([[-1], codes[:-1]]))
+    return np.flatnonzero(codes <= before)
+
+
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _later_by_hash(values: pa.Array) -> npt.NDArray[np.intp] | None:
+    """Positions of strings met before; ``None`` unless all have one length (no nulls)."""
+    _, offsets_buffer, data_buffer = values.buffers()
+    offsets = np.frombuffer(offsets_buffer, np.int64)[
+        values.offset : values.offset + len(values) + 1
+    ]
+    width = int(offsets[1] - offsets[0]) if len(values) else 0
+    if data_buffer is None or width == 0 or offsets[-1] - offsets[0] != width * len(values):
+        return None
+    if (np.diff(offsets) != width).any():
+        return None
+    data = np.frombuffer(data_buffer, np.uint8)[offsets[0] : offsets[-1]].reshape(-1, width)
+    padded = np.zeros((len(values), -(-width // 8) * 8), dtype=np.uint8)
+    padded[:, :width] = data
+    hashes = np.zeros(len(values), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for word in padded.view(np.uint64).T:
+            hashes = (hashes ^ word) * _MIX
+            hashes ^= hashes >> np.uint64(31)
+    bits = int(np.ceil(np.log2(len(values)))) + 2
+    buckets = (hashes >> np.uint64(64 - bits)).astype(np.intp)
+    crowded = np.flatnonzero(np.bincount(buckets, minlength=1 << bits)[buckets] > 1)
+    codes, _ = pd.factorize(hashes[crowded])  # in order: numbered by first appearance
+    later = _later(codes)
+    first = np.empty(len(codes) and codes.max() + 1, dtype=np.intp)
+    first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)
+    later, earliest = crowded[later], crowded[first[codes[later]]]
+    same = pc.equal(values.take(pa.array(later)), values.take(pa.array(earliest)))
+    return later if pc.all(same).as_py() is not False else None

@@ -1,0 +1,209 @@
+"""Tests for ranking.io.columnar: the columnar fast path gives what the row path gives."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ranking.io.columnar as columnar
+import ranking.io.ingest as ingest
+from ranking.io.columnar import repeated_ids
+from ranking.io.ingest import BattleLogError, IngestResult, read_battles
+
+CSV = (
+    '"id","model_a","model_b","winner","tstamp","turn","score","flag","maybe","lang","empty"\n'
+    "007,gpt-4,claude-2,model_a,1700000000.5,1,0.5,True,true,en,\n"
+    "008,claude-2,gpt-4,tie,1700000001,2,1.5,False,,de,\n"
+    '009,"llama, 2",gpt-4,both_bad,,3,2,True,false,"fr",\n'
+    "010,gpt-4,gpt-4,tie,1700000003,4,NA,False,true,en,\n"
+    "007,gpt-4,claude-2,model_b,1700000004,5,3,True,true,en,\n"
+    "011,gpt-4,claude-2,tie (bothbad),1700000005,6,4,False,True,NA,\n"
+)
+
+
+def _records() -> list[dict[str, Any]]:
+    return [
+        {"question_id": 17, "model_a": "x", "model_b": "y", "winner": "tie", "judge": "u1"},
+        {"question_id": 18, "model_a": "y", "model_b": "x", "winner": "model_a", "tstamp": 5},
+        {"question_id": 17, "model_a": "x", "model_b": "z", "winner": "tie"},
+        {"model_a": "\U0001f916 robo", "model_b": "x", "winner": "model_b", "tstamp": 7.5},
+        {"model_a": "x", "model_b": "x", "winner": "tie", "meta": {"a": 1, "b": {"c": True}}},
+        {
+            "model_a": "y",
+            "model_b": "z",
+            "winner": "tie",
+            "when": "2024-01-02T03:04:05",
+            "tags": ["a", "b"],
+            "meta": {"a": 2},
+            "prompt": 12,
+        },
+    ]
+
+
+def _arena() -> list[dict[str, Any]]:
+    turns = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]
+    return [
+        {"model_a": "x", "model_b": "y", "winner": "tie", "conversation_a": turns},
+        {"model_a": "y", "model_b": "x", "winner": "model_a", "conversation_a": turns[:1]},
+        {"model_a": "y", "model_b": "x", "winner": "model_b", "conversation_a": None},
+    ]
+
+
+def _files(folder: Path) -> list[Path]:
+    csv = folder / "labels.csv"
+    csv.write_text(CSV)
+    jsonl = folder / "records.jsonl"
+    jsonl.write_text("\n".join(json.dumps(r) for r in _records()) + "\n\n")
+    arena = folder / "arena.jsonl.gz"
+    arena.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in _arena()).encode()))
+    parquet = folder / "records.parquet"
+    frame = pd.DataFrame(_arena() + _records()[:2])
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), parquet)
+    packed = folder / "labels.csv.gz"
+    packed.write_bytes(gzip.compress(CSV.encode()))
+    return [csv, jsonl, arena, parquet, packed]
+
+
+def by_rows(monkeypatch: pytest.MonkeyPatch, *args: Any, **kwargs: Any) -> IngestResult:
+    """``read_battles`` on the row path only."""
+    with monkeypatch.context() as patch:
+        patch.setattr(ingest, "TABLES", {})
+        return read_battles(*args, **kwargs)
+
+
+def by_columns(monkeypatch: pytest.MonkeyPatch, *args: Any, **kwargs: Any) -> IngestResult:
+    """``read_battles`` on the fast path only: the row path would fail."""
+    with monkeypatch.context() as patch:
+        patch.setattr(ingest, "CHUNKERS", {})
+        return read_battles(*args, **kwargs)
+
+
+def assert_same(ours: IngestResult, rows: IngestResult) -> None:
+    pd.testing.assert_frame_equal(ours.battles, rows.battles)
+    assert (ours.n_read, ours.n_skipped, ours.n_duplicates, ours.n_self_battles) == (
+        rows.n_read,
+        rows.n_skipped,
+        rows.n_duplicates,
+        rows.n_self_battles,
+    )
+
+
+@pytest.mark.parametrize("index", range(5), ids=["csv", "jsonl", "arena", "parquet", "csv.gz"])
+@pytest.mark.parametrize("block", [columnar.BLOCK_BYTES, 128])
+def test_fast_path_gives_the_battles_of_the_row_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, index: int, block: int
+) -> None:
+    path = _files(tmp_path)[index]
+    monkeypatch.setattr(columnar, "BLOCK_BYTES", block)  # many blocks: types met block by block
+    ours = by_columns(monkeypatch, path)
+    assert_same(ours, by_rows(monkeypatch, path))
+    if index in (1, 3):  # JSON types: not re-typed from text
+        assert ours.battles["battle_id"].dropna().tolist() == ["17", "18"]
+
+
+def test_csv_keeps_ids_as_text_and_types_labels_as_pandas(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    battles = by_columns(monkeypatch, _files(tmp_path)[0]).battles
+    assert battles["battle_id"].tolist() == ["007", "008", "009", "011"]
+    assert battles["model_a"].tolist()[2] == "llama, 2"
+    dtypes = battles.dtypes.astype(str).to_dict()
+    assert {k: dtypes[k] for k in ("turn", "score", "flag", "maybe", "empty")} == {
+        "turn": "int64",
+        "score": "float64",
+        "flag": "bool",
+        "maybe": "object",
+        "empty": "float64",
+    }
+
+
+def test_several_files_and_formats_are_deduplicated_together(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = _files(tmp_path)
+    array = tmp_path / "more.json"  # JSON arrays go by rows
+    array.write_text(json.dumps([{"id": "008", "model_a": "q", "model_b": "r", "winner": "tie"}]))
+    seen_ours, seen_rows = {"011"}, {"011"}
+    ours = read_battles([*files, array], seen_ids=seen_ours)
+    assert_same(ours, by_rows(monkeypatch, [*files, array], seen_ids=seen_rows))
+    assert seen_ours == seen_rows and "008" in seen_ours
+    assert ours.battles["battle_id"].isin(["011"]).sum() == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("short-row.csv", "model_a,model_b,winner,lang\nx,y,tie\nx,z,tie,en\n"),
+        ("spaces.csv", "model_a,model_b,winner,tstamp\nx,y,tie, 12\n"),
+        ("same-names.csv", "model_a,model_b,winner,x,x\nx,y,tie,1,2\n"),
+        ("nan.jsonl", '{"model_a": "x", "model_b": "y", "winner": "tie", "tstamp": NaN}\n'),
+        (
+            "mixed.jsonl",
+            '{"model_a": "x", "model_b": "y", "winner": "tie", "t": 1}\n'
+            '{"model_a": "x", "model_b": "y", "winner": "tie", "t": "one"}\n',
+        ),
+        ("twice.jsonl", '{"model_a": "x", "model_b": "y", "winner": "tie", "winner": "model_a"}\n'),
+        (
+            "big-id.jsonl",
+            '{"id": 123456789012345678901234, "model_a": "x", "model_b": "y", "winner": "tie"}\n',
+        ),
+    ],
+)
+def test_what_the_fast_path_leaves_is_read_by_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, text: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    assert_same(
+        read_battles(path, skip_invalid=True), by_rows(monkeypatch, path, skip_invalid=True)
+    )
+
+
+def test_an_invalid_record_is_named_by_the_row_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = [f"{i},m{i % 3},m{i % 3 + 3},tie,{i}" for i in range(1, 50)] + ["50,x,y,nope,1"]
+    path = tmp_path / "a.csv"
+    path.write_text("id,model_a,model_b,winner,tstamp\n" + "\n".join(rows) + "\n")
+    monkeypatch.setattr(columnar, "BLOCK_BYTES", 128)
+    with pytest.raises(BattleLogError, match=r"a.csv: row 50: field 'winner': value 'nope'"):
+        read_battles(path)
+    skipped = read_battles(path, skip_invalid=True)
+    assert (skipped.n_read, skipped.n_skipped, len(skipped.battles)) == (50, 1, 49)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.one_of(st.none(), st.sampled_from(["a", "b", "007", "7", "\U0001f916", "x" * 70]))),
+    st.sets(st.sampled_from(["a", "7", "zz"])),
+)
+def test_repeated_ids_are_the_known_and_the_earlier_ones(
+    ids: list[str | None], known: set[str]
+) -> None:
+    series = pd.Series(ids, dtype="string")
+    expected = series.notna() & (series.duplicated() | series.isin(known))
+    np.testing.assert_array_equal(repeated_ids(series, known), expected.to_numpy(dtype=bool))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.text("ab\u00e9", min_size=3, max_size=3))))
+def test_repeated_ids_of_one_length_are_hashed_exactly(ids: list[str | None]) -> None:
+    series = pd.Series(ids, dtype="string")
+    expected = series.notna() & series.duplicated()
+    np.testing.assert_array_equal(repeated_ids(series), expected.to_numpy(dtype=bool))
+
+
+def test_a_collision_of_hashes_drops_no_battle(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(columnar, "_MIX", np.uint64(0))  # every id hashes to 0
+    series = pd.Series(["aa", "bb", "aa", "cc", "bb"], dtype="string")
+    assert repeated_ids(series).tolist() == [False, False, True, False, True]
