@@ -211,15 +211,16 @@ def _evaluate(
     block: FloatArray,
 ) -> float:  # pragma: no cover - compiled
     """The objective, its gradient (all ``k`` models) and the Hessian block of the models
-    voted on, in one pass over the rows: :func:`_objective`'s value, to the bit."""
+    voted on (lower triangle), in one pass over the rows: :func:`_objective`'s value, to
+    the bit."""
     first, second, wins, total = pairs[3], pairs[4], pairs[5], pairs[6]
     nm = mod.shape[0]
     prior = 0.0
     for j in range(x.shape[0]):
         prior += (x[j] - mu[j]) ** 2
         grad[j] = alpha * (x[j] - mu[j])
-    for p in range(nm):
-        for q in range(nm):
+    for p in range(nm):  # the lower triangle only: all that the Cholesky reads
+        for q in range(p):
             block[p, q] = 0.0
         block[p, p] = alpha
     loss = 0.0
@@ -229,15 +230,16 @@ def _evaluate(
         e = math.exp(-abs(d))
         loss += total[r] * math.log1p(e) + wins[r] * max(-d, 0.0)
         loss += (total[r] - wins[r]) * max(d, 0.0)
-        prob = 1.0 / (1.0 + e) if d >= 0.0 else e / (1.0 + e)
-        v = total[r] * e / ((1.0 + e) * (1.0 + e))
-        res = total[r] * prob - wins[r]
+        if p == q:
+            continue  # a model against itself: a constant loss, no derivative
+        inv = 1.0 / (1.0 + e)
+        res = total[r] * (inv if d >= 0.0 else e * inv) - wins[r]
+        v = total[r] * e * inv * inv
         grad[mod[p]] += res
         grad[mod[q]] -= res
         block[p, p] += v
         block[q, q] += v
-        block[p, q] -= v
-        block[q, p] -= v
+        block[q, p] -= v  # p < q
     return loss + 0.5 * alpha * prior
 
 
@@ -397,8 +399,8 @@ def _scatter(
             out[i, j] = 0.0
         out[i, i] = alpha
     for p in range(mod.shape[0]):
-        for q in range(mod.shape[0]):
-            out[mod[p], mod[q]] = block[p, q]
+        for q in range(p + 1):
+            out[mod[p], mod[q]] = out[mod[q], mod[p]] = block[p, q]
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
