@@ -179,7 +179,8 @@ def newton(problem: Problem, theta: FloatArray, max_iter: int, tol: float) -> Fl
     ``tol * (1 + |objective|)``: relative, because the objective of a group with 100,000
     votes carries rounding noise far above any absolute tolerance. Each step is shortened
     by half until it decreases the group's objective enough (Armijo, at most 60 times).
-    Groups are independent and solved one after another (:mod:`ranking.bt_kernel`).
+    Groups are independent: each is solved on its own in a compiled loop
+    (:mod:`ranking.bt_kernel`), consecutive ranges of groups in threads when there are many.
 
     Returns the modes, a new ``(G, k)`` array.
     """
