@@ -457,18 +457,26 @@ def posterior_loop(
         everything = 0.0
         for i in range(k):
             everything += ones[i]
+        # diag(M^-1) = the squared column norms of Z = L^-1, Z made row by row in
+        # ``block`` (no longer needed): independent sums, not a chain of dependent ones.
         for i in range(k):
-            # diag(M^-1)_i = |L^-1 e_i|^2, the forward solve of L z = e_i (z_j = 0, j < i)
-            for j in range(i, k):
-                s = 1.0 if j == i else 0.0
-                for t in range(i, j):
-                    s -= full[j, t] * column[t]
-                column[j] = s / full[j, j]
-            diagonal = 0.0
-            for j in range(i, k):
-                diagonal += column[j] * column[j]
-            absolute[g, i] = diagonal + (1.0 / a_g - 1.0 / (a_g + c)) / k
-            relative[g, i] = diagonal - 2.0 * ones[i] / k + everything / (k * k)
+            column[i] = 0.0
+        for j in range(k):
+            for i in range(j):
+                block[j, i] = 0.0
+            for t in range(j):
+                scale = full[j, t]
+                for i in range(t + 1):
+                    block[j, i] += scale * block[t, i]
+            inv = 1.0 / full[j, j]
+            for i in range(j):
+                block[j, i] *= -inv
+                column[i] += block[j, i] * block[j, i]
+            block[j, j] = inv
+            column[j] += inv * inv
+        for i in range(k):
+            absolute[g, i] = column[i] + (1.0 / a_g - 1.0 / (a_g + c)) / k
+            relative[g, i] = column[i] - 2.0 * ones[i] / k + everything / (k * k)
 
 
 def collect_pairs(
