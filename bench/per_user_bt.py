@@ -66,7 +66,7 @@ class _Plan:
     repeat: int
 
 
-_FULL = _Plan(100_000, 2)
+_FULL = _Plan(100_000, 3)
 _QUICK = _Plan(500, 1)
 
 _FIRST_CALL = """
