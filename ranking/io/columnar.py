@@ -48,6 +48,9 @@ _TEXT = frozenset(c for c in BATTLE_COLUMNS if c != "tstamp").union(*ALIASES.val
 _SCALAR = frozenset(BATTLE_COLUMNS).union(*ALIASES.values())
 _WINNERS = pa.array(WINNERS, pa.string())
 _IDS = ("battle_id", "user_id", "prompt")
+#: Columns Arrow converts as it reads a CSV block (text that is not a number in
+#: ``tstamp`` fails the block, which then goes by rows); every other one is text.
+_CSV_TYPES = {"tstamp": pa.float64()}
 #: A file as read: Arrow's own (plain files), or Python's gzip stream.
 Stream: TypeAlias = pa.NativeFile | gzip.GzipFile
 
@@ -82,29 +85,58 @@ def _csv_tables(stream: Stream, chunksize: int) -> Iterator[pa.Table]:
     names: list[str] = []
     for number, block in enumerate(_line_blocks(stream)):
         if number == 0:
-            names = _csv_header(block)
-            convert.column_types = dict.fromkeys(names, pa.string())
+            names = _csv_header(block.slice(0, min(block.size, 1 << 16)).to_pybytes())
+            convert.column_types = {n: _CSV_TYPES.get(n, pa.string()) for n in names}
         read = pacsv.ReadOptions(column_names=names, skip_rows=int(number == 0))
-        table = pacsv.read_csv(pa.py_buffer(block), read_options=read, convert_options=convert)
+        table = pacsv.read_csv(block, read_options=read, convert_options=convert)
         if table.column_names != names:
             raise Fallback("header read differently")
         yield table
 
 
-def _line_blocks(stream: Stream) -> Iterator[bytes]:
-    """The stream in blocks of whole lines."""
-    rest = b""
-    while data := stream.read(BLOCK_BYTES):
-        data = rest + data
-        cut = data.rfind(b"\n") + 1
-        if cut:
-            yield data[:cut]
-        rest = data[cut:]
-    if rest.strip():
-        yield rest
+def _line_blocks(stream: Stream) -> Iterator[pa.Buffer]:
+    """The stream in blocks of whole lines (Arrow's files without copying them)."""
+    if not isinstance(stream, pa.NativeFile):
+        rest = b""
+        while data := stream.read(BLOCK_BYTES):
+            data = rest + data
+            cut = data.rfind(b"\n") + 1
+            if cut:
+                yield pa.py_buffer(data[:cut])
+            rest = data[cut:]
+        if rest.strip():
+            yield pa.py_buffer(rest)
+        return
+    eof = False
+    while not eof:
+        block = stream.read_buffer(BLOCK_BYTES)
+        eof = block.size < BLOCK_BYTES
+        cut = _after_last_line(block)
+        while cut == 0 and not eof:  # a line longer than a block
+            more = stream.read_buffer(BLOCK_BYTES)
+            eof = more.size < BLOCK_BYTES
+            block = pa.py_buffer(block.to_pybytes() + more.to_pybytes())
+            cut = _after_last_line(block)
+        if eof:
+            cut = block.size
+        elif cut < block.size:
+            stream.seek(cut - block.size, 1)  # the rest of the last line: read with the next
+        part = block.slice(0, cut)
+        if part.size > 4096 or part.to_pybytes().strip():
+            yield part
 
 
-def _read_json(block: bytes, schema: pa.Schema | None = None) -> pa.Table:
+def _after_last_line(block: pa.Buffer) -> int:
+    """Bytes of ``block`` up to and including its last newline (0 if none)."""
+    data = np.frombuffer(block, np.uint8)
+    for tail in (1 << 16, data.size):
+        ends = np.flatnonzero(data[-tail:] == 10)
+        if ends.size:
+            return int(data.size - min(tail, data.size) + ends[-1] + 1)
+    return 0
+
+
+def _read_json(block: pa.Buffer, schema: pa.Schema | None = None) -> pa.Table:
     options = pajson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="infer")
     return pajson.read_json(pa.BufferReader(block), parse_options=options)
 
@@ -215,15 +247,32 @@ def _text(column: pa.ChunkedArray, name: str, *, numbers: bool = False) -> pa.Ch
     raise Fallback(f"field {name!r} is of type {kind}")
 
 
+def _codes(column: pa.ChunkedArray, name: str) -> pa.DictionaryArray:
+    """Text dictionary-encoded (as read, for CSV); :class:`Fallback` if one is missing."""
+    if column.null_count:
+        raise Fallback(f"field {name!r} is missing")
+    if pa.types.is_dictionary(column.type) and pa.types.is_string(column.type.value_type):
+        encoded = column.unify_dictionaries().combine_chunks()
+        return encoded.cast(pa.dictionary(pa.int32(), pa.string()))
+    return pc.dictionary_encode(_text(column, name).combine_chunks())
+
+
 def _models(column: pa.ChunkedArray, name: str) -> pa.DictionaryArray:
     """Model names, dictionary-encoded; :class:`Fallback` if one is missing or empty."""
-    text = _text(column, name)
-    if text.null_count:
-        raise Fallback(f"field {name!r} is missing")
-    encoded = pc.dictionary_encode(text.combine_chunks())
+    encoded = _codes(column, name)
     if any(not v.strip() for v in encoded.dictionary.to_pylist()):
         raise Fallback(f"field {name!r} is empty")
     return encoded
+
+
+def _winners(column: pa.ChunkedArray) -> npt.NDArray[np.int8]:
+    """Codes of the canonical winners; :class:`Fallback` if one is missing or not one."""
+    encoded = _codes(column, "winner")
+    canonical = pc.index_in(encoded.dictionary, value_set=_WINNERS)
+    if canonical.null_count:
+        raise Fallback("field 'winner' is not canonical")
+    codes = canonical.to_numpy(zero_copy_only=False).astype(np.int8)
+    return codes[encoded.indices.to_numpy(zero_copy_only=False)]
 
 
 def _no_empty(column: pa.ChunkedArray) -> pa.ChunkedArray:
@@ -283,11 +332,11 @@ class ColumnarFile:
             raise Fallback("a required field is missing")
         self.n_read += table.num_rows
         a, b = _models(table["model_a"], "model_a"), _models(table["model_b"], "model_b")
-        winner = pc.index_in(_text(table["winner"], "winner"), value_set=_WINNERS)
-        if winner.null_count:
-            raise Fallback("field 'winner' is missing or not canonical")
+        winner = _winners(table["winner"])
         stamps = _stamps(table["tstamp"]) if "tstamp" in names else None
-        text = {n: _no_empty(_text(table[n], n, numbers=True)) for n in _IDS if n in names}
+        text = {n: _text(table[n], n, numbers=True) for n in _IDS if n in names}
+        if not self.infer_labels:  # (CSV reads an empty string as missing already)
+            text = {n: _no_empty(column) for n, column in text.items()}
         labels = {n: table[n] for n in names if n not in BATTLE_COLUMNS}
         b_in_a = pc.index_in(b.dictionary, value_set=a.dictionary).to_numpy(zero_copy_only=False)
         codes_a = a.indices.to_numpy()
@@ -296,7 +345,7 @@ class ColumnarFile:
         if n_self:
             keep = pa.array(~same)
             a, b = pc.filter(a, keep), pc.filter(b, keep)
-            winner = pc.filter(winner, keep)
+            winner = winner[~same]
             stamps = None if stamps is None else stamps[~same]
             text = {n: pc.filter(c, keep) for n, c in text.items()}
             labels = {n: pc.filter(c, keep) for n, c in labels.items()}
@@ -304,7 +353,7 @@ class ColumnarFile:
         index = len(self._sizes)
         self._sizes.append(len(a))
         self._models.append((a, b))
-        self._winners.append(pc.cast(winner, pa.int8()).to_numpy(zero_copy_only=False))
+        self._winners.append(winner)
         self._stamps.append(stamps)
         for store, columns in ((self._text, text), (self._labels, labels)):
             for name in columns:

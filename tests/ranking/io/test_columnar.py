@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -207,3 +208,20 @@ def test_a_collision_of_hashes_drops_no_battle(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(columnar, "_MIX", np.uint64(0))  # every id hashes to 0
     series = pd.Series(["aa", "bb", "aa", "cc", "bb"], dtype="string")
     assert repeated_ids(series).tolist() == [False, False, True, False, True]
+
+
+@pytest.mark.parametrize("packed", [False, True])
+@pytest.mark.parametrize("block", [8, 64, 1 << 20])
+def test_line_blocks_are_whole_lines_of_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, packed: bool, block: int
+) -> None:
+    monkeypatch.setattr(columnar, "BLOCK_BYTES", block)
+    lines = [b"x" * n for n in (3, 100, 0, 7, 8, 9, 300, 1)]
+    data = b"\n".join(lines) + b"\nlast line without newline"
+    path = tmp_path / "a.txt"
+    path.write_bytes(data)
+    with pa.OSFile(str(path)) as raw:
+        stream = gzip.GzipFile(fileobj=io.BytesIO(gzip.compress(data))) if packed else raw
+        blocks = [b.to_pybytes() for b in columnar._line_blocks(stream)]
+    assert b"".join(blocks) == data
+    assert all(b.endswith(b"\n") for b in blocks[:-1])
