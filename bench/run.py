@@ -23,6 +23,7 @@ from pathlib import Path
 
 from bench import (
     aggregate,
+    coverage,
     elo_bootstrap,
     integrity,
     per_user,
@@ -53,6 +54,7 @@ BENCHMARKS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "integrity": ("J. Voter integrity: random clickers and a brigade (issue 15)", integrity.run),
     "topics_real": ("K. Topics on real prompts (issue 16)", topics.run_real),
     "elo_bootstrap": ("L. Elo bootstrap and per-user Elo, compiled (issue 18)", elo_bootstrap.run),
+    "coverage": ("O. Interval coverage on the simulator (issue 19)", coverage.run),
 }
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = HERE / "RESULTS.md"
