@@ -25,7 +25,7 @@ from scipy.stats import norm
 
 from ranking.bt import DEFAULT_ALPHA, fit_bt, fit_bt_grouped, fit_bt_posterior
 from ranking.elo import K_FACTOR, online_elo, online_elo_grouped
-from ranking.odds import ODDS_SEED, rank_odds, standard_normal_draws, z_value
+from ranking.odds import ODDS_SEED, RankOdds, rank_odds, standard_normal_draws, z_value
 from ranking.pairwise import ELO_PER_NAT, collapse, to_elo_scale
 from ranking.shrinkage import learn_alpha
 from ranking.types import CENTER, FloatArray, IntArray, Method, PairwiseData
@@ -38,6 +38,7 @@ __all__ = [
     "aggregate_prior",
     "expected_user_ratings",
     "fit_user_ratings",
+    "user_board_odds",
     "user_rank_odds",
 ]
 
@@ -320,3 +321,28 @@ def expected_user_ratings(
         alpha=alpha,
     )
     return to_elo_scale(theta)
+
+
+def user_board_odds(ratings: UserRatings, row: int = 0) -> RankOdds | None:
+    """One user's odds over every model, as :func:`ranking.leaderboard.build_leaderboard`
+    takes them (``odds=``), for a board of that user's ratings of every model.
+
+    None where the user has none to give: Elo (no interval), or a plain fit that does not
+    list every model.
+    """
+    one = UserRatings(
+        ratings.method,
+        ratings.shrinkage,
+        ratings.models,
+        ratings.ratings[row : row + 1],
+        ratings.lower[row : row + 1],
+        ratings.upper[row : row + 1],
+        ratings.battles[row : row + 1],
+        ratings.prior[row : row + 1],
+        ratings.prior_sd,
+        ratings.confidence,
+    )
+    p_best, lower, upper = (a[0] for a in user_rank_odds(one))
+    if not np.isfinite(p_best).all():
+        return None
+    return RankOdds(p_best, lower.astype(np.int64), upper.astype(np.int64))

@@ -7,7 +7,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from ranking.users import fit_user_ratings, user_rank_odds
+from ranking.leaderboard import build_leaderboard
+from ranking.pairwise import model_counts
+from ranking.users import fit_user_ratings, user_board_odds, user_rank_odds
 from tests.conftest import simulate_users
 
 
@@ -50,3 +52,25 @@ def test_elo_users_have_no_odds(votes: tuple) -> None:
     data, users = votes
     fit = fit_user_ratings(data, users, 30, method="elo", shrinkage="cv")
     assert all(np.isnan(a).all() for a in user_rank_odds(fit))
+
+
+def test_one_users_board_with_odds(votes: tuple) -> None:
+    data, users = votes
+    fit = fit_user_ratings(data, users, 30, method="bt", shrinkage="cv")
+    odds = user_board_odds(fit, 3)
+    assert odds is not None
+    np.testing.assert_array_equal(odds.p_best, user_rank_odds(fit)[0][3])
+    board = build_leaderboard(
+        "bt",
+        data.models,
+        fit.ratings[3],
+        fit.lower[3],
+        fit.upper[3],
+        model_counts(data.select(users == 3)),
+        n_battles=int((users == 3).sum()),
+        interval="laplace",
+        odds=odds,
+    )
+    assert sum(r["p_best"] for r in board.to_dict()["models"]) == pytest.approx(1.0, abs=1e-3)
+    elo = fit_user_ratings(data, users, 30, method="elo", shrinkage="cv")
+    assert user_board_odds(elo, 3) is None
