@@ -37,8 +37,6 @@ __all__ = [
     "ALPHA_GRID",
     "AlphaSearch",
     "ContextualBT",
-    "alpha_losses",
-    "choose_alpha",
     "contextual_design",
     "contextual_path",
     "fit_contextual_bt",
@@ -283,28 +281,3 @@ def search_alpha(
                 advance(len(labels) * (len(order) - step - 1))
             break
     return AlphaSearch(losses, float(grid[int(np.argmin(losses))]), best[1])
-
-
-def alpha_losses(
-    matchups: Matchups,
-    outcomes: Outcomes,
-    contexts: npt.ArrayLike,
-    n_models: int,
-    folds: npt.ArrayLike,
-    grid: Sequence[float] = ALPHA_GRID,
-    advance: Advance | None = None,
-) -> FloatArray:
-    """Held-out log-loss per vote of each penalty of ``grid`` (:func:`search_alpha`)."""
-    return search_alpha(matchups, outcomes, contexts, n_models, folds, grid, advance).losses
-
-
-def choose_alpha(
-    matchups: Matchups,
-    outcomes: Outcomes,
-    contexts: npt.ArrayLike,
-    n_models: int,
-    folds: npt.ArrayLike,
-    grid: Sequence[float] = ALPHA_GRID,
-) -> float:
-    """The penalty of ``grid`` with the lowest held-out log-loss (:func:`search_alpha`)."""
-    return search_alpha(matchups, outcomes, contexts, n_models, folds, grid).alpha

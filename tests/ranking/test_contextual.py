@@ -8,8 +8,6 @@ import pytest
 from ranking.bt import fit_bt
 from ranking.contextual import (
     ALPHA_GRID,
-    alpha_losses,
-    choose_alpha,
     contextual_design,
     fit_contextual_bt,
     held_out_log_loss,
@@ -59,23 +57,25 @@ def test_swapping_sides_with_the_outcome_changes_nothing() -> None:
     np.testing.assert_allclose(one.coef, other.coef, atol=1e-4)
 
 
-def test_choose_alpha_picks_from_the_grid_and_beats_the_extremes() -> None:
+def test_the_chosen_penalty_is_from_the_grid_and_beats_the_extremes() -> None:
     data, _ = simulate_votes(n_models=5, n_votes=2000, seed=3)
     contexts = np.ones((2000, 1))
     folds = np.arange(2000) % 3
-    alpha = choose_alpha(data.matchups, data.outcomes, contexts, 5, folds)
+    alpha = search_alpha(data.matchups, data.outcomes, contexts, 5, folds).alpha
     assert alpha in ALPHA_GRID
     model = fit_contextual_bt(data.matchups, data.outcomes, contexts, 5, alpha=alpha)
     assert held_out_log_loss(model, data.matchups, data.outcomes, contexts) < np.log(2)
 
 
-def test_alpha_losses_tells_each_fit() -> None:
+def test_the_search_tells_each_fit() -> None:
     data, _ = simulate_votes(n_models=4, n_votes=300, seed=8)
     contexts, folds = np.ones((300, 1)), np.arange(300) % 3
     fits: list[int] = []
-    told = alpha_losses(data.matchups, data.outcomes, contexts, 4, folds, advance=fits.append)
+    told = search_alpha(
+        data.matchups, data.outcomes, contexts, 4, folds, advance=fits.append
+    ).losses
     np.testing.assert_array_equal(
-        told, alpha_losses(data.matchups, data.outcomes, contexts, 4, folds)
+        told, search_alpha(data.matchups, data.outcomes, contexts, 4, folds).losses
     )
     assert sum(fits) == len(ALPHA_GRID) * 3  # the fits skipped by stopping early told too
     assert fits[: 3 * np.isfinite(told).sum()] == [1] * (3 * np.isfinite(told).sum())
