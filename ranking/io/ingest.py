@@ -277,8 +277,9 @@ class _Reader:
         with pa.OSFile(os.fspath(file)) as raw:
             with gzip.GzipFile(fileobj=raw) if gz else nullcontext(raw) as stream:
                 tables = ((t, raw.tell()) for t in TABLES[suffix](stream, chunksize))
-                with closing(_ahead(tables)) as ahead:  # the thread ends before the file
-                    for table, position in ahead:
+                # gzip: decompress the next block in a thread (Arrow parses on all cores)
+                with closing(_ahead(tables) if gz else tables) as blocks:  # before the file
+                    for table, position in blocks:
                         columns.add(table)
                         told(position)
         return columns
@@ -314,8 +315,8 @@ _END = object()
 
 def _ahead(items: Iterator[_T]) -> Generator[_T, None, None]:
     """The items of ``items``, each next one made in a thread while this one is used
-    (reading and parsing the next block while this one is checked: Arrow and zlib leave
-    the interpreter free meanwhile)."""
+    (decompressing and parsing the next block while this one is checked: zlib and Arrow
+    leave the interpreter free meanwhile)."""
     with ThreadPoolExecutor(1, thread_name_prefix="plb-read") as pool:
         future = pool.submit(next, items, _END)
         while (item := future.result()) is not _END:
