@@ -31,6 +31,7 @@ __all__ = [
     "baseline_rss_mb",
     "best_of",
     "error_text",
+    "first_calls",
     "machine_info",
     "make_row",
     "run_child",
@@ -98,6 +99,29 @@ def best_of(function: Callable[[], T], repeat: int = 3) -> tuple[float, T]:
         result = function()
         best = min(best, time.perf_counter() - start)
     return best, result
+
+
+def first_calls(script: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Run ``script`` in two fresh processes sharing an empty numba cache.
+
+    ``script`` prints one JSON object (its timings); the first run compiles and caches the
+    kernels, the second finds them cached. Returns both objects, cold then warm.
+    """
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="plb-bench-numba-") as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+        for _ in range(2):
+            done = subprocess.run(
+                [sys.executable, "-c", script],
+                cwd=ROOT,
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            runs.append(json.loads(done.stdout))
+    return runs[0], runs[1]
 
 
 def error_text(exc: BaseException) -> str:

@@ -14,18 +14,13 @@ costs: compiling in a fresh process with an empty numba cache, and loading from 
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import tempfile
 import time
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from bench.common import ROOT, Row, best_of, make_row
+from bench.common import Row, best_of, first_calls, make_row
 from bench.synthetic import simulate_user_votes
 from ranking.elo import INITIAL, K_FACTOR, online_elo_grouped
 from ranking.intervals import bootstrap_elo, elo_bootstrap_plan
@@ -179,21 +174,7 @@ def run(quick: bool = False) -> list[Row]:
 
 def _first_call_row() -> Row:
     """Compile time of the kernels in a fresh process: empty numba cache, then warm."""
-    runs = []
-    with tempfile.TemporaryDirectory(prefix="plb-bench-numba-") as cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-        for _ in range(2):
-            done = subprocess.run(
-                [sys.executable, "-c", _FIRST_CALL],
-                cwd=ROOT,
-                env=env,
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            runs.append(json.loads(done.stdout))
-    cold, warm = runs
+    cold, warm = first_calls(_FIRST_CALL)
     return make_row(
         "first calls of the Elo kernels in a fresh process, numba's cache empty",
         "3 models, 2 votes",

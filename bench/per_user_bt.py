@@ -17,12 +17,7 @@ with an empty numba cache, and loading from it.
 from __future__ import annotations
 
 import functools
-import json
 import math
-import os
-import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -34,7 +29,7 @@ from scipy.optimize import minimize_scalar
 from scipy.special import expit
 from scipy.stats import norm
 
-from bench.common import ROOT, Row, best_of, make_row
+from bench.common import Row, best_of, first_calls, make_row
 from bench.synthetic import simulate_user_votes
 from ranking.bt import DEFAULT_ALPHA, Posterior
 from ranking.pairwise import ELO_PER_NAT, to_elo_scale
@@ -455,21 +450,7 @@ def _timed(function: Callable[[], T], repeat: int) -> tuple[float, float, T]:
 
 def _first_call_row() -> Row:
     """Compile time of the kernels in a fresh process: empty numba cache, then warm."""
-    runs = []
-    with tempfile.TemporaryDirectory(prefix="plb-bench-numba-") as cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-        for _ in range(2):
-            done = subprocess.run(
-                [sys.executable, "-c", _FIRST_CALL],
-                cwd=ROOT,
-                env=env,
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            runs.append(json.loads(done.stdout))
-    cold, warm = runs
+    cold, warm = first_calls(_FIRST_CALL)
     return make_row(
         "first calls of the Bradley-Terry kernels in a fresh process, numba's cache empty",
         "3 models, 3 votes",
