@@ -25,6 +25,7 @@ from bench import (
     aggregate,
     coverage,
     elo_bootstrap,
+    ingest,
     integrity,
     per_user,
     per_user_bt,
@@ -55,6 +56,7 @@ BENCHMARKS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "integrity": ("J. Voter integrity: random clickers and a brigade (issue 15)", integrity.run),
     "topics_real": ("K. Topics on real prompts (issue 16)", topics.run_real),
     "elo_bootstrap": ("L. Elo bootstrap and per-user Elo, compiled (issue 18)", elo_bootstrap.run),
+    "ingest": ("M. Columnar ingest: CSV, JSON Lines, Parquet (issue 18)", ingest.run),
     "per_user_bt": ("N. Per-user Bradley-Terry at kernel speed (issue 18)", per_user_bt.run),
     "coverage": ("O. Interval coverage on the simulator (issue 19)", coverage.run),
 }
