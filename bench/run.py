@@ -172,13 +172,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     names = list(dict.fromkeys(args.names)) or list(BENCHMARKS)
     output: Path = args.output or (QUICK_OUTPUT if args.quick else DEFAULT_OUTPUT)
-    sections = _old_sections(output)
     for name in names:
         logger.info("running %s%s", name, " (quick)" if args.quick else "")
         start = time.perf_counter()
         rows = BENCHMARKS[name][1](args.quick)
         seconds = time.perf_counter() - start
         logger.info("%s done in %.1f s", name, seconds)
+        # read again now: another run may have written its section meanwhile
+        sections = _old_sections(output)
         sections[name] = format_section(name, rows, quick=args.quick, seconds=seconds)
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(render(sections), encoding="utf-8")  # after each, in case of a crash
