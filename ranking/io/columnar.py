@@ -1,46 +1,37 @@
 """Battle logs read column by column with pyarrow: the fast path of the file reader.
 
 CSV (every column read as text, so that ids such as ``"007"`` stay intact), JSON Lines
-and Parquet are read into Arrow tables a block at a time; :class:`ColumnarFile` checks
-each block with vectorised masks (models present and non-empty, a canonical winner, a
-finite time stamp) and keeps it in compact form (model and winner codes, Arrow strings),
-so that memory follows the typed frame, as on the row path. The fast path only accepts
-what it can decide exactly: at the first invalid record, or anything else it does not
-handle (a parse error, a value of an unexpected type, a lone surrogate, ragged CSV rows),
-it raises :class:`Fallback`, and :mod:`ranking.io.ingest` reads the file again by rows
-(:mod:`ranking.io.chunks` and :mod:`ranking.io.validation`), which names the file, row,
-field and value of each error. Valid files give the same battle frame either way.
+and Parquet are read into Arrow tables a block at a time (:mod:`ranking.io.arrow_tables`);
+:class:`ColumnarFile` checks each block with vectorised masks (models present and
+non-empty, a canonical winner, a finite time stamp) and keeps it in compact form (model
+and winner codes, Arrow strings), so that memory follows the typed frame, as on the row
+path. The fast path only accepts what it can decide exactly: at the first invalid
+record, or anything else it does not handle (a parse error, a value of an unexpected
+type, a lone surrogate, ragged CSV rows), it raises :class:`Fallback`, and
+:mod:`ranking.io.ingest` reads the file again by rows (:mod:`ranking.io.chunks` and
+:mod:`ranking.io.validation`), which names the file, row, field and value of each error.
+Valid files give the same battle frame either way. Ids met before are found by
+:func:`ranking.io.duplicate_ids.repeated_ids`.
 """
 
 from __future__ import annotations
 
-import csv
-import gzip
-import io
-from collections.abc import Callable, Iterator, Set
-from typing import Any, TypeAlias
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.csv as pacsv
-import pyarrow.json as pajson
-import pyarrow.parquet as pq
 
+from ranking.io.arrow_tables import TABLES, Fallback
 from ranking.io.battle_frame import WINNERS
+from ranking.io.duplicate_ids import repeated_ids
 from ranking.io.records import ALIASES, BATTLE_COLUMNS
 
 __all__ = ["TABLES", "ColumnarFile", "Fallback", "repeated_ids"]
 
-#: Bytes of text parsed at a time (CSV and JSON Lines).
-BLOCK_BYTES = 16 << 20
-#: What ``pandas.read_csv`` reads as missing by default, for the same answer on both paths.
-_NA_VALUES = [
-    *("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND"),
-    *("1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"),
-]
 _TRUE, _FALSE = ("True", "TRUE", "true"), ("False", "FALSE", "false")
 #: Columns kept as text whatever they look like (the CSV row path reads them as ``str``).
 _TEXT = frozenset(c for c in BATTLE_COLUMNS if c != "tstamp").union(*ALIASES.values())
@@ -48,123 +39,6 @@ _TEXT = frozenset(c for c in BATTLE_COLUMNS if c != "tstamp").union(*ALIASES.val
 _SCALAR = frozenset(BATTLE_COLUMNS).union(*ALIASES.values())
 _WINNERS = pa.array(WINNERS, pa.string())
 _IDS = ("battle_id", "user_id", "prompt")
-#: Columns Arrow converts as it reads a CSV block (text that is not a number in
-#: ``tstamp`` fails the block, which then goes by rows); every other one is text.
-_CSV_TYPES = {"tstamp": pa.float64()}
-#: A file as read: Arrow's own (plain files), or Python's gzip stream.
-Stream: TypeAlias = pa.NativeFile | gzip.GzipFile
-
-
-class Fallback(Exception):
-    """The fast path cannot decide this file: it is to be read again by rows."""
-
-
-# -- formats to Arrow tables ----------------------------------------------------------------
-
-
-def _csv_header(prefix: bytes) -> list[str]:
-    """The column names of a CSV file from its first bytes (checked against Arrow's)."""
-    if b"\n" not in prefix:
-        raise Fallback("no header line in the first bytes")
-    text = prefix.decode("utf-8-sig", errors="replace")
-    names = next(csv.reader(io.StringIO(text, newline="")), [])
-    if not names or len(set(names)) < len(names) or not all(names):
-        raise Fallback("empty or repeated column names")
-    return names
-
-
-def _csv_tables(stream: Stream, chunksize: int) -> Iterator[pa.Table]:
-    """Blocks of whole lines, each parsed by Arrow on all cores, every column as text.
-
-    Cutting at a line end inside a quoted value leaves a block that Arrow refuses (an
-    unterminated quote, or a row of the wrong width), so such a file goes by rows.
-    """
-    convert = pacsv.ConvertOptions(
-        column_types=None, null_values=_NA_VALUES, strings_can_be_null=True
-    )
-    names: list[str] = []
-    for number, block in enumerate(_line_blocks(stream)):
-        if number == 0:
-            names = _csv_header(block.slice(0, min(block.size, 1 << 16)).to_pybytes())
-            convert.column_types = {n: _CSV_TYPES.get(n, pa.string()) for n in names}
-        read = pacsv.ReadOptions(column_names=names, skip_rows=int(number == 0))
-        table = pacsv.read_csv(block, read_options=read, convert_options=convert)
-        if table.column_names != names:
-            raise Fallback("header read differently")
-        yield table
-
-
-def _line_blocks(stream: Stream) -> Iterator[pa.Buffer]:
-    """The stream in blocks of whole lines (Arrow's files without copying them)."""
-    if not isinstance(stream, pa.NativeFile):
-        rest = b""
-        while data := stream.read(BLOCK_BYTES):
-            data = rest + data
-            cut = data.rfind(b"\n") + 1
-            if cut:
-                yield pa.py_buffer(data[:cut])
-            rest = data[cut:]
-        if rest.strip():
-            yield pa.py_buffer(rest)
-        return
-    eof = False
-    while not eof:
-        block = stream.read_buffer(BLOCK_BYTES)
-        eof = block.size < BLOCK_BYTES
-        cut = _after_last_line(block)
-        while cut == 0 and not eof:  # a line longer than a block
-            more = stream.read_buffer(BLOCK_BYTES)
-            eof = more.size < BLOCK_BYTES
-            block = pa.py_buffer(block.to_pybytes() + more.to_pybytes())
-            cut = _after_last_line(block)
-        if eof:
-            cut = block.size
-        elif cut < block.size:
-            stream.seek(cut - block.size, 1)  # the rest of the last line: read with the next
-        part = block.slice(0, cut)
-        if part.size > 4096 or part.to_pybytes().strip():
-            yield part
-
-
-def _after_last_line(block: pa.Buffer) -> int:
-    """Bytes of ``block`` up to and including its last newline (0 if none)."""
-    data = np.frombuffer(block, np.uint8)
-    for tail in (1 << 16, data.size):
-        ends = np.flatnonzero(data[-tail:] == 10)
-        if ends.size:
-            return int(data.size - min(tail, data.size) + ends[-1] + 1)
-    return 0
-
-
-def _read_json(block: pa.Buffer, schema: pa.Schema | None = None) -> pa.Table:
-    options = pajson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="infer")
-    return pajson.read_json(pa.BufferReader(block), parse_options=options)
-
-
-def _jsonl_tables(stream: Stream, chunksize: int) -> Iterator[pa.Table]:
-    for block in _line_blocks(stream):
-        table = _read_json(block)
-        # Arrow reads ISO dates in strings as time stamps: read those columns as text again.
-        stamps = [f for f in table.schema if pa.types.is_temporal(f.type)]
-        if stamps:
-            names = table.column_names
-            table = _read_json(block, pa.schema([(f.name, pa.string()) for f in stamps]))
-            table = table.select(names)
-        yield table
-
-
-def _parquet_tables(stream: Stream, chunksize: int) -> Iterator[pa.Table]:
-    source = pa.BufferReader(stream.read()) if isinstance(stream, gzip.GzipFile) else stream
-    for batch in pq.ParquetFile(source).iter_batches(batch_size=chunksize):
-        yield pa.Table.from_batches([batch])
-
-
-#: Format suffix to a reader of Arrow tables: ``(stream, chunksize) -> tables``.
-TABLES: dict[str, Callable[[Stream, int], Iterator[pa.Table]]] = {
-    ".csv": _csv_tables,
-    ".jsonl": _jsonl_tables,
-    ".parquet": _parquet_tables,
-}
 
 
 # -- tables to the battle frame ---------------------------------------------------------------
@@ -445,78 +319,3 @@ def _infer(column: pa.ChunkedArray) -> pa.ChunkedArray:
     if pc.sum(pc.is_in(column, value_set=pa.array(_TRUE + _FALSE))).as_py() == present:
         return pc.if_else(pc.is_valid(column), pc.is_in(column, value_set=pa.array(_TRUE)), None)
     return column
-
-
-# -- repeated ids ------------------------------------------------------------------------------
-
-_ROWS_HASHED = 1 << 18  # rows hashed at a time: bounds the per-byte arrays
-_PRIME = np.uint64(0x100000001B3)
-
-
-def repeated_ids(ids: pd.Series, known: Set[str] = frozenset()) -> npt.NDArray[np.bool_]:
-    """True where an id is in ``known`` or was met in an earlier row; missing ids never are.
-
-    One hash pass. Ids all of one length (the usual case: hex digests, zero-padded
-    numbers) are hashed to 64 bits from their bytes, and only the ids that share a bucket
-    of a table of about 4n buckets with another go through pandas' integer hash table;
-    ids of equal hashes are then compared as text, so that a collision of hashes cannot
-    drop a battle. Other ids go through Arrow's string hash table. Either way ids are
-    numbered in order of first appearance, so that an id was met before exactly where its
-    number is not above every earlier one.
-    """
-    repeated = np.zeros(len(ids), dtype=bool)
-    present = np.flatnonzero(ids.notna().to_numpy())
-    if not present.size:
-        return repeated
-    values = pa.array(ids.array, type=pa.large_string())
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    values = values.take(pa.array(present)) if present.size < len(ids) else values
-    later = _later_by_hash(values)
-    if later is None:
-        later = _later(pc.dictionary_encode(values).indices.to_numpy())
-    repeated[present[later]] = True
-    if known:
-        seen = pc.is_in(values, value_set=pa.array(list(known), type=pa.large_string()))
-        repeated[present] |= seen.to_numpy(zero_copy_only=False)
-    return repeated
-
-
-def _later(codes: npt.NDArray[np.integer[Any]]) -> npt.NDArray[np.intp]:
-    """Positions of codes met before, for codes numbered in order of first appearance."""
-    before = np.maximum.accumulate(np.concatenate([[-1], codes[:-1]]))
-    return np.flatnonzero(codes <= before)
-
-
-_MIX = np.uint64(0x9E3779B97F4A7C15)
-
-
-def _later_by_hash(values: pa.Array) -> npt.NDArray[np.intp] | None:
-    """Positions of strings met before; ``None`` unless all have one length (no nulls)."""
-    _, offsets_buffer, data_buffer = values.buffers()
-    offsets = np.frombuffer(offsets_buffer, np.int64)[
-        values.offset : values.offset + len(values) + 1
-    ]
-    width = int(offsets[1] - offsets[0]) if len(values) else 0
-    if data_buffer is None or width == 0 or offsets[-1] - offsets[0] != width * len(values):
-        return None
-    if (np.diff(offsets) != width).any():
-        return None
-    data = np.frombuffer(data_buffer, np.uint8)[offsets[0] : offsets[-1]].reshape(-1, width)
-    padded = np.zeros((len(values), -(-width // 8) * 8), dtype=np.uint8)
-    padded[:, :width] = data
-    hashes = np.zeros(len(values), dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for word in padded.view(np.uint64).T:
-            hashes = (hashes ^ word) * _MIX
-            hashes ^= hashes >> np.uint64(31)
-    bits = int(np.ceil(np.log2(len(values)))) + 2
-    buckets = (hashes >> np.uint64(64 - bits)).astype(np.intp)
-    crowded = np.flatnonzero(np.bincount(buckets, minlength=1 << bits)[buckets] > 1)
-    codes, _ = pd.factorize(hashes[crowded])  # in order: numbered by first appearance
-    later = _later(codes)
-    first = np.empty(len(codes) and codes.max() + 1, dtype=np.intp)
-    first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)
-    later, earliest = crowded[later], crowded[first[codes[later]]]
-    same = pc.equal(values.take(pa.array(later)), values.take(pa.array(earliest)))
-    return later if pc.all(same).as_py() is not False else None

@@ -16,7 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import ranking.io.columnar as columnar
+import ranking.io.arrow_tables as arrow_tables
+import ranking.io.duplicate_ids as duplicate_ids
 import ranking.io.ingest as ingest
 from ranking.io.columnar import repeated_ids
 from ranking.io.ingest import BattleLogError, IngestResult, read_battles
@@ -100,12 +101,12 @@ def assert_same(ours: IngestResult, rows: IngestResult) -> None:
 
 
 @pytest.mark.parametrize("index", range(5), ids=["csv", "jsonl", "arena", "parquet", "csv.gz"])
-@pytest.mark.parametrize("block", [columnar.BLOCK_BYTES, 128])
+@pytest.mark.parametrize("block", [arrow_tables.BLOCK_BYTES, 128])
 def test_fast_path_gives_the_battles_of_the_row_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, index: int, block: int
 ) -> None:
     path = _files(tmp_path)[index]
-    monkeypatch.setattr(columnar, "BLOCK_BYTES", block)  # many blocks: types met block by block
+    monkeypatch.setattr(arrow_tables, "BLOCK_BYTES", block)  # many blocks: types met block by block
     ours = by_columns(monkeypatch, path)
     assert_same(ours, by_rows(monkeypatch, path))
     if index in (1, 3):  # JSON types: not re-typed from text
@@ -176,7 +177,7 @@ def test_an_invalid_record_is_named_by_the_row_path(
     rows = [f"{i},m{i % 3},m{i % 3 + 3},tie,{i}" for i in range(1, 50)] + ["50,x,y,nope,1"]
     path = tmp_path / "a.csv"
     path.write_text("id,model_a,model_b,winner,tstamp\n" + "\n".join(rows) + "\n")
-    monkeypatch.setattr(columnar, "BLOCK_BYTES", 128)
+    monkeypatch.setattr(arrow_tables, "BLOCK_BYTES", 128)
     with pytest.raises(BattleLogError, match=r"a.csv: row 50: field 'winner': value 'nope'"):
         read_battles(path)
     skipped = read_battles(path, skip_invalid=True)
@@ -205,7 +206,7 @@ def test_repeated_ids_of_one_length_are_hashed_exactly(ids: list[str | None]) ->
 
 
 def test_a_collision_of_hashes_drops_no_battle(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(columnar, "_MIX", np.uint64(0))  # every id hashes to 0
+    monkeypatch.setattr(duplicate_ids, "_MIX", np.uint64(0))  # every id hashes to 0
     series = pd.Series(["aa", "bb", "aa", "cc", "bb"], dtype="string")
     assert repeated_ids(series).tolist() == [False, False, True, False, True]
 
@@ -215,13 +216,13 @@ def test_a_collision_of_hashes_drops_no_battle(monkeypatch: pytest.MonkeyPatch) 
 def test_line_blocks_are_whole_lines_of_the_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, packed: bool, block: int
 ) -> None:
-    monkeypatch.setattr(columnar, "BLOCK_BYTES", block)
+    monkeypatch.setattr(arrow_tables, "BLOCK_BYTES", block)
     lines = [b"x" * n for n in (3, 100, 0, 7, 8, 9, 300, 1)]
     data = b"\n".join(lines) + b"\nlast line without newline"
     path = tmp_path / "a.txt"
     path.write_bytes(data)
     with pa.OSFile(str(path)) as raw:
         stream = gzip.GzipFile(fileobj=io.BytesIO(gzip.compress(data))) if packed else raw
-        blocks = [b.to_pybytes() for b in columnar._line_blocks(stream)]
+        blocks = [b.to_pybytes() for b in arrow_tables._line_blocks(stream)]
     assert b"".join(blocks) == data
     assert all(b.endswith(b"\n") for b in blocks[:-1])
