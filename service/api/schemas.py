@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 __all__ = [
     "ERRORS",
@@ -152,13 +158,37 @@ class RankedModelPublic(BaseModel):
     rank: int
 
 
+#: The odds a leaderboard row may carry (docs/SPEC.md section 2).
+_ODDS = ("p_best", "rank_lower", "rank_upper")
+
+
 class ModelRatingPublic(RankedModelPublic):
-    """A leaderboard row: the rating, and the battles behind it."""
+    """A leaderboard row: the rating, the battles behind it, and its odds when it has an
+    interval to draw them from."""
 
     battles: int
     wins: int
     losses: int
     ties: int
+    p_best: float | None = Field(
+        default=None,
+        description="probability that this model is the best of those listed, from the "
+        "same draws as its interval (docs/SPEC.md section 2); absent without them",
+    )
+    rank_lower: int | None = Field(
+        default=None, description="best rank of the range of its rank (1 is best)"
+    )
+    rank_upper: int | None = Field(default=None, description="worst rank of that range")
+
+    # No return annotation: one would replace this row's response schema by its type.
+    @model_serializer(mode="wrap")
+    def _absent_odds_left_out(self, handler: SerializerFunctionWrapHandler):
+        """A row without odds is answered without the keys, as the stored boards are."""
+        row = handler(self)
+        for key in _ODDS:
+            if row.get(key) is None:
+                row.pop(key, None)
+        return row
 
 
 class ProvisionalModelPublic(BaseModel):

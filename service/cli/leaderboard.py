@@ -8,7 +8,8 @@ import math
 import numpy as np
 
 from ranking.io.frames import filter_battles, pairwise_from_battles, parse_where
-from ranking.leaderboard import fit_leaderboard
+from ranking.leaderboard import RankedRating, fit_leaderboard
+from ranking.types import Leaderboard
 from service.cli import progress
 from service.cli.common import (
     UsageError,
@@ -25,7 +26,7 @@ from service.cli.common import (
 )
 from service.cli.tables import format_leaderboard, format_matrix
 
-__all__ = ["DEFAULT_MIN_VOTES", "add_parser", "parse_anchor"]
+__all__ = ["DEFAULT_MIN_VOTES", "add_parser", "format_odds", "parse_anchor"]
 
 #: The fewest votes a model needs to be ranked by ``plb leaderboard`` unless told otherwise.
 DEFAULT_MIN_VOTES = 20
@@ -45,6 +46,28 @@ def parse_anchor(text: str) -> tuple[str, float]:
     if not math.isfinite(value):
         raise UsageError(f"--anchor {text!r}: RATING must be a finite number, not {rating!r}")
     return model, value
+
+
+def _percent(p: float) -> str:
+    return "<1%" if 0.0 < p < 0.005 else f"{p:.0%}"
+
+
+def format_odds(board: Leaderboard, shown: int = 3) -> str:
+    """The likeliest best models in a line, with their rank ranges; "" without odds.
+
+    At most ``shown`` models, those with a chance of being the best.
+
+    For example ``Likeliest best (95% rank range): kestrel-2-flash 83% (1-3), pico-3b 9%
+    (1-4), quill-3-large 6% (1-5)``: ``p_best`` and ``rank_lower``-``rank_upper`` of the
+    JSON (docs/SPEC.md section 2).
+    """
+    rows = [m for m in board.models if isinstance(m, RankedRating)]
+    if not rows or len(rows) != len(board.models):
+        return ""
+    ranked = sorted(rows, key=lambda m: -m.p_best)
+    top = [m for m in ranked[:shown] if m.p_best > 0.0] or ranked[:1]
+    parts = [f"{m.model} {_percent(m.p_best)} ({m.rank_lower}-{m.rank_upper})" for m in top]
+    return f"Likeliest best ({board.confidence:.0%} rank range): " + ", ".join(parts)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -142,6 +165,10 @@ def run(args: argparse.Namespace) -> None:
     if where:
         document["where"] = dict(where)
     table = format_leaderboard(board, battles_phrase(board.n_battles, log, args.where))
+    odds = format_odds(board)
+    if odds:  # the answer under the title, above the table it comes from
+        title, _, rest = table.partition("\n\n")
+        table = f"{title}\n{odds}\n\n{rest}"
     if args.matrix:
         names = [m.model for m in board.models]
         document["win_probability"] = {

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 import numpy as np
 
 from ranking.analysis import UserAnalysis, analyse_users
 from ranking.io.frames import pairwise_from_battles, user_codes
-from ranking.users import SHRINKAGE
+from ranking.users import SHRINKAGE, UserRatings, user_rank_odds
 from service.cli.common import (
     LeftOut,
     add_input_options,
@@ -23,7 +24,7 @@ from service.cli.common import (
 )
 from service.cli.tables import format_table
 
-__all__ = ["add_parser", "format_users"]
+__all__ = ["add_parser", "add_user_odds", "format_users"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -76,13 +77,45 @@ def run(args: argparse.Namespace) -> None:
         min_battles=args.min_battles,
         rng=args.seed,
     )
-    emit(analysis.to_dict(), format_users(analysis, args.show, log), args.format)
+    odds = user_rank_odds(analysis.ratings)
+    document = add_user_odds(analysis.to_dict(), analysis.ratings, analysis.users, odds)
+    emit(document, format_users(analysis, args.show, log, odds), args.format)
 
 
-def format_users(analysis: UserAnalysis, show: int, read: LeftOut | None = None) -> str:
+Odds = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def add_user_odds(
+    document: dict[str, Any], ratings: UserRatings, users: tuple[str, ...], odds: Odds
+) -> dict[str, Any]:
+    """The ``users`` document with each listed user's ``p_best``, ``rank_lower`` and
+    ``rank_upper`` by model (the models of their ``ratings``), from their posterior.
+
+    Bradley-Terry only: per-user Elo has no interval, so no odds (the document is
+    returned as it is).
+    """
+    if ratings.method != "bt":
+        return document
+    p_best, rank_lower, rank_upper = odds
+    row = {u: i for i, u in enumerate(users)}
+    column = {m: j for j, m in enumerate(ratings.models)}
+    for entry in document["users"]:
+        u = row[entry["user_id"]]
+        listed = [(m, column[m]) for m in entry["ratings"]]
+        entry["p_best"] = {m: round(float(p_best[u, j]), 4) for m, j in listed}
+        entry["rank_lower"] = {m: int(rank_lower[u, j]) for m, j in listed}
+        entry["rank_upper"] = {m: int(rank_upper[u, j]) for m, j in listed}
+    return document
+
+
+def format_users(
+    analysis: UserAnalysis, show: int, read: LeftOut | None = None, odds: Odds | None = None
+) -> str:
     """Summary lines and the most active users as a table.
 
-    ``read``, what reading the log left out, is said after the number of battles.
+    ``read``, what reading the log left out, is said after the number of battles. With
+    ``odds`` (:func:`ranking.users.user_rank_odds`, Bradley-Terry) a column gives each
+    user's likeliest best model and its ``p_best``.
     """
     s, r = analysis.summary, analysis.ratings
     n_battles = int(analysis.aggregate.n_battles)
@@ -97,17 +130,27 @@ def format_users(analysis: UserAnalysis, show: int, read: LeftOut | None = None)
         "",
     ]
     order = np.argsort(-r.n_battles, kind="stable")[:show]
+    with_odds = odds is not None and r.method == "bt"
     rows = []
     for u in order:
         best = int(np.argmax(np.where(r.seen[u], r.ratings[u], -np.inf)))
         rho = analysis.spearman[u]
-        rows.append(
-            (
-                analysis.users[u],
-                int(r.n_battles[u]),
-                r.models[best],
-                "n/a" if np.isnan(rho) else f"{rho:.2f}",
-            )
+        row: tuple[object, ...] = (
+            analysis.users[u],
+            int(r.n_battles[u]),
+            r.models[best],
+            "n/a" if np.isnan(rho) else f"{rho:.2f}",
         )
-    headers = ("user", "votes", "their best model (of those seen)", "spearman")
+        if with_odds and odds is not None:
+            p_best = odds[0][u]
+            likeliest = int(np.nanargmax(p_best)) if np.isfinite(p_best).any() else None
+            row += (
+                "n/a"
+                if likeliest is None
+                else f"{r.models[likeliest]} {float(p_best[likeliest]):.0%}",
+            )
+        rows.append(row)
+    headers: tuple[str, ...] = ("user", "votes", "their best model (of those seen)", "spearman")
+    if with_odds:
+        headers += ("likeliest best (p_best)",)
     return "\n".join(lines) + "\n" + format_table(headers, rows)
