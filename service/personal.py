@@ -17,7 +17,7 @@ from ranking.io.frames import pairwise_from_battles
 from ranking.leaderboard import build_leaderboard
 from ranking.pairwise import model_counts
 from ranking.types import Method
-from ranking.users import fit_user_ratings
+from ranking.users import fit_user_ratings, user_board_odds
 
 __all__ = ["Source", "personal_leaderboard"]
 
@@ -97,6 +97,7 @@ def personal_leaderboard(
         n_battles=len(data.outcomes),
         interval="laplace" if method == "bt" else "none",
         confidence=confidence,
+        odds=user_board_odds(fit),
     )
     rho = float(spearman_per_row(fit.ratings, reference, fit.seen)[0])
     return {

@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from ranking.io.frames import pairwise_from_battles
-from ranking.leaderboard import build_leaderboard, split_provisional
+from ranking.leaderboard import build_leaderboard, read_leaderboard, split_provisional
 from ranking.pairwise import ModelCounts, model_counts
-from ranking.types import SCALE, Leaderboard, Method
+from ranking.types import SCALE, Method
 from service.pipeline.snapshot import Snapshot
 from service.votes import battle_frame, elo_update
 
@@ -93,7 +93,7 @@ def _aggregate_arrays(snapshot: Snapshot, models: tuple[str, ...]) -> dict[str, 
 def public_board(document: dict[str, Any], min_votes: int) -> dict[str, Any]:
     """A leaderboard document as public boards show it: only models with ``min_votes``
     votes ranked, the others under ``provisional``; other fields kept."""
-    board = split_provisional(Leaderboard.from_dict(document), min_votes).to_dict()
+    board = split_provisional(read_leaderboard(document), min_votes).to_dict()
     return {**document, **board}
 
 

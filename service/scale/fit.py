@@ -35,9 +35,10 @@ import pandas as pd
 
 from ranking.agreement import summarise
 from ranking.analysis import UserAnalysis
-from ranking.elo import online_elo
-from ranking.intervals import elo_bootstrap_plan, percentile_intervals
+from ranking.elo import INITIAL
+from ranking.intervals import elo_bootstrap_plan, replicate_summary
 from ranking.leaderboard import build_leaderboard, fit_leaderboard
+from ranking.odds import rank_odds
 from ranking.pairwise import ELO_PER_NAT, collapse, model_counts
 from ranking.shrinkage import learn_alpha
 from ranking.types import CENTER, Leaderboard, Method, PairwiseData
@@ -144,9 +145,11 @@ def fit_distributed(
         )
     summed = _summed(models, collect(counts))
     bt = fit_leaderboard(summed, method="bt", rng=seed)
-    point = online_elo(len(models), votes.data.matchups, votes.data.outcomes)
     plan = elo_bootstrap_plan(len(votes.data.outcomes), ELO_ROUNDS, np.random.default_rng(seed))
     bootstrap = [client.submit(tasks.bootstrap_batch, merged, n, g, pure=False) for n, g in plan]
+    say("the Elo bootstrap (its median is the aggregate Elo, and the users' prior)")
+    samples = np.concatenate(collect(bootstrap), axis=0)
+    point, lower, upper = replicate_summary(samples, CONFIDENCE, center=INITIAL)
 
     say(f"fitting {len(votes.names)} users on the workers")
     priors = {"bt": np.array([bt[m].rating for m in models]), "elo": point}
@@ -174,9 +177,7 @@ def fit_distributed(
             table = embedded.table(collect(embedded.futures))
         features = fit_query_features(battles, models, config, embeddings=table)
 
-    say("collecting the per-user fits and the Elo bootstrap")
-    samples = np.concatenate(collect(bootstrap), axis=0)
-    lower, upper = percentile_intervals(samples, CONFIDENCE)
+    say("collecting the per-user fits")
     elo = build_leaderboard(
         "elo",
         models,
@@ -187,6 +188,7 @@ def fit_distributed(
         n_battles=int(round(summed.n_votes)),
         interval="bootstrap",
         confidence=CONFIDENCE,
+        odds=rank_odds(samples, CONFIDENCE),
     )
     aggregates: dict[Method, Leaderboard] = {"bt": bt, "elo": elo}
     analyses = tuple(

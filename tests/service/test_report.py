@@ -84,8 +84,9 @@ def test_summary_table_matches_summary_json(report: tuple[Path, dict], fit_dir: 
         method = "bt" if row[0] == "Bradley-Terry" else "elo"
         expected = summaries[method][row[1].split()[0]]
         assert int(row[2]) == expected["users"]
-        assert float(row[3]) == pytest.approx(expected["mean_spearman"], abs=5e-4)
-        assert float(row[6]) == pytest.approx(expected["mean_kendall"], abs=5e-4)
+        # the table rounds to 3 decimals, summary.json to 4: they differ by up to 5.5e-4
+        assert float(row[3]) == pytest.approx(expected["mean_spearman"], abs=6e-4)
+        assert float(row[6]) == pytest.approx(expected["mean_kendall"], abs=6e-4)
 
 
 def test_held_out_table_matches_evaluation_json(report: tuple[Path, dict], fit_dir: Path) -> None:
