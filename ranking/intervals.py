@@ -22,6 +22,7 @@ __all__ = [
     "elo_bootstrap_plan",
     "interval_ranks",
     "moderated_covariance",
+    "normal_intervals",
     "percentile_intervals",
     "replicate_summary",
     "sandwich_covariance",
@@ -125,13 +126,18 @@ def sandwich_intervals(
     With thousands of votes this is the sandwich; with two it is the model-based
     variance, which does not depend on the residuals. Natural-log units.
     """
-    variance = np.diag(
-        moderated_covariance(
-            theta, matchups, outcomes, weights, alpha=alpha, prior_votes=prior_votes
-        )
+    covariance = moderated_covariance(
+        theta, matchups, outcomes, weights, alpha=alpha, prior_votes=prior_votes
     )
+    return normal_intervals(theta, covariance, confidence)
+
+
+def normal_intervals(
+    theta: Ratings, covariance: FloatArray, confidence: float = 0.95
+) -> tuple[Ratings, Ratings]:
+    """``theta +- z * sd``, each model's ``sd`` from the diagonal of ``covariance``."""
     z = float(norm.ppf(0.5 + confidence / 2.0))
-    sd = np.sqrt(np.clip(variance, 0.0, None))
+    sd = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
     return theta - z * sd, theta + z * sd
 
 

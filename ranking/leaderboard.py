@@ -15,9 +15,9 @@ from ranking.intervals import (
     bootstrap_elo,
     interval_ranks,
     moderated_covariance,
+    normal_intervals,
     percentile_intervals,
     replicate_summary,
-    sandwich_intervals,
 )
 from ranking.odds import RankOdds, gaussian_draws, rank_odds
 from ranking.pairwise import ModelCounts, collapse, model_counts, to_elo_scale
@@ -93,12 +93,10 @@ def _bt_ratings(
     theta = fit_bt(votes.n_models, votes.matchups, votes.outcomes, votes.weights, alpha=alpha)
     odds = None
     if interval == "sandwich":
-        lo, hi = sandwich_intervals(
-            theta, votes.matchups, votes.outcomes, votes.weights, alpha=alpha, confidence=confidence
-        )
         covariance = moderated_covariance(
             theta, votes.matchups, votes.outcomes, votes.weights, alpha=alpha
         )
+        lo, hi = normal_intervals(theta, covariance, confidence)  # sandwich_intervals'
         odds = rank_odds(gaussian_draws(theta, covariance), confidence)
     elif interval == "bootstrap":
         samples = bootstrap_bt(
