@@ -31,6 +31,7 @@ import pyarrow.parquet as pq
 
 from bench.common import Row, best_of, error_text, make_row
 from bench.synthetic import write_battle_csv
+from ranking.io.battle_frame import concat_battle_frames
 from ranking.io.chunks import CHUNKERS
 from ranking.io.ingest import IngestResult, read_battles
 from ranking.io.validation import (
@@ -75,15 +76,7 @@ def rows_read_battles(path: Path, chunksize: int = 100_000) -> pd.DataFrame:
             same = (typed["model_a"].astype(str) == typed["model_b"].astype(str)).to_numpy()
             typed, _ = drop_duplicate_ids(typed.loc[~same], seen)
             frames.append(typed)
-    frames = [f for f in frames if len(f)] or frames[:1]
-    if len(frames) == 1:
-        return frames[0]
-    names = [f[c].cat.categories for f in frames for c in ("model_a", "model_b")]
-    models = names[0].append(names[1:]).unique().sort_values()
-    for frame in frames:
-        for column in ("model_a", "model_b"):
-            frame[column] = frame[column].cat.set_categories(models)
-    return pd.concat(frames, ignore_index=True)
+    return concat_battle_frames(frames)
 
 
 def run(quick: bool = False) -> list[Row]:

@@ -20,6 +20,7 @@ from ranking.types import WINNER_OUTCOME
 __all__ = [
     "REQUIRED_COLUMNS",
     "WINNERS",
+    "concat_battle_frames",
     "drop_duplicate_ids",
     "empty_battle_frame",
     "numbers",
@@ -140,3 +141,18 @@ def drop_duplicate_ids(
     if n_duplicates == 0:
         return frame, 0
     return frame.loc[~duplicate].reset_index(drop=True), n_duplicates
+
+
+def concat_battle_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """Concatenate typed chunks, giving the model columns the union of their categories."""
+    frames = [f for f in frames if len(f)] or frames[:1]  # an empty file keeps its labels
+    if not frames:
+        return empty_battle_frame()
+    if len(frames) == 1:
+        return frames[0]
+    names = [f[c].cat.categories for f in frames for c in ("model_a", "model_b")]
+    models = names[0].append(names[1:]).unique().sort_values()
+    for frame in frames:
+        for column in ("model_a", "model_b"):
+            frame[column] = frame[column].cat.set_categories(models)
+    return pd.concat(frames, ignore_index=True)

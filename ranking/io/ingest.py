@@ -30,12 +30,12 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from ranking.io.battle_frame import concat_battle_frames
 from ranking.io.chunks import CHUNKERS, BattleLogError, Chunk, PathArg, row_numbers
 from ranking.io.columnar import TABLES, ColumnarFile, repeated_ids
 from ranking.io.validation import (
     REQUIRED_COLUMNS,
     RowError,
-    empty_battle_frame,
     normalise_columns,
     to_battle_frame,
     validate_battles,
@@ -222,7 +222,7 @@ class _Reader:
         Repeated ids are dropped here, in one hash pass over all the files: a record
         whose ``battle_id`` is known, or met in an earlier valid record, is a duplicate.
         """
-        battles = _concat(self.frames)
+        battles = concat_battle_frames(self.frames)
         repeated = repeated_ids(battles["battle_id"], self.known)
         n_duplicates = int(repeated.sum())
         if n_duplicates:
@@ -347,18 +347,3 @@ def _check_columns(file: PathArg, frame: pd.DataFrame) -> None:
         names = ("s " if len(missing) > 1 else " ") + ", ".join(map(repr, missing))
         reason = f"missing required column{names} (columns found: {found})"
         raise BattleLogError(file, reason, field=missing[0])
-
-
-def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
-    """Concatenate typed chunks, giving the model columns the union of their categories."""
-    frames = [f for f in frames if len(f)] or frames[:1]  # an empty file keeps its labels
-    if not frames:
-        return empty_battle_frame()
-    if len(frames) == 1:
-        return frames[0]
-    names = [f[c].cat.categories for f in frames for c in ("model_a", "model_b")]
-    models = names[0].append(names[1:]).unique().sort_values()
-    for frame in frames:
-        for column in ("model_a", "model_b"):
-            frame[column] = frame[column].cat.set_categories(models)
-    return pd.concat(frames, ignore_index=True)
