@@ -163,8 +163,9 @@ def contextual_path(
     w = np.ones(len(outcomes)) if weights is None else np.asarray(weights, dtype=np.float64)
     x, y, w = _expand_ties(contextual_design(matchups, c, n_models), outcomes, w)
     model = LogisticRegression(fit_intercept=False, max_iter=max_iter, tol=1e-6, warm_start=True)
+    one_class = np.unique(y).size < 2  # nothing to learn beyond the prior
     for alpha in alphas:
-        if np.unique(y).size < 2:  # one class only: nothing to learn beyond the prior
+        if one_class:
             yield ContextualBT(np.zeros((n_models, c.shape[1])), alpha)
             continue
         model.set_params(C=1.0 / alpha)
