@@ -147,22 +147,24 @@ def fit_distributed(
     bt = fit_leaderboard(summed, method="bt", rng=seed)
     plan = elo_bootstrap_plan(len(votes.data.outcomes), ELO_ROUNDS, np.random.default_rng(seed))
     bootstrap = [client.submit(tasks.bootstrap_batch, merged, n, g, pure=False) for n, g in plan]
-    say("the Elo bootstrap (its median is the aggregate Elo, and the users' prior)")
-    samples = np.concatenate(collect(bootstrap), axis=0)
-    point, lower, upper = replicate_summary(samples, CONFIDENCE, center=INITIAL)
+
+    def fit_users(method: Method, shrinkage: Shrinkage, prior: Any, alpha: Any) -> list[Any]:
+        return [
+            client.submit(tasks.partition_users, a, method, shrinkage, prior, alpha) for a in arrays
+        ]
 
     say(f"fitting {len(votes.names)} users on the workers")
-    priors = {"bt": np.array([bt[m].rating for m in models]), "elo": point}
+    bt_prior = np.array([bt[m].rating for m in models])
     fits: dict[tuple[Method, Shrinkage], list[Any]] = {}
-    for method, shrinkage in [s for s in GRID if s != ("bt", "cv")]:
-        fits[method, shrinkage] = [
-            client.submit(tasks.partition_users, a, method, shrinkage, priors[method], None)
-            for a in arrays
-        ]
-    alpha = _alpha(votes, priors["bt"], seed)
-    fits["bt", "cv"] = [
-        client.submit(tasks.partition_users, a, "bt", "cv", priors["bt"], alpha) for a in arrays
-    ]
+    for method, shrinkage in [s for s in GRID if s[0] == "bt" and s != ("bt", "cv")]:
+        fits[method, shrinkage] = fit_users(method, shrinkage, bt_prior, None)
+    fits["bt", "cv"] = fit_users("bt", "cv", bt_prior, _alpha(votes, bt_prior, seed))
+    # the Elo fits wait for the bootstrap: its median is the aggregate Elo, their prior
+    say("the Elo bootstrap")
+    samples = np.concatenate(collect(bootstrap), axis=0)
+    point, lower, upper = replicate_summary(samples, CONFIDENCE, center=INITIAL)
+    for method, shrinkage in [s for s in GRID if s[0] == "elo"]:
+        fits[method, shrinkage] = fit_users(method, shrinkage, point, None)
     battles = battles_frame(client, parts, models, worker_timeout=timeout)
     embedded = (
         submit_embeddings(client, battles, config.embedding, workers) if config.features else None
