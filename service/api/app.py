@@ -26,6 +26,7 @@ from service.api.routes import (
     catalog,
     health,
     leaderboard,
+    next_battle,
     recommend,
     users,
     web,
@@ -136,6 +137,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
 
     for module in (leaderboard, users, recommend, battles, catalog, admin, health, web):
         app.include_router(module.router)
+    app.include_router(next_battle.router)
     app.mount("/static", StaticFiles(directory=WEB_DIR), name="static")
     app.mount("/docs/assets", StaticFiles(directory=DOCS_ASSETS_DIR), name="docs-assets")
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)

@@ -24,6 +24,9 @@ __all__ = [
     "ModelRatingPublic",
     "ModelsIn",
     "ModelsPublic",
+    "NextBattleIn",
+    "NextBattlePublic",
+    "PairPublic",
     "ProvisionalModelPublic",
     "PublicBoardPublic",
     "RegisteredPublic",
@@ -244,6 +247,45 @@ class RecommendPublic(BaseModel):
     prior_sd: float
     spearman: float | None = Field(default=None, description="agreement with the aggregate")
     version: int
+
+
+class NextBattleIn(RecommendIn):
+    """Someone known by a few queries (and perhaps a few votes), as ``POST /v1/recommend``
+    takes them: the next battle is read off the ranking predicted for them."""
+
+
+class PairPublic(BaseModel):
+    """A pair of models and the information its vote is expected to give."""
+
+    model_a: str
+    model_b: str
+    information: float = Field(
+        description="expected drop in the entropy of p_best from the vote, in bits"
+    )
+
+
+class NextBattlePublic(PairPublic):
+    """The battle to vote on next: the pair whose outcome is expected to tell most about
+    which model is this person's best (docs/SPEC.md section 5)."""
+
+    p_a: float = Field(description="probability that model_a wins, under the board")
+    p_best_a: float = Field(description="probability that model_a is the best")
+    p_best_b: float = Field(description="probability that model_b is the best")
+    entropy: float = Field(
+        description="entropy of p_best now, in bits: 0 when the best is known, log2 of "
+        "the number of models when nothing is"
+    )
+    alternatives: list[PairPublic] = Field(
+        description="the next most informative pairs, most informative first"
+    )
+    source: Literal["fitted", "blended", "predicted"] = Field(
+        description="the board read: the personal leaderboard (fitted or blended) or the "
+        "ranking predicted from queries (predicted, or blended with votes)"
+    )
+    user_id: str | None = Field(default=None, description="the user, for a personal board")
+    n_battles: int | None = Field(default=None, description="the user's votes on the board")
+    n_votes: int | None = Field(default=None, description="the votes sent with the queries")
+    version: int = Field(description="the model version served")
 
 
 class RejectedPublic(BaseModel):

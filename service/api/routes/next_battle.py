@@ -1,0 +1,62 @@
+"""``GET /v1/users/{user_id}/next-battle`` and ``POST /v1/next-battle``: the pair to vote on.
+
+The pair whose vote is expected to tell most about which model is this person's best
+(docs/SPEC.md section 5): read off the user's personal board (that user's token, as
+their leaderboard), or off the ranking predicted from someone's queries (anyone, the body
+of ``POST /v1/recommend``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path
+from starlette.concurrency import run_in_threadpool
+
+from service.api.deps import BearerDep, EngineDep, SettingsDep, TokenQuery, can_read_user
+from service.api.routes.recommend import recommend
+from service.api.schemas import NextBattleIn, NextBattlePublic, errors
+from service.engine import MAX_USER_ID_CHARS
+from service.live.next_battle import next_battle_document
+
+router = APIRouter(prefix="/v1", tags=["next-battle"])
+
+UserId = Annotated[
+    str, Path(min_length=1, max_length=MAX_USER_ID_CHARS, description="the user's id")
+]
+
+
+@router.get(
+    "/users/{user_id}/next-battle",
+    response_model=NextBattlePublic,
+    response_model_exclude_none=True,
+    responses=errors(401, 403, 404, 422, 429, 503),
+)
+async def read_user_next_battle(
+    user_id: UserId,
+    engine: EngineDep,
+    settings: SettingsDep,
+    bearer: BearerDep,
+    token: TokenQuery = None,
+) -> dict[str, Any]:
+    """The battle this user should vote on next, from their Bradley-Terry board.
+
+    Needs that user's read token or the admin key, as their leaderboard does.
+    """
+    can_read_user(engine, settings, user_id, token, bearer)
+    board = engine.stored_user_leaderboard(user_id, "bt")
+    if board is None:
+        board = await run_in_threadpool(engine.user_leaderboard, user_id, "bt")
+    return await run_in_threadpool(next_battle_document, board)
+
+
+@router.post(
+    "/next-battle",
+    response_model=NextBattlePublic,
+    response_model_exclude_none=True,
+    responses=errors(400, 404, 413, 422, 429, 503),
+)
+def next_battle(body: NextBattleIn, engine: EngineDep, settings: SettingsDep) -> dict[str, Any]:
+    """The battle to vote on next for someone known by their queries (and perhaps a few
+    votes): read off the ranking ``POST /v1/recommend`` gives them."""
+    return next_battle_document(recommend(body, engine, settings))

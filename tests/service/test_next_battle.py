@@ -1,0 +1,172 @@
+"""``GET /v1/users/{user_id}/next-battle`` and ``POST /v1/next-battle`` through the app."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from service.pipeline.artifacts import load_fit
+from tests.service.conftest import (
+    ADMIN,
+    INGEST,
+    assert_error,
+    bearer,
+    open_client,
+    service_settings,
+)
+
+QUERIES = ["How do I reverse a linked list in Rust?", "Write a short poem about autumn rain"]
+DOCUMENT_KEYS = {
+    "model_a", "model_b", "information", "p_a", "p_best_a", "p_best_b", "entropy",
+    "alternatives", "source", "version",
+}  # fmt: skip
+
+
+@pytest.fixture
+def client(shared_fit: Path, tmp_path: Path) -> Iterator[TestClient]:
+    """The service on the shared fit (topics and predictor), embedded store."""
+    with open_client(service_settings(shared_fit, store_path=tmp_path / "s.sqlite")) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def fit_models(shared_fit: Path) -> set[str]:
+    battles = load_fit(shared_fit).read_battles()
+    assert battles is not None
+    return set(battles["model_a"]) | set(battles["model_b"])
+
+
+@pytest.fixture(scope="module")
+def busiest_user(shared_fit: Path) -> str:
+    battles = load_fit(shared_fit).read_battles()
+    assert battles is not None
+    return str(battles["user_id"].value_counts().index[0])
+
+
+def check_document(document: dict[str, Any], models: set[str]) -> None:
+    """The next-battle shape: two different known models, bits and probabilities in range."""
+    assert DOCUMENT_KEYS <= set(document), document
+    assert document["model_a"] != document["model_b"]
+    assert {document["model_a"], document["model_b"]} <= models
+    assert document["information"] >= 0.0
+    assert 0.0 <= document["entropy"] <= 4.0  # log2(15) = 3.9
+    for key in ("p_a", "p_best_a", "p_best_b"):
+        assert 0.0 <= document[key] <= 1.0, (key, document)
+    chosen = {document["model_a"], document["model_b"]}
+    assert 1 <= len(document["alternatives"]) <= 3
+    for pair in document["alternatives"]:
+        assert set(pair) == {"model_a", "model_b", "information"}
+        assert {pair["model_a"], pair["model_b"]} != chosen
+        assert 0.0 <= pair["information"] <= document["information"] + 1e-9
+    assert None not in document.values()  # an absent key is left out, never null
+
+
+def test_user_next_battle_needs_the_users_token(
+    client: TestClient, busiest_user: str, fit_models: set[str]
+) -> None:
+    path = f"/v1/users/{busiest_user}/next-battle"
+    assert_error(client.get(path), 401, "token")
+    token = client.get(f"/v1/admin/users/{busiest_user}/token", headers=ADMIN).json()["token"]
+    other = client.get("/v1/admin/users/someone-else/token", headers=ADMIN).json()["token"]
+    assert_error(client.get(path, params={"token": other}), 403, "does not belong")
+    assert_error(client.get(path, headers=bearer(other)), 403)
+    assert_error(client.get(path, headers=INGEST), 403)
+
+    answers = [
+        client.get(path, params={"token": token}),
+        client.get(path, headers=bearer(token)),
+        client.get(path, headers=ADMIN),
+    ]
+    for response in answers:
+        assert response.status_code == 200, response.text
+    document = answers[0].json()
+    assert answers[1].json() == document == answers[2].json()  # deterministic
+    check_document(document, fit_models)
+    assert document["user_id"] == busiest_user
+    assert document["source"] in ("fitted", "blended")
+    assert document["n_battles"] > 0
+    board = client.get(f"/v1/users/{busiest_user}/leaderboard", headers=ADMIN).json()
+    ranked = [row["model"] for row in board["models"]]
+    assert ranked.index(document["model_a"]) < ranked.index(document["model_b"])
+
+
+def test_unknown_user_is_404_and_a_bad_id_422(client: TestClient) -> None:
+    assert_error(client.get("/v1/users/nobody-at-all/next-battle", headers=ADMIN), 404, "nobody")
+    response = client.get(f"/v1/users/{'u' * 300}/next-battle", headers=ADMIN)
+    assert response.status_code == 422
+    assert "user_id" in str(response.json()["detail"])
+
+
+def test_a_new_voters_next_battle_follows_their_votes(
+    client: TestClient, fit_models: set[str]
+) -> None:
+    votes = [
+        {"model_a": "pico-3b", "model_b": "lyra-mini", "winner": "model_a", "user_id": "fresh"}
+    ]
+    answer = client.post("/v1/battles", json={"battles": votes}, headers=INGEST)
+    assert answer.status_code == 200, answer.text
+    token = answer.json()["tokens"]["fresh"]
+    response = client.get("/v1/users/fresh/next-battle", params={"token": token})
+    assert response.status_code == 200, response.text
+    document = response.json()
+    check_document(document, fit_models)
+    assert document["user_id"] == "fresh" and document["n_battles"] == 1
+
+
+def test_next_battle_from_queries(client: TestClient, fit_models: set[str]) -> None:
+    response = client.post("/v1/next-battle", json={"queries": QUERIES})
+    assert response.status_code == 200, response.text
+    predicted = response.json()
+    check_document(predicted, fit_models)
+    assert predicted["source"] == "predicted" and predicted["n_votes"] == 0
+    assert "user_id" not in predicted
+    again = client.post("/v1/next-battle", json={"queries": QUERIES}).json()
+    assert again == predicted
+
+    a, b = predicted["model_a"], predicted["model_b"]
+    votes = [{"model_a": a, "model_b": b, "winner": "model_b"}] * 3
+    blended = client.post("/v1/next-battle", json={"queries": QUERIES, "votes": votes})
+    assert blended.status_code == 200, blended.text
+    assert blended.json()["source"] == "blended" and blended.json()["n_votes"] == 3
+    check_document(blended.json(), fit_models)
+
+
+def test_next_battle_rejects_bad_input_naming_the_field(client: TestClient) -> None:
+    missing = client.post("/v1/next-battle", json={})
+    assert missing.status_code == 422 and "queries" in str(missing.json()["detail"])
+    empty = client.post("/v1/next-battle", json={"queries": []})
+    assert empty.status_code == 422 and "queries" in str(empty.json()["detail"])
+    extra = client.post("/v1/next-battle", json={"queries": QUERIES, "extra": 1})
+    assert extra.status_code == 422 and "extra" in str(extra.json()["detail"])
+    assert_error(
+        client.post("/v1/next-battle", json={"queries": ["fine", "   "]}), 422, "queries[1]"
+    )
+    bad_vote = {"model_a": "pico-3b", "model_b": "lyra-mini", "winner": "me"}
+    assert_error(
+        client.post("/v1/next-battle", json={"queries": QUERIES, "votes": [bad_vote]}),
+        422,
+        "votes[0]",
+        "winner",
+    )
+    unknown = {"model_a": "pico-3b", "model_b": "gpt-17-mega", "winner": "model_a"}
+    assert_error(
+        client.post("/v1/next-battle", json={"queries": QUERIES, "votes": [unknown]}),
+        422,
+        "'gpt-17-mega'",
+    )
+
+
+def test_without_a_predictor_queries_give_404(shared_fit_no_features: Path, tmp_path: Path) -> None:
+    settings = service_settings(shared_fit_no_features, store_path=tmp_path / "s.sqlite")
+    with open_client(settings) as client:
+        assert_error(client.post("/v1/next-battle", json={"queries": QUERIES}), 404, "predictor")
+
+
+def test_both_routes_are_in_the_schema(client: TestClient) -> None:
+    paths = client.get("/openapi.json").json()["paths"]
+    assert "get" in paths["/v1/users/{user_id}/next-battle"]
+    assert "post" in paths["/v1/next-battle"]
