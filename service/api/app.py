@@ -102,6 +102,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         try:
             yield
         finally:
+            await opened.store.aclose()  # the store's connections of this event loop
             opened.close()
 
     app = FastAPI(

@@ -94,6 +94,14 @@ class Engine:
         """One user's leaderboard when the store has it for the current version, else None."""
         return self.reads.stored_user_leaderboard(user_id, method)
 
+    async def stored_user_leaderboard_body(
+        self, user_id: str, method: Method = "bt"
+    ) -> bytes | None:
+        """The JSON bytes of the user's stored leaderboard of the current version, else None
+        (:meth:`Reads.stored_user_leaderboard_body
+        <service.live.reads.Reads.stored_user_leaderboard_body>`)."""
+        return await self.reads.stored_user_leaderboard_body(user_id, method)
+
     def user_leaderboard(self, user_id: str, method: Method = "bt") -> dict[str, Any]:
         """One user's leaderboard, refitted when its version is older than the current one.
 

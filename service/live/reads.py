@@ -135,6 +135,19 @@ class Reads(LivePart):
             return document
         return None
 
+    async def stored_user_leaderboard_body(
+        self, user_id: str, method: Method = "bt"
+    ) -> bytes | None:
+        """The JSON bytes of :meth:`stored_user_leaderboard`, as stored, or None.
+
+        One store read that never blocks the event loop on the network, and no JSON
+        parsed or encoded: the store keeps the document's version beside its bytes.
+        """
+        stored = await self.store.get_user_raw_async(user_id, method)
+        if stored is not None and stored.version == self.versions.served().version:
+            return stored.body
+        return None
+
     def recommend(self, queries: list[str], votes: list[Any] | None = None) -> dict[str, Any]:
         """The recommend document for a user known by ``queries`` (and maybe ``votes``).
 

@@ -15,7 +15,10 @@ models in the online Elo state: a registered model enters it at the starting rat
 the same atomic step as an ingest, so both backends share it with every replica.
 
 Documents are stored as compact JSON text (:func:`dumps`); a stored battle reads back as a
-dict equal to the one ingested.
+dict equal to the one ingested. A user's document is stored as the bytes the service answers
+(:func:`encode_document`: UTF-8, not ``\\u`` escapes), with the version it is stamped with
+kept beside it, so that :meth:`Store.get_user_raw` hands the service those bytes and that
+version without parsing the JSON.
 """
 
 from __future__ import annotations
@@ -33,7 +36,9 @@ __all__ = [
     "Ingested",
     "Store",
     "StoreUnavailable",
+    "StoredDocument",
     "dumps",
+    "encode_document",
     "loads",
     "plan_ingest",
     "prepare_batch",
@@ -88,6 +93,79 @@ def dumps(document: Any) -> str:
 def loads(text: str | bytes) -> Any:
     """Parse JSON text written by :func:`dumps`."""
     return json.loads(text)
+
+
+def encode_document(document: Any) -> bytes:
+    """``document`` as the service answers it: the bytes Starlette's ``JSONResponse`` renders.
+
+    Compact JSON, non-ASCII characters as UTF-8 rather than ``\\u`` escapes, ``NaN`` and
+    infinities refused.
+
+    Raises
+    ------
+    ValueError
+        When ``document`` holds a non-finite float, something JSON cannot encode, or text
+        UTF-8 cannot encode (a lone surrogate).
+    """
+    try:
+        text = json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except TypeError as exc:
+        raise ValueError(f"document is not JSON-serialisable: {exc}") from exc
+    return text.encode("utf-8")
+
+
+def user_document_text(document: Mapping[str, Any]) -> tuple[str, int | None]:
+    """The stored text of a user's document, and the version it is stamped with.
+
+    The text is :func:`encode_document`'s, or :func:`dumps`'s where UTF-8 cannot encode it
+    (then :class:`StoredDocument` re-encodes it on every read, as the service always did).
+    """
+    document = dict(document)
+    try:
+        text = encode_document(document).decode("utf-8")
+    except UnicodeEncodeError:
+        text = dumps(document)
+    version = document.get("version")
+    return text, version if type(version) is int else None
+
+
+@dataclass(frozen=True)
+class StoredDocument:
+    """A user's document as stored, ready to answer.
+
+    Attributes
+    ----------
+    body : bytes
+        Its JSON, byte for byte what ``JSONResponse(document)`` renders.
+    version : int or None
+        The ``version`` the document is stamped with; ``None`` when it has none.
+    """
+
+    body: bytes
+    version: int | None
+
+    @classmethod
+    def read(cls, body: str | bytes, version: object = None) -> StoredDocument:
+        """From what a backend read: the stored text, and the version kept beside it.
+
+        A document stored before bytes were kept (``\\u`` escapes, maybe no version
+        beside it) is parsed and re-encoded, so the bytes are always the answer's.
+
+        Raises
+        ------
+        ValueError
+            When the stored text cannot be encoded as the service answers it.
+        """
+        raw = body.encode("utf-8") if isinstance(body, str) else bytes(body)
+        if version is None or b"\\u" in raw:
+            document = loads(raw)
+            if b"\\u" in raw:
+                raw = encode_document(document)
+            if version is None and isinstance(document, dict):
+                version = document.get("version")
+        if isinstance(version, bytes | str) and version.isdigit():
+            version = int(version)
+        return cls(raw, version if type(version) is int else None)
 
 
 @dataclass(frozen=True)
@@ -341,6 +419,21 @@ class Store(ABC):
     def get_user(self, user_id: str, method: str) -> dict[str, Any] | None:
         """The document of ``user_id`` for ``method``, or ``None``."""
 
+    def get_user_raw(self, user_id: str, method: str) -> StoredDocument | None:
+        """The document of ``user_id`` for ``method`` as stored (bytes and version), or ``None``."""
+        document = self.get_user(user_id, method)
+        if document is None:
+            return None
+        return StoredDocument.read(*user_document_text(document))
+
+    async def get_user_raw_async(self, user_id: str, method: str) -> StoredDocument | None:
+        """:meth:`get_user_raw` for a coroutine: never blocks the event loop on the network.
+
+        The default calls :meth:`get_user_raw` (a local read); a networked backend
+        overrides it with an asynchronous client.
+        """
+        return self.get_user_raw(user_id, method)
+
     @abstractmethod
     def publish(self, snapshot: Mapping[str, Any]) -> int:
         """Store ``snapshot`` as current with version = previous + 1, atomically; return it."""
@@ -364,6 +457,12 @@ class Store(ABC):
     @abstractmethod
     def close(self) -> None:
         """Release the connection(s); later calls raise :class:`StoreUnavailable`."""
+
+    async def aclose(self) -> None:  # noqa: B027 (a hook that most backends need not fill)
+        """Release what :meth:`get_user_raw_async` opened on the running event loop.
+
+        Call it on that loop before :meth:`close`; the default has nothing to release.
+        """
 
     def __enter__(self) -> Self:
         return self

@@ -17,6 +17,10 @@ Schema (``PRAGMA application_id`` marks the file as ours, ``PRAGMA user_version`
     users     (user_id TEXT PRIMARY KEY)
     kv        (key TEXT PRIMARY KEY, value)      -- 'elo', 'snapshot', 'version', 'secret'
     user_docs (user_id, method, doc, PRIMARY KEY (user_id, method))
+
+A user's ``doc`` is the text the service answers (:func:`~service.store.base.encode_document`);
+:meth:`EmbeddedStore.get_user_raw` reads it with its version (``json_extract(doc,
+'$.version')``, in SQLite), so the service answers it without parsing it in Python.
 """
 
 from __future__ import annotations
@@ -35,12 +39,14 @@ from service.store.base import (
     EloUpdate,
     Ingested,
     Store,
+    StoredDocument,
     StoreUnavailable,
     checked_elo,
     dumps,
     loads,
     plan_ingest,
     prepare_batch,
+    user_document_text,
 )
 
 __all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "EmbeddedStore"]
@@ -253,7 +259,7 @@ class EmbeddedStore(Store):
             return cursor.rowcount == 1
 
     def put_user(self, user_id: str, method: str, document: Mapping[str, Any]) -> None:
-        doc = dumps(dict(document))
+        doc, _ = user_document_text(document)  # its version is read back with json_extract
         with self._write("put_user") as conn:
             # an unchanged document is not rewritten: the file stays as it was, byte for byte
             conn.execute(
@@ -269,6 +275,15 @@ class EmbeddedStore(Store):
                 "SELECT doc FROM user_docs WHERE user_id = ? AND method = ?", (user_id, method)
             ).fetchone()
         return None if row is None else dict(loads(row[0]))
+
+    def get_user_raw(self, user_id: str, method: str) -> StoredDocument | None:
+        with self._read("get_user") as conn:
+            row = conn.execute(
+                "SELECT doc, json_extract(doc, '$.version') FROM user_docs "
+                "WHERE user_id = ? AND method = ?",
+                (user_id, method),
+            ).fetchone()
+        return None if row is None else StoredDocument.read(row[0], row[1])
 
     def publish(self, snapshot: Mapping[str, Any]) -> int:
         doc = dumps(dict(snapshot))

@@ -8,7 +8,8 @@ Every key starts with the namespace (``plb`` by default); documents are compact 
     plb:ids                   set     every stored battle_id (the deduplication index)
     plb:users                 set     every user_id that has a stored battle
     plb:user:{id}:battles     list    that user's battles, in ingest order
-    plb:user:{id}:docs        hash    method -> that user's document for the method
+    plb:user:{id}:docs        hash    method -> that user's document for the method, and
+                                      "\\xffversion:" + method -> the version it is stamped with
     plb:elo                   string  the online Elo state, {model: rating}
     plb:snapshot              string  the published snapshot
     plb:version               string  its version, an integer (INCR)
@@ -16,7 +17,15 @@ Every key starts with the namespace (``plb`` by default); documents are compact 
     plb:limits:...            list    the rate limits' moving windows (service/api/guards.py)
 
 The per-user battle list and document hash end in different suffixes, so no user id
-(colons included) can make two families collide.
+(colons included) can make two families collide. A version field starts with the byte
+``0xff``, which no UTF-8 method name holds, so it never collides with a document; both are
+written by one ``HSET`` and read by one ``HMGET``, so they always match.
+
+Reads on the event loop
+-----------------------
+:meth:`RedisStore.get_user_raw_async`, the service's most frequent read, uses
+``redis.asyncio`` (a client per event loop, the same timeouts, retry and errors as the
+synchronous one), so that a user's board never blocks the loop on a round trip to Redis.
 
 Atomicity
 ---------
@@ -58,6 +67,7 @@ is back; no restart of the service is needed.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 import time
@@ -67,6 +77,8 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import redis
+import redis.asyncio
+import redis.asyncio.retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, WatchError
@@ -77,12 +89,14 @@ from service.store.base import (
     EloUpdate,
     Ingested,
     Store,
+    StoredDocument,
     StoreUnavailable,
     checked_elo,
     dumps,
     loads,
     plan_ingest,
     prepare_batch,
+    user_document_text,
 )
 
 __all__ = ["RedisStore", "redact_url"]
@@ -104,6 +118,11 @@ def redact_url(url: str) -> str:
         return urlunsplit(parts._replace(netloc=netloc))
     except ValueError:
         return "<unparsable URL>"
+
+
+def _version_field(method: str) -> bytes:
+    """The hash field beside ``method``'s document holding its version (never UTF-8)."""
+    return b"\xffversion:" + method.encode("utf-8")
 
 
 def _members(client: Any, key: str, values: list[str]) -> list[str]:
@@ -151,6 +170,10 @@ class RedisStore(Store):
             raise ValueError(
                 f"Argument 'redis_url' is not a Redis URL ({self._where}): {exc}"
             ) from exc
+        self._timeout_s = timeout_s
+        # redis.asyncio connections belong to one event loop: made for the loop that runs
+        # (uvicorn has one; a test client may start another)
+        self._async: tuple[asyncio.AbstractEventLoop, redis.asyncio.Redis] | None = None
         self._closed = False
 
     def __repr__(self) -> str:
@@ -171,6 +194,22 @@ class RedisStore(Store):
             raise StoreUnavailable(f"Redis at {self._where} is unreachable: {exc}") from exc
         except RedisError as exc:
             raise StoreUnavailable(f"Redis at {self._where} failed on {what}: {exc}") from exc
+
+    def _async_client(self) -> redis.asyncio.Redis:
+        """The asynchronous client of the running event loop."""
+        loop = asyncio.get_running_loop()
+        if self._async is not None and self._async[0] is loop:
+            return self._async[1]
+        client = redis.asyncio.Redis.from_url(
+            self.url,
+            socket_connect_timeout=self._timeout_s,
+            socket_timeout=self._timeout_s,
+            retry=redis.asyncio.retry.Retry(
+                ExponentialBackoff(cap=0.1, base=0.025), 1, (RedisConnectionError,)
+            ),
+        )
+        self._async = (loop, client)
+        return client
 
     # -- the interface --------------------------------------------------------------------
 
@@ -245,14 +284,34 @@ class RedisStore(Store):
             return bool(self._client.set(self._key("elo"), doc, nx=True))
 
     def put_user(self, user_id: str, method: str, document: Mapping[str, Any]) -> None:
-        doc = dumps(dict(document))
+        doc, version = user_document_text(document)
+        key = self._key("user", user_id, "docs")
         with self._errors("put_user"):
-            self._client.hset(self._key("user", user_id, "docs"), method, doc)
+            if version is None:
+                with self._client.pipeline(transaction=True) as pipe:
+                    pipe.hset(key, method, doc)
+                    pipe.hdel(key, _version_field(method))
+                    pipe.execute()
+            else:
+                self._client.hset(key, mapping={method: doc, _version_field(method): version})
 
     def get_user(self, user_id: str, method: str) -> dict[str, Any] | None:
         with self._errors("get_user"):
             raw = self._client.hget(self._key("user", user_id, "docs"), method)
         return None if raw is None else dict(loads(raw))
+
+    def get_user_raw(self, user_id: str, method: str) -> StoredDocument | None:
+        key = self._key("user", user_id, "docs")
+        with self._errors("get_user"):
+            raw, version = self._client.hmget(key, [method, _version_field(method)])
+        return None if raw is None else StoredDocument.read(raw, version)
+
+    async def get_user_raw_async(self, user_id: str, method: str) -> StoredDocument | None:
+        key = self._key("user", user_id, "docs")
+        with self._errors("get_user"):
+            client = self._async_client()
+            raw, version = await client.hmget(key, [method, _version_field(method)])
+        return None if raw is None else StoredDocument.read(raw, version)
 
     def publish(self, snapshot: Mapping[str, Any]) -> int:
         doc = dumps(dict(snapshot))
@@ -290,9 +349,18 @@ class RedisStore(Store):
         with self._errors("ping"):
             self._client.ping()
 
+    async def aclose(self) -> None:
+        if self._async is not None and self._async[0] is asyncio.get_running_loop():
+            client, self._async = self._async[1], None
+            try:
+                await client.aclose()
+            except RedisError:
+                logger.exception("closing the asynchronous Redis client for %s failed", self._where)
+
     def close(self) -> None:
         if not self._closed:
             self._closed = True
+            self._async = None  # its connections close with their loop (see aclose)
             try:
                 self._client.close()
             except RedisError:

@@ -1,17 +1,35 @@
-"""``GET /v1/leaderboard``: the aggregate leaderboard."""
+"""``GET /v1/leaderboard``: the aggregate leaderboard.
+
+A request without a query string (the Bradley-Terry board, the most read answer) is
+answered by :func:`published_board` with the version's encoded bytes, before FastAPI
+solves a dependency (:func:`~service.api.deps.fast_path_route`); any other runs the route
+as declared.
+"""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, HTTPException, Query, Response, status
+from fastapi import APIRouter, HTTPException, Query, Request, Response, status
 from starlette.concurrency import run_in_threadpool
 
 from ranking.io.frames import parse_where
-from service.api.deps import EngineDep
+from service.api.deps import EngineDep, fast_path_route
 from service.api.schemas import PublicBoardPublic, errors
+from service.engine import Engine
 
-router = APIRouter(prefix="/v1", tags=["leaderboard"])
+__all__ = ["published_board", "router"]
+
+
+async def published_board(request: Request) -> Response | None:
+    """The Bradley-Terry board of the served version for a request with no query, else None."""
+    if request.scope["query_string"]:
+        return None
+    engine: Engine = request.app.state.engine
+    return Response(engine.served().bt_json, media_type="application/json")
+
+
+router = APIRouter(prefix="/v1", tags=["leaderboard"], route_class=fast_path_route(published_board))
 
 
 @router.get("/leaderboard", response_model=PublicBoardPublic, responses=errors(422, 429, 503))

@@ -1,22 +1,66 @@
-"""``GET /v1/users/{user_id}/leaderboard``: one user's leaderboard, for that user only."""
+"""``GET /v1/users/{user_id}/leaderboard``: one user's leaderboard, for that user only.
+
+The common request, valid, authorised and for a board stored for the current version, is
+answered by :func:`stored_board` with the stored bytes, before FastAPI solves a dependency
+or validates a parameter (:func:`~service.api.deps.fast_path_route`); every other request
+runs the route as declared.
+"""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Path
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Path, Request, Response
 from starlette.concurrency import run_in_threadpool
 
-from service.api.deps import BearerDep, EngineDep, SettingsDep, TokenQuery, can_read_user
+from ranking.types import Method
+from service.api.deps import (
+    BearerDep,
+    EngineDep,
+    SettingsDep,
+    TokenQuery,
+    bearer_credential,
+    can_read_user,
+    fast_path_route,
+    may_read_user,
+)
 from service.api.schemas import UserLeaderboardPublic, errors
-from service.engine import MAX_USER_ID_CHARS
+from service.engine import MAX_USER_ID_CHARS, Engine
+from service.settings import Settings
 
-router = APIRouter(prefix="/v1/users", tags=["users"])
+__all__ = ["router", "stored_board"]
 
 UserId = Annotated[
     str, Path(min_length=1, max_length=MAX_USER_ID_CHARS, description="the user's id")
 ]
+_METHODS: dict[str, Method] = {"bt": "bt", "elo": "elo"}
+
+
+async def stored_board(request: Request) -> Response | None:
+    """The user's stored board when the request is valid and authorised, else None.
+
+    The parameters are read as the route reads them (the last ``method`` and ``token`` of
+    the query, the bearer credential as :class:`~fastapi.security.HTTPBearer` reads it)
+    and the token is checked by the same :func:`~service.api.deps.may_read_user`; a
+    request this leaves (None) is answered by the route as declared, its errors included.
+    """
+    user_id: str = request.path_params["user_id"]
+    if not 0 < len(user_id) <= MAX_USER_ID_CHARS:
+        return None
+    query = request.query_params
+    method = _METHODS.get(query.get("method", "bt"))
+    if method is None:
+        return None
+    presented = query.get("token") or bearer_credential(request.headers)
+    engine: Engine = request.app.state.engine
+    settings: Settings = request.app.state.settings
+    if presented is None or not may_read_user(engine, settings, user_id, presented):
+        return None
+    body = await engine.stored_user_leaderboard_body(user_id, method)
+    return None if body is None else Response(body, media_type="application/json")
+
+
+router = APIRouter(prefix="/v1/users", tags=["users"], route_class=fast_path_route(stored_board))
 
 
 @router.get(
@@ -38,8 +82,8 @@ async def read_user_leaderboard(
     admin key.
     """
     can_read_user(engine, settings, user_id, token, bearer)
-    # The fast path, one store read, runs on the event loop; a refit goes to a thread.
-    document = engine.stored_user_leaderboard(user_id, method)
-    if document is not None:
-        return JSONResponse(document)
+    # One store read, awaited on the event loop; a refit goes to a thread.
+    body = await engine.stored_user_leaderboard_body(user_id, method)
+    if body is not None:
+        return Response(body, media_type="application/json")
     return await run_in_threadpool(engine.user_leaderboard, user_id, method)
