@@ -31,7 +31,7 @@ __all__ = [
     "baseline_rss_mb",
     "best_of",
     "error_text",
-    "first_calls",
+    "first_call_row",
     "machine_info",
     "make_row",
     "run_child",
@@ -101,11 +101,13 @@ def best_of(function: Callable[[], T], repeat: int = 3) -> tuple[float, T]:
     return best, result
 
 
-def first_calls(script: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Run ``script`` in two fresh processes sharing an empty numba cache.
+def first_call_row(script: str, kernels: str, data: str, imported: str) -> Row:
+    """The compile time of ``kernels`` in a fresh process: numba's cache empty, then warm.
 
-    ``script`` prints one JSON object (its timings); the first run compiles and caches the
-    kernels, the second finds them cached. Returns both objects, cold then warm.
+    ``script`` prints one JSON object with the seconds of its ``import`` and its ``calls``
+    (on ``data``, described for the table); it runs in two fresh processes sharing an
+    empty numba cache, the first compiling and caching the kernels, the second finding
+    them cached. ``imported`` names what the script imports, for the notes.
     """
     runs = []
     with tempfile.TemporaryDirectory(prefix="plb-bench-numba-") as cache:
@@ -121,7 +123,16 @@ def first_calls(script: str) -> tuple[dict[str, Any], dict[str, Any]]:
                 check=True,
             )
             runs.append(json.loads(done.stdout))
-    return runs[0], runs[1]
+    cold, warm = runs
+    return make_row(
+        f"first calls of the {kernels} in a fresh process, numba's cache empty",
+        data,
+        ours=float(cold["calls"]),
+        notes=(
+            f"compiling and caching; with the cache warm (any later process) "
+            f"{warm['calls']:.3f} s; importing {imported} {warm['import']:.2f} s"
+        ),
+    )
 
 
 def error_text(exc: BaseException) -> str:

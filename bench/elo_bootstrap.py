@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from bench.common import Row, best_of, first_calls, make_row
+from bench.common import Row, best_of, first_call_row, make_row
 from bench.synthetic import simulate_user_votes
 from ranking.elo import INITIAL, K_FACTOR, online_elo_grouped
 from ranking.intervals import bootstrap_elo, elo_bootstrap_plan
@@ -168,19 +168,7 @@ def run(quick: bool = False) -> list[Row]:
             ),
         )
     )
-    rows.append(_first_call_row())
-    return rows
-
-
-def _first_call_row() -> Row:
-    """Compile time of the kernels in a fresh process: empty numba cache, then warm."""
-    cold, warm = first_calls(_FIRST_CALL)
-    return make_row(
-        "first calls of the Elo kernels in a fresh process, numba's cache empty",
-        "3 models, 2 votes",
-        ours=float(cold["calls"]),
-        notes=(
-            f"compiling and caching; with the cache warm (any later process) "
-            f"{warm['calls']:.3f} s; importing ranking.intervals {warm['import']:.2f} s"
-        ),
+    rows.append(
+        first_call_row(_FIRST_CALL, "Elo kernels", "3 models, 2 votes", "ranking.intervals")
     )
+    return rows

@@ -19,21 +19,21 @@ from __future__ import annotations
 import functools
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TypeVar, Unpack
 
 import numpy as np
 import numpy.typing as npt
-from scipy.optimize import minimize_scalar
 from scipy.special import expit
 from scipy.stats import norm
 
-from bench.common import Row, best_of, first_calls, make_row
+from bench.common import Row, best_of, first_call_row, make_row
 from bench.synthetic import simulate_user_votes
-from ranking.bt import DEFAULT_ALPHA, Posterior
+from ranking.bt import DEFAULT_ALPHA, Posterior, VoteOptions, grouped_votes
+from ranking.bt_solver import group_batches, pair_matrices
 from ranking.pairwise import ELO_PER_NAT, to_elo_scale
-from ranking.shrinkage import ALPHA_BOUNDS, learn_alpha
+from ranking.shrinkage import ALPHA_BOUNDS, learn_alpha, search_log_alpha
 from ranking.types import CENTER, FloatArray, IntArray, PairwiseData
 from ranking.users import Shrinkage, aggregate_prior, fit_user_ratings
 
@@ -82,32 +82,6 @@ json.dump({"import": imported - start, "calls": time.perf_counter() - imported},
 # -- today's implementation (before issue 18), the reference ---------------------------
 
 
-def _pair_matrices(
-    k: int, a: IntArray, b: IntArray, values: FloatArray, groups: IntArray, n_groups: int
-) -> FloatArray:
-    base = groups * k * k
-    index = np.concatenate(
-        [base + a * (k + 1), base + b * (k + 1), base + a * k + b, base + b * k + a]
-    )
-    flat = np.bincount(
-        index,
-        weights=np.concatenate([values, values, -values, -values]),
-        minlength=n_groups * k * k,
-    )
-    return flat.astype(np.float64, copy=False).reshape(n_groups, k, k)
-
-
-def _group_batches(
-    groups: IntArray, n_groups: int, n_models: int, max_entries: int
-) -> Iterator[tuple[int, int, IntArray]]:
-    batch = max(1, max_entries // max(n_models * n_models, 1))
-    order = np.argsort(groups, kind="stable")
-    bounds = np.searchsorted(groups[order], np.arange(0, n_groups + 1))
-    for start in range(0, n_groups, batch):
-        stop = min(start + batch, n_groups)
-        yield start, stop, order[bounds[start] : bounds[stop]]
-
-
 class _NumpyProblem:
     """``ranking.bt_solver.Problem`` before issue 18: ``bincount`` over every row."""
 
@@ -147,7 +121,7 @@ class _NumpyProblem:
 
     def hessian(self, theta: FloatArray) -> FloatArray:
         p = expit(self.diff(theta))
-        hess = _pair_matrices(self.k, self.a, self.b, self.w * p * (1 - p), self.groups, self.g)
+        hess = pair_matrices(self.k, self.a, self.b, self.w * p * (1 - p), self.groups, self.g)
         idx = np.arange(self.k)
         hess[:, idx, idx] += self.alpha[:, None]
         return hess
@@ -196,29 +170,22 @@ def numpy_fit_bt_posterior(
     outcomes: npt.ArrayLike,
     weights: npt.ArrayLike | None = None,
     *,
-    groups: npt.ArrayLike | None = None,
-    n_groups: int = 1,
-    prior_mean: npt.ArrayLike | None = None,
-    alpha: float | npt.ArrayLike = DEFAULT_ALPHA,
-    initial_params: FloatArray | None = None,
     max_iter: int = 100,
     tol: float = 1e-12,
     posterior: bool = True,
+    **options: Unpack[VoteOptions],
 ) -> Posterior:
-    """``ranking.bt.fit_bt_posterior`` before issue 18 (``posterior=False``: no Laplace)."""
-    m = np.asarray(matchups, dtype=np.intp).reshape(-1, 2)
-    y = np.asarray(outcomes, dtype=np.float64)
-    n = m.shape[0]
-    w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
-    g = np.zeros(n, dtype=np.intp) if groups is None else np.asarray(groups, dtype=np.intp)
-    alphas = np.broadcast_to(np.asarray(alpha, dtype=np.float64), (n_groups,)).copy()
-    mu = np.zeros((n_groups, n_models)) if prior_mean is None else prior_mean
-    mu = np.broadcast_to(np.asarray(mu, dtype=np.float64), (n_groups, n_models)).copy()
-    theta = mu.copy() if initial_params is None else np.array(initial_params, dtype=np.float64)
-    variance = np.full((n_groups, n_models), np.nan)
-    relative = np.full((n_groups, n_models), np.nan)
+    """``ranking.bt.fit_bt_posterior`` before issue 18 (``posterior=False``: no Laplace).
+
+    The arguments are read as the package reads them (:func:`ranking.bt.grouped_votes`);
+    the solver is the one it replaced.
+    """
+    votes = grouped_votes(n_models, matchups, outcomes, weights, **options)  # type: ignore[arg-type]
+    m, y, w, g = votes.matchups, votes.outcomes, votes.weights, votes.groups
+    n_groups, mu, alphas, theta = votes.n_groups, votes.prior_mean, votes.alpha, votes.initial
+    variance, relative = np.full((2, n_groups, n_models), np.nan)
     evidence = np.full(n_groups, np.nan)
-    for start, stop, rows in _group_batches(g, n_groups, n_models, _MAX_HESSIAN_ENTRIES):
+    for start, stop, rows in group_batches(g, n_groups, n_models, _MAX_HESSIAN_ENTRIES):
         problem = _NumpyProblem(
             n_models, stop - start, m[rows], y[rows], w[rows], g[rows] - start,
             mu[start:stop], alphas[start:stop],
@@ -245,12 +212,6 @@ def numpy_fit_bt_grouped(
     """``ranking.bt.fit_bt_grouped`` before issue 18."""
     fit = numpy_fit_bt_posterior(n_models, matchups, outcomes, *args, posterior=False, **kw)  # type: ignore[arg-type]
     return fit.theta
-
-
-def _search(loss: Callable[[float], float], bounds: tuple[float, float]) -> float:
-    lo, hi = math.log(bounds[0]), math.log(bounds[1])
-    result = minimize_scalar(loss, bounds=(lo, hi), method="bounded", options={"xatol": 0.05})
-    return float(math.exp(result.x))
 
 
 def numpy_learn_alpha(
@@ -292,7 +253,7 @@ def numpy_learn_alpha(
             warm_e = fit.theta
             return -float(fit.log_evidence.sum())
 
-        return _search(negative_evidence, bounds)
+        return search_log_alpha(negative_evidence, bounds)
 
     fold = generator.integers(0, folds, size=len(y))
     warm = [np.array(mu) for _ in range(folds)]
@@ -313,7 +274,7 @@ def numpy_learn_alpha(
             )
         return total / len(y)
 
-    return _search(held_out_loss, bounds)
+    return search_log_alpha(held_out_loss, bounds)
 
 
 def numpy_fit_user_bt(
@@ -432,7 +393,14 @@ def run(quick: bool = False) -> list[Row]:
             notes="largest |difference| over users, models, ratings and interval bounds",
         )
     )
-    rows.append(_first_call_row())
+    rows.append(
+        first_call_row(
+            _FIRST_CALL,
+            "Bradley-Terry kernels",
+            "3 models, 3 votes",
+            "ranking.bt and ranking.shrinkage",
+        )
+    )
     return rows
 
 
@@ -446,18 +414,3 @@ def _timed(function: Callable[[], T], repeat: int) -> tuple[float, float, T]:
         if wall < best:
             best, cpu = wall, time.process_time() - start_cpu
     return best, cpu, result
-
-
-def _first_call_row() -> Row:
-    """Compile time of the kernels in a fresh process: empty numba cache, then warm."""
-    cold, warm = first_calls(_FIRST_CALL)
-    return make_row(
-        "first calls of the Bradley-Terry kernels in a fresh process, numba's cache empty",
-        "3 models, 3 votes",
-        ours=float(cold["calls"]),
-        notes=(
-            f"compiling and caching; with the cache warm (any later process) "
-            f"{warm['calls']:.3f} s; importing ranking.bt and ranking.shrinkage "
-            f"{warm['import']:.2f} s"
-        ),
-    )

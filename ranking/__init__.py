@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from ranking.evaluation import EvaluationRow, evaluate_personalisation
     from ranking.io.frames import filter_battles, pairwise_from_battles, user_codes
     from ranking.io.ingest import BattleLogError, IngestResult, read_battles, read_frame
-    from ranking.leaderboard import fit_leaderboard, split_provisional
+    from ranking.leaderboard import fit_leaderboard
+    from ranking.provisional import split_provisional
     from ranking.types import Leaderboard, ModelRating, PairwiseData
     from ranking.users import UserRatings, fit_user_ratings
 
@@ -83,7 +84,7 @@ _HOMES: dict[str, str] = {
     "read_battles": "io.ingest",
     "read_frame": "io.ingest",
     "fit_leaderboard": "leaderboard",
-    "split_provisional": "leaderboard",
+    "split_provisional": "provisional",
     "Leaderboard": "types",
     "ModelRating": "types",
     "PairwiseData": "types",

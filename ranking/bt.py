@@ -24,6 +24,7 @@ fit.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple, TypedDict, Unpack, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -33,6 +34,9 @@ from ranking.types import FloatArray, IntArray, Matchups, Outcomes, Ratings, Wei
 
 __all__ = [
     "DEFAULT_ALPHA",
+    "GroupedOptions",
+    "GroupedVotes",
+    "VoteOptions",
     "Posterior",
     "bt_gradient",
     "bt_hessian",
@@ -40,6 +44,7 @@ __all__ = [
     "fit_bt",
     "fit_bt_grouped",
     "fit_bt_posterior",
+    "grouped_votes",
     "pair_matrices",
 ]
 
@@ -88,7 +93,37 @@ def _as_prior_mean(value: npt.ArrayLike | None, n_groups: int, n_models: int) ->
     return np.broadcast_to(arr, (n_groups, n_models)).copy()
 
 
-def fit_bt_grouped(
+class VoteOptions(TypedDict, total=False):
+    """Keyword options of :func:`grouped_votes`: the groups, prior and starting point."""
+
+    groups: IntArray | None
+    n_groups: int
+    prior_mean: npt.ArrayLike | None
+    alpha: float | npt.ArrayLike
+    initial_params: FloatArray | None
+
+
+class GroupedOptions(VoteOptions, total=False):
+    """Keyword options of :func:`fit_bt_grouped` and :func:`fit_bt_posterior`."""
+
+    max_iter: int
+    tol: float
+
+
+class GroupedVotes(NamedTuple):
+    """The arguments of a grouped fit as arrays, checked (see :func:`grouped_votes`)."""
+
+    matchups: npt.NDArray[np.intp]
+    outcomes: FloatArray
+    weights: FloatArray
+    groups: npt.NDArray[np.intp]
+    prior_mean: FloatArray
+    alpha: FloatArray
+    initial: FloatArray
+    n_groups: int
+
+
+def grouped_votes(
     n_models: int,
     matchups: Matchups,
     outcomes: Outcomes,
@@ -99,8 +134,42 @@ def fit_bt_grouped(
     prior_mean: npt.ArrayLike | None = None,
     alpha: float | npt.ArrayLike = DEFAULT_ALPHA,
     initial_params: FloatArray | None = None,
-    max_iter: int = 100,
-    tol: float = 1e-12,
+) -> GroupedVotes:
+    """The votes, prior and starting point of :func:`fit_bt_grouped` as checked arrays.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument whose length, shape, index or value is wrong.
+    """
+    matchups = np.asarray(matchups, dtype=np.intp).reshape(-1, 2)
+    outcomes = np.asarray(outcomes, dtype=np.float64)
+    n = matchups.shape[0]
+    weights = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
+    groups = np.zeros(n, dtype=np.intp) if groups is None else np.asarray(groups, dtype=np.intp)
+    if outcomes.shape != (n,) or weights.shape != (n,) or groups.shape != (n,):
+        raise ValueError("Arguments 'outcomes', 'weights' and 'groups' must have one entry a row.")
+    if n and (matchups.min() < 0 or matchups.max() >= n_models):
+        raise ValueError(f"Argument 'matchups' must hold model indices below {n_models}.")
+    if n and (groups.min() < 0 or groups.max() >= n_groups):
+        raise ValueError(f"Argument 'groups' must hold group indices below {n_groups}.")
+    alphas = _as_group_array(alpha, n_groups, "alpha")
+    mu = _as_prior_mean(prior_mean, n_groups, n_models)
+    theta = mu.copy() if initial_params is None else np.array(initial_params, dtype=np.float64)
+    if theta.shape != (n_groups, n_models):
+        raise ValueError(
+            f"Argument 'initial_params' must have shape ({n_groups}, {n_models}), "
+            f"not {theta.shape}."
+        )
+    return GroupedVotes(matchups, outcomes, weights, groups, mu, alphas, theta, n_groups)
+
+
+def fit_bt_grouped(
+    n_models: int,
+    matchups: Matchups,
+    outcomes: Outcomes,
+    weights: Weights | None = None,
+    **options: Unpack[GroupedOptions],
 ) -> FloatArray:
     """Fit Bradley-Terry strengths for many independent groups of votes at once.
 
@@ -114,21 +183,25 @@ def fit_bt_grouped(
         ``(n,)`` outcome for the first model: 1, 0.5 (tie) or 0.
     weights : Weights, optional
         ``(n,)`` vote counts; ones by default.
-    groups : array of int, optional
-        ``(n,)`` group of each row, below ``n_groups``; all rows in group 0 by default.
-    n_groups : int
-        Number of groups ``G``.
-    prior_mean : array_like, optional
-        ``(k,)`` or ``(G, k)`` prior mean (natural-log units); zero by default.
-    alpha : float or array_like
-        Prior precision, one for all groups or ``(G,)``.
-    initial_params : ndarray, optional
-        ``(G, k)`` starting point; the prior mean by default.
-    max_iter : int
-        Most Newton iterations.
-    tol : float
-        Convergence when half the squared Newton decrement is below
-        ``tol * (1 + |objective|)`` in every group.
+    **options
+        Keywords only (:class:`GroupedOptions`):
+
+        ``groups`` (array of int)
+            ``(n,)`` group of each row, below ``n_groups``; all rows in group 0 by
+            default.
+        ``n_groups`` (int)
+            Number of groups ``G``; 1 by default.
+        ``prior_mean`` (array_like)
+            ``(k,)`` or ``(G, k)`` prior mean (natural-log units); zero by default.
+        ``alpha`` (float or array_like)
+            Prior precision, one for all groups or ``(G,)``; ``DEFAULT_ALPHA`` by default.
+        ``initial_params`` (ndarray)
+            ``(G, k)`` starting point; the prior mean by default.
+        ``max_iter`` (int)
+            Most Newton iterations; 100 by default.
+        ``tol`` (float)
+            Convergence when half the squared Newton decrement is below
+            ``tol * (1 + |objective|)`` in every group; ``1e-12`` by default.
 
     Returns
     -------
@@ -140,20 +213,7 @@ def fit_bt_grouped(
     RuntimeError
         If Newton's method does not converge in ``max_iter`` iterations.
     """
-    return _solve(
-        n_models,
-        matchups,
-        outcomes,
-        weights,
-        groups,
-        n_groups,
-        prior_mean,
-        alpha,
-        initial_params,
-        max_iter,
-        tol,
-        posterior=False,
-    ).theta
+    return _solve(n_models, matchups, outcomes, weights, options, posterior=False).theta
 
 
 def fit_bt_posterior(
@@ -161,14 +221,7 @@ def fit_bt_posterior(
     matchups: Matchups,
     outcomes: Outcomes,
     weights: Weights | None = None,
-    *,
-    groups: IntArray | None = None,
-    n_groups: int = 1,
-    prior_mean: npt.ArrayLike | None = None,
-    alpha: float | npt.ArrayLike = DEFAULT_ALPHA,
-    initial_params: FloatArray | None = None,
-    max_iter: int = 100,
-    tol: float = 1e-12,
+    **options: Unpack[GroupedOptions],
 ) -> Posterior:
     """Like :func:`fit_bt_grouped`, with each group's Laplace posterior and evidence.
 
@@ -183,20 +236,7 @@ def fit_bt_posterior(
     Posterior
         Modes, posterior variances of each strength, and log evidence per group.
     """
-    return _solve(
-        n_models,
-        matchups,
-        outcomes,
-        weights,
-        groups,
-        n_groups,
-        prior_mean,
-        alpha,
-        initial_params,
-        max_iter,
-        tol,
-        posterior=True,
-    )
+    return _solve(n_models, matchups, outcomes, weights, options, posterior=True)
 
 
 def _solve(
@@ -204,40 +244,25 @@ def _solve(
     matchups: Matchups,
     outcomes: Outcomes,
     weights: Weights | None,
-    groups: IntArray | None,
-    n_groups: int,
-    prior_mean: npt.ArrayLike | None,
-    alpha: float | npt.ArrayLike,
-    initial_params: FloatArray | None,
-    max_iter: int,
-    tol: float,
+    options: GroupedOptions,
     *,
     posterior: bool,
 ) -> Posterior:
-    matchups = np.asarray(matchups, dtype=np.intp).reshape(-1, 2)
-    outcomes = np.asarray(outcomes, dtype=np.float64)
-    n = matchups.shape[0]
-    weights = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
-    groups = np.zeros(n, dtype=np.intp) if groups is None else np.asarray(groups, dtype=np.intp)
-    if outcomes.shape != (n,) or weights.shape != (n,) or groups.shape != (n,):
-        raise ValueError("Arguments 'outcomes', 'weights' and 'groups' must have one entry a row.")
-    if n and (matchups.min() < 0 or matchups.max() >= n_models):
-        raise ValueError(f"Argument 'matchups' must hold model indices below {n_models}.")
-    if n and (groups.min() < 0 or groups.max() >= n_groups):
-        raise ValueError(f"Argument 'groups' must hold group indices below {n_groups}.")
-    alphas = _as_group_array(alpha, n_groups, "alpha")
-    mu = _as_prior_mean(prior_mean, n_groups, n_models)
-    theta = mu if initial_params is None else np.array(initial_params, dtype=np.float64)
-    if theta.shape != (n_groups, n_models):
-        raise ValueError(
-            f"Argument 'initial_params' must have shape ({n_groups}, {n_models}), "
-            f"not {theta.shape}."
-        )
-    problem = Problem(n_models, n_groups, matchups, outcomes, weights, groups, mu, alphas)
-    theta = newton(problem, theta, max_iter, tol)
+    solver_keys = ("max_iter", "tol")  # the rest go to grouped_votes, a wrong key a TypeError
+    vote_options = cast(
+        VoteOptions, {key: value for key, value in options.items() if key not in solver_keys}
+    )
+    votes = grouped_votes(n_models, matchups, outcomes, weights, **vote_options)
+    max_iter, tol = options.get("max_iter", 100), options.get("tol", 1e-12)
+    g = votes.n_groups
+    problem = Problem(
+        n_models, g, votes.matchups, votes.outcomes, votes.weights, votes.groups,
+        votes.prior_mean, votes.alpha,
+    )  # fmt: skip
+    theta = newton(problem, votes.initial, max_iter, tol)
     if not posterior:
-        unknown = np.full((n_groups, n_models), np.nan)
-        return Posterior(theta, unknown, unknown, np.full(n_groups, np.nan))
+        unknown = np.full((g, n_models), np.nan)
+        return Posterior(theta, unknown, unknown, np.full(g, np.nan))
     evidence, variance, relative = problem.laplace(theta)
     return Posterior(theta, variance, relative, evidence)
 

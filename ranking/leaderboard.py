@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -22,12 +22,15 @@ from ranking.intervals import (
 from ranking.odds import RankOdds, gaussian_draws, rank_odds
 from ranking.pairwise import ModelCounts, collapse, model_counts, to_elo_scale
 from ranking.progress import Progress
+from ranking.provisional import check_min_votes, split_provisional
 from ranking.types import (
+    ODDS_FIELDS,
     Interval,
     Leaderboard,
     Method,
     ModelRating,
     PairwiseData,
+    RankedRating,
     Ratings,
 )
 
@@ -43,40 +46,6 @@ __all__ = [
 
 #: The interval each method gets when none is asked for.
 DEFAULT_INTERVAL: dict[Method, Interval] = {"bt": "sandwich", "elo": "bootstrap"}
-#: The fields a row gains from the draws behind its interval (docs/SPEC.md section 2).
-ODDS_FIELDS = ("p_best", "rank_lower", "rank_upper")
-
-
-@dataclass(frozen=True)
-class RankedRating(ModelRating):
-    """A leaderboard row with its odds, read off the draws behind its interval.
-
-    Attributes
-    ----------
-    p_best : float
-        Probability that the model is the best of the models listed (the column sums
-        to 1).
-    rank_lower, rank_upper : int
-        The range of its rank at the board's confidence (1 is best).
-    """
-
-    p_best: float = float("nan")
-    rank_lower: int = 0
-    rank_upper: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        """The row of docs/SPEC.md section 3 with ``p_best``, ``rank_lower``, ``rank_upper``."""
-        return {
-            **super().to_dict(),
-            "p_best": round(self.p_best, 4),
-            "rank_lower": self.rank_lower,
-            "rank_upper": self.rank_upper,
-        }
-
-
-def _plain(row: ModelRating) -> ModelRating:
-    """The row without its odds."""
-    return ModelRating(**{f.name: getattr(row, f.name) for f in fields(ModelRating)})
 
 
 def _bt_ratings(
@@ -313,12 +282,7 @@ def build_leaderboard(
             ties=int(counts.ties[j]),
         )
         if odds is not None:
-            row = RankedRating(
-                **{f.name: getattr(row, f.name) for f in fields(ModelRating)},
-                p_best=float(odds.p_best[j]),
-                rank_lower=int(odds.rank_lower[j]),
-                rank_upper=int(odds.rank_upper[j]),
-            )
+            row = RankedRating.of(row, odds.p_best[j], odds.rank_lower[j], odds.rank_upper[j])
         rows.append(row)
     return Leaderboard(
         method=method,
@@ -332,7 +296,7 @@ def build_leaderboard(
 def _fit_ranked(data: PairwiseData, min_votes: int, **options: Any) -> Leaderboard:
     """:func:`fit_leaderboard` of the votes between models with ``min_votes`` votes, with
     every model's counts, and the others listed as provisional."""
-    _check_min_votes(min_votes)
+    check_min_votes(min_votes)
     counts = model_counts(collapse(data))
     every = build_leaderboard(
         options["method"],
@@ -386,60 +350,6 @@ def _fit_ranked(data: PairwiseData, min_votes: int, **options: Any) -> Leaderboa
     )
 
 
-def _check_min_votes(min_votes: Any) -> None:
-    if isinstance(min_votes, bool) or not isinstance(min_votes, int | np.integer):
-        raise ValueError(f"Argument 'min_votes' must be an integer, not {min_votes!r}.")
-    if min_votes < 0:
-        raise ValueError(f"Argument 'min_votes' must be at least 0, not {min_votes}.")
-
-
-def split_provisional(board: Leaderboard, min_votes: int) -> Leaderboard:
-    """Rank only the models with at least ``min_votes`` votes; list the others apart.
-
-    A model with a handful of votes has an interval too wide to say anything, yet its
-    rating can be the highest (one win, and nothing to pull it back): public boards rank
-    a model only from ``min_votes`` votes on. The ranks (docs/SPEC.md section 2) are recomputed
-    among the ranked models, and the ratings are kept as fitted; where the votes can be
-    fitted again, ``fit_leaderboard(..., min_votes=)`` also keeps the few-vote models out
-    of the others' ratings and intervals. The odds of a row (``p_best``, the rank range)
-    speak of the models they were drawn among: when a model is set apart, the rows lose
-    them (the draws are not at hand to redo them).
-
-    Parameters
-    ----------
-    board : Leaderboard
-        A leaderboard, best model first.
-    min_votes : int
-        The fewest battles a ranked model has; 0 ranks every model.
-
-    Returns
-    -------
-    Leaderboard
-        The ranked models, best first, with ``provisional`` (the others, most votes
-        first, then by name) and ``min_votes`` set.
-
-    Raises
-    ------
-    ValueError
-        When ``min_votes`` is negative or not an integer.
-    """
-    _check_min_votes(min_votes)
-    ranked = [m for m in board.models if m.battles >= min_votes]
-    provisional = sorted(
-        (m for m in board.models if m.battles < min_votes), key=lambda m: (-m.battles, m.model)
-    )
-    if provisional:
-        ranked = [_plain(m) for m in ranked]
-    if ranked:
-        ranks = interval_ranks(
-            np.array([m.lower for m in ranked]), np.array([m.upper for m in ranked])
-        )
-        ranked = [replace(m, rank=int(r)) for m, r in zip(ranked, ranks, strict=True)]
-    return replace(
-        board, models=tuple(ranked), provisional=tuple(provisional), min_votes=int(min_votes)
-    )
-
-
 def read_leaderboard(document: Mapping[str, Any]) -> Leaderboard:
     """:meth:`Leaderboard.from_dict`, keeping each row's odds where the document has them.
 
@@ -450,11 +360,6 @@ def read_leaderboard(document: Mapping[str, Any]) -> Leaderboard:
     rows = []
     for row, entry in zip(board.models, document["models"], strict=True):
         if all(entry.get(f) is not None for f in ODDS_FIELDS):
-            row = RankedRating(
-                **{f.name: getattr(row, f.name) for f in fields(ModelRating)},
-                p_best=float(entry["p_best"]),
-                rank_lower=int(entry["rank_lower"]),
-                rank_upper=int(entry["rank_upper"]),
-            )
+            row = RankedRating.of(row, *(entry[f] for f in ODDS_FIELDS))
         rows.append(row)
     return replace(board, models=tuple(rows))

@@ -34,6 +34,7 @@ __all__ = [
     "cross_validated_alpha",
     "evidence_alpha",
     "learn_alpha",
+    "search_log_alpha",
 ]
 
 #: The ways :func:`learn_alpha` can choose the prior precision.
@@ -65,7 +66,7 @@ def _subsample(
     return matchups[keep], outcomes[keep], remap[groups[keep]], mu[chosen]
 
 
-def _search(loss: Callable[[float], float], bounds: tuple[float, float]) -> float:
+def search_log_alpha(loss: Callable[[float], float], bounds: tuple[float, float]) -> float:
     """Minimise ``loss(log alpha)`` over ``bounds``; returns ``alpha``."""
     lo, hi = math.log(bounds[0]), math.log(bounds[1])
     result = minimize_scalar(loss, bounds=(lo, hi), method="bounded", options={"xatol": 0.05})
@@ -174,7 +175,7 @@ def cross_validated_alpha(
         warm = newton(fits.with_alpha(alpha), warm, _MAX_ITER, _TOL)
         return float(held_out.objective(warm).sum()) / len(outcomes)
 
-    return _search(held_out_loss, bounds)
+    return search_log_alpha(held_out_loss, bounds)
 
 
 def evidence_alpha(
@@ -199,4 +200,4 @@ def evidence_alpha(
         warm = newton(fit, warm, _MAX_ITER, _TOL)
         return -float(fit.laplace(warm, variances=False)[0].sum())
 
-    return _search(negative_evidence, bounds)
+    return search_log_alpha(negative_evidence, bounds)

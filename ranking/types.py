@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 import numpy as np
@@ -39,9 +39,11 @@ __all__ = [
     "Matchups",
     "Method",
     "ModelRating",
+    "ODDS_FIELDS",
     "Outcomes",
     "PROVISIONAL_FIELDS",
     "PairwiseData",
+    "RankedRating",
     "Ratings",
     "Weights",
 ]
@@ -134,6 +136,10 @@ class ModelRating:
     losses: int
     ties: int
 
+    def plain(self) -> ModelRating:
+        """The row without anything a subclass adds (such as its odds)."""
+        return ModelRating(**{f.name: getattr(self, f.name) for f in fields(ModelRating)})
+
     def to_dict(self) -> dict[str, Any]:
         """The row as the JSON object of docs/SPEC.md section 3."""
         return {
@@ -146,6 +152,47 @@ class ModelRating:
             "wins": self.wins,
             "losses": self.losses,
             "ties": self.ties,
+        }
+
+
+#: The fields a row gains from the draws behind its interval (docs/SPEC.md section 2).
+ODDS_FIELDS = ("p_best", "rank_lower", "rank_upper")
+
+
+@dataclass(frozen=True)
+class RankedRating(ModelRating):
+    """A leaderboard row with its odds, read off the draws behind its interval.
+
+    Attributes
+    ----------
+    p_best : float
+        Probability that the model is the best of the models listed (the column sums
+        to 1).
+    rank_lower, rank_upper : int
+        The range of its rank at the board's confidence (1 is best).
+    """
+
+    p_best: float = float("nan")
+    rank_lower: int = 0
+    rank_upper: int = 0
+
+    @classmethod
+    def of(cls, row: ModelRating, p_best: float, rank_lower: int, rank_upper: int) -> RankedRating:
+        """``row`` with these odds."""
+        return cls(
+            **{f.name: getattr(row, f.name) for f in fields(ModelRating)},
+            p_best=float(p_best),
+            rank_lower=int(rank_lower),
+            rank_upper=int(rank_upper),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row of docs/SPEC.md section 3 with ``p_best``, ``rank_lower``, ``rank_upper``."""
+        return {
+            **super().to_dict(),
+            "p_best": round(self.p_best, 4),
+            "rank_lower": self.rank_lower,
+            "rank_upper": self.rank_upper,
         }
 
 
@@ -170,7 +217,7 @@ class Leaderboard:
         Coverage of the intervals.
     provisional : tuple of ModelRating, optional
         Models left off the ranks for having too few votes
-        (:func:`ranking.leaderboard.split_provisional`), most votes first; ``None`` when
+        (:func:`ranking.provisional.split_provisional`), most votes first; ``None`` when
         no minimum was applied. Their rows are kept for the counts only.
     min_votes : int, optional
         The fewest votes a ranked model has, when a minimum was applied.
