@@ -17,6 +17,7 @@ from service.cli import (
     evaluate,
     fit,
     leaderboard,
+    next_battle,
     progress,
     recommend,
     report,
@@ -58,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers.required = True
     for module in (leaderboard, users, topics, fit, recommend, evaluate, simulate, report, serve):
         module.add_parser(subparsers)
+    next_battle.add_parser(subparsers)
     serve.add_refit_parser(subparsers)
     serve.add_models_parser(subparsers)
     return parser

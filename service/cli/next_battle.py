@@ -1,0 +1,86 @@
+"""``plb next-battle``: the pair a user known by queries (and a few votes) should vote on."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from service.cli import progress
+from service.cli.common import UsageError, add_output_options, emit, load_battles
+from service.cli.recommend import read_queries
+from service.live.next_battle import next_battle_document
+from service.pipeline.artifacts import load_fit
+from service.recommendation import recommendation, unknown_models
+
+__all__ = ["add_parser", "format_next_battle"]
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``plb next-battle``."""
+    parser = subparsers.add_parser(
+        "next-battle",
+        help="the pair of models whose vote would tell most about a user's best model",
+        description="Read the ranking 'plb recommend' predicts from a user's queries (and "
+        "votes), and name the pair of models whose vote is expected to tell most about "
+        "which model is that user's best: the largest expected drop in the entropy of "
+        "p_best, in bits.",
+    )
+    parser.add_argument("fit_dir", metavar="DIR", help="a fit directory of 'plb fit --out DIR'")
+    parser.add_argument(
+        "--queries", required=True, metavar="FILE", help="the user's queries, as 'plb recommend'"
+    )
+    parser.add_argument(
+        "--votes", metavar="FILE", help="a battle log of the user's own votes, as 'plb recommend'"
+    )
+    add_output_options(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> None:
+    """Execute ``plb next-battle``."""
+    queries = read_queries(args.queries)
+    fit = load_fit(args.fit_dir)
+    if fit.predictor_dir is None:
+        raise UsageError(
+            f"the fit in {args.fit_dir} has no rating predictor (it was made without prompts "
+            "or with --no-features); rerun 'plb fit' on a log with prompts"
+        )
+    votes = None
+    if args.votes:
+        try:
+            votes = load_battles([args.votes], skip_invalid=False)
+        except UsageError as error:
+            raise UsageError(f"--votes: {error}") from None
+
+    from features.predictor import RatingPredictor  # heavy imports: only for this command
+
+    predictor = RatingPredictor.load(fit.predictor_dir)
+    if votes is not None:
+        unknown = unknown_models(votes, predictor.models_)
+        if unknown:
+            raise UsageError(
+                f"--votes: {args.votes} names model {unknown[0]!r}, which the fit does not know"
+            )
+    progress.note("choosing the next battle")
+    document = next_battle_document(recommendation(predictor, queries, votes))
+    emit(document, format_next_battle(document), args.format)
+
+
+def format_next_battle(document: dict[str, Any]) -> str:
+    """The suggested battle in a few lines."""
+    lines = [
+        f"Vote next: {document['model_a']} vs {document['model_b']}",
+        "",
+        f"Expected to tell {document['information']:.3f} bits of the "
+        f"{document['entropy']:.3f} still unknown about your best model "
+        f"({document['model_a']} {document['p_best_a']:.0%} likely the best, "
+        f"{document['model_b']} {document['p_best_b']:.0%}; "
+        f"{document['model_a']} wins with probability {document['p_a']:.0%}).",
+    ]
+    if document["alternatives"]:
+        others = ", ".join(
+            f"{p['model_a']} vs {p['model_b']} ({p['information']:.3f})"
+            for p in document["alternatives"]
+        )
+        lines.append(f"Next best: {others}.")
+    return "\n".join(lines)
