@@ -8,10 +8,11 @@ import math
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import pandas as pd
 
+from ranking.io.exports import TABLE_FORMATS, TableFormat, leaderboard_bytes
 from ranking.io.ingest import IngestResult, read_battles
 from service.cli import progress
 
@@ -124,8 +125,17 @@ def check_existing(option: str, path: str | None) -> None:
         raise UsageError(f"{option} {path!r}: no such file or directory")
 
 
-def add_output_options(parser: argparse.ArgumentParser) -> None:
-    """The ``--format`` option every command has."""
+def add_output_options(parser: argparse.ArgumentParser, *, exports: bool = False) -> None:
+    """The ``--format`` option every command has; ``exports`` adds ``csv`` and ``parquet``."""
+    if exports:
+        parser.add_argument(
+            "--format",
+            choices=("table", "json", *TABLE_FORMATS),
+            default="table",
+            help="a readable table (default), exactly one JSON document, or the leaderboard "
+            "as CSV or Parquet (one row a model; parquet needs stdout redirected to a file)",
+        )
+        return
     parser.add_argument(
         "--format",
         choices=("table", "json"),
@@ -243,8 +253,26 @@ def battles_phrase(n_battles: int, report: LeftOut | None, where: Sequence[str] 
 
 
 def emit(document: dict[str, Any], table: str, output_format: str) -> None:
-    """Print the table, or the JSON document, on stdout."""
-    if output_format == "json":
+    """Print the table, or the JSON document, on stdout.
+
+    With ``csv`` or ``parquet`` (commands with ``add_output_options(exports=True)``),
+    ``document`` is a leaderboard written as that file (:mod:`ranking.io.exports`).
+
+    Raises
+    ------
+    UsageError
+        On ``parquet`` with stdout a terminal (binary output would garble it).
+    """
+    if output_format in TABLE_FORMATS:
+        if output_format == "parquet" and sys.stdout.isatty():
+            raise UsageError(
+                "--format parquet writes a binary file: redirect stdout, e.g. > board.parquet"
+            )
+        data = leaderboard_bytes(document, cast(TableFormat, output_format))
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    elif output_format == "json":
         json.dump(document, sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
     else:

@@ -113,7 +113,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--matrix", action="store_true", help="also print the predicted win-probability matrix"
     )
     add_input_options(parser)
-    add_output_options(parser)
+    add_output_options(parser, exports=True)
     parser.set_defaults(run=run)
 
 
