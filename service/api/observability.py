@@ -38,6 +38,7 @@ log = logging.getLogger("plb.access")
 
 #: Requests a second up to which every one is logged; the sampled log's lines a second.
 ACCESS_LOG_LINES_PER_S = 200
+_DEFAULT = object()
 
 
 class Metrics:
@@ -99,17 +100,19 @@ class AccessLog:
     ----------
     skipped : Counter
         Counts the requests left out of the log.
-    lines_per_s : int or None, default :data:`ACCESS_LOG_LINES_PER_S`
+    lines_per_s : int or None, default :data:`ACCESS_LOG_LINES_PER_S` (read when made)
         Up to this many requests a second every one is logged; above, one in
         N = ceil(last second's requests / ``lines_per_s``) below status 400, and every
         one from 400 up. None logs every request.
     """
 
-    def __init__(self, skipped: Counter, lines_per_s: int | None = ACCESS_LOG_LINES_PER_S) -> None:
-        if lines_per_s is not None and lines_per_s < 1:
+    def __init__(self, skipped: Counter, lines_per_s: int | None | object = _DEFAULT) -> None:
+        if lines_per_s is _DEFAULT:
+            lines_per_s = ACCESS_LOG_LINES_PER_S
+        if lines_per_s is not None and (not isinstance(lines_per_s, int) or lines_per_s < 1):
             raise ValueError(f"Argument 'lines_per_s' must be at least 1, not {lines_per_s!r}")
         self.skipped = skipped
-        self.lines_per_s = lines_per_s
+        self.lines_per_s: int | None = lines_per_s
         self._second = 0  # the second of the clock counted in
         self._requests = 0  # requests in that second
         self._logged = 0  # lines written in that second
@@ -172,7 +175,7 @@ class ObservabilityMiddleware:
         self,
         app: ASGIApp,
         metrics: Metrics,
-        log_lines_per_s: int | None = ACCESS_LOG_LINES_PER_S,
+        log_lines_per_s: int | None | object = _DEFAULT,
     ) -> None:
         self.app = app
         self.metrics = metrics

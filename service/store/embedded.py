@@ -16,11 +16,13 @@ Schema (``PRAGMA application_id`` marks the file as ours, ``PRAGMA user_version`
     battles   (seq INTEGER PRIMARY KEY, battle_id TEXT UNIQUE, user_id TEXT, doc TEXT)
     users     (user_id TEXT PRIMARY KEY)
     kv        (key TEXT PRIMARY KEY, value)      -- 'elo', 'snapshot', 'version', 'secret'
-    user_docs (user_id, method, doc, PRIMARY KEY (user_id, method))
+    user_docs (user_id, method, doc, version INTEGER, PRIMARY KEY (user_id, method))
 
-A user's ``doc`` is the text the service answers (:func:`~service.store.base.encode_document`);
-:meth:`EmbeddedStore.get_user_raw` reads it with its version (``json_extract(doc,
-'$.version')``, in SQLite), so the service answers it without parsing it in Python.
+A user's ``doc`` is the text the service answers (:func:`~service.store.base.encode_document`)
+and ``version`` the version it is stamped with, written in the same statement, so that
+:meth:`EmbeddedStore.get_user_raw` hands both over without parsing any JSON. A file of
+schema version 1 (no ``version`` column) is migrated when opened: the column is added and
+filled from the documents (``json_extract``), in one transaction.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ __all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "EmbeddedStore"]
 logger = logging.getLogger(__name__)
 
 APPLICATION_ID = 0x504C4231  # "PLB1": marks a SQLite file as a personal-leaderboard store
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _CHUNK = 500  # bound parameters per IN (...) query
 
 _SCHEMA = """
@@ -71,9 +73,18 @@ CREATE TABLE user_docs (
     user_id TEXT NOT NULL,
     method TEXT NOT NULL,
     doc TEXT NOT NULL,
+    version INTEGER,
     PRIMARY KEY (user_id, method)
 );
 """
+_MIGRATIONS = {
+    # 1 -> 2: each user document's version beside it
+    1: (
+        "ALTER TABLE user_docs ADD COLUMN version INTEGER",
+        "UPDATE user_docs SET version = json_extract(doc, '$.version') "
+        "WHERE json_type(doc, '$.version') = 'integer'",
+    ),
+}
 
 
 class EmbeddedStore(Store):
@@ -157,6 +168,17 @@ class EmbeddedStore(Store):
             elif app != APPLICATION_ID:
                 raise self._fail(
                     "open", f"a SQLite database of something else (application_id {app})"
+                )
+            elif version in _MIGRATIONS:
+                for from_version in range(version, SCHEMA_VERSION):
+                    for statement in _MIGRATIONS[from_version]:
+                        conn.execute(statement)
+                conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+                logger.info(
+                    "migrated the embedded store at %s from schema version %d to %d",
+                    self.path,
+                    version,
+                    SCHEMA_VERSION,
                 )
             elif version != SCHEMA_VERSION:
                 raise self._fail(
@@ -259,14 +281,15 @@ class EmbeddedStore(Store):
             return cursor.rowcount == 1
 
     def put_user(self, user_id: str, method: str, document: Mapping[str, Any]) -> None:
-        doc, _ = user_document_text(document)  # its version is read back with json_extract
+        doc, version = user_document_text(document)
         with self._write("put_user") as conn:
             # an unchanged document is not rewritten: the file stays as it was, byte for byte
             conn.execute(
-                "INSERT INTO user_docs (user_id, method, doc) VALUES (?, ?, ?) "
-                "ON CONFLICT (user_id, method) DO UPDATE SET doc = excluded.doc "
-                "WHERE doc != excluded.doc",
-                (user_id, method, doc),
+                "INSERT INTO user_docs (user_id, method, doc, version) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (user_id, method) DO UPDATE "
+                "SET doc = excluded.doc, version = excluded.version "
+                "WHERE doc != excluded.doc OR version IS NOT excluded.version",
+                (user_id, method, doc, version),
             )
 
     def get_user(self, user_id: str, method: str) -> dict[str, Any] | None:
@@ -279,8 +302,7 @@ class EmbeddedStore(Store):
     def get_user_raw(self, user_id: str, method: str) -> StoredDocument | None:
         with self._read("get_user") as conn:
             row = conn.execute(
-                "SELECT doc, json_extract(doc, '$.version') FROM user_docs "
-                "WHERE user_id = ? AND method = ?",
+                "SELECT doc, version FROM user_docs WHERE user_id = ? AND method = ?",
                 (user_id, method),
             ).fetchone()
         return None if row is None else StoredDocument.read(row[0], row[1])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -64,6 +65,8 @@ CALLS: list[tuple[str, Callable[[Store], Any]]] = [
     ("init_elo", lambda s: s.init_elo({"alpha": 1.0})),
     ("put_user", lambda s: s.put_user("u1", "bt", {"n": 0})),
     ("get_user", lambda s: s.get_user("u1", "bt")),
+    ("get_user_raw", lambda s: s.get_user_raw("u1", "bt")),
+    ("get_user_raw_async", lambda s: asyncio.run(s.get_user_raw_async("u1", "bt"))),
     ("publish", lambda s: s.publish({"v": 0})),
     ("snapshot", lambda s: s.snapshot()),
     ("version", lambda s: s.version()),
