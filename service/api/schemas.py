@@ -237,11 +237,22 @@ class UserLeaderboardPublic(LeaderboardPublic):
     spearman: float | None = Field(description="Spearman against the aggregate ranking")
 
 
+class PredictedModelPublic(RankedModelPublic):
+    """A row of a predicted (or blended) ranking, with its odds."""
+
+    p_best: float = Field(
+        description="probability that this model is the person's best of those listed, "
+        "from the Gaussian its interval stands for (docs/SPEC.md section 2)"
+    )
+    rank_lower: int = Field(description="best rank of the range of its rank (1 is best)")
+    rank_upper: int = Field(description="worst rank of that range")
+
+
 class RecommendPublic(BaseModel):
     """The recommend JSON of docs/SPEC.md section 3."""
 
     source: Literal["predicted", "blended"]
-    models: list[RankedModelPublic]
+    models: list[PredictedModelPublic]
     n_queries: int
     n_votes: int
     prior_sd: float
