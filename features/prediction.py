@@ -16,6 +16,7 @@ from sklearn.decomposition import PCA
 
 from ranking.contextual import ContextualBT
 from ranking.intervals import interval_ranks
+from ranking.odds import RankOdds, gaussian_draws, rank_odds, z_value
 from ranking.types import FloatArray
 
 __all__ = ["Prediction", "Source", "StyleMember"]
@@ -46,14 +47,17 @@ class Prediction:
     lower: FloatArray
     upper: FloatArray
 
-    def ranking(self, row: int = 0) -> list[dict[str, Any]]:
-        """One user's models, best first, in the SPEC ``recommend`` shape.
+    def ranking(self, row: int = 0, confidence: float = 0.95) -> list[dict[str, Any]]:
+        """One user's models, best first, in the SPEC ``recommend`` shape, with their odds.
 
-        Ranks follow docs/SPEC.md section 2: 1 + the number of models whose lower bound is above
-        this model's upper bound, so models whose intervals overlap share a rank.
+        Ranks follow docs/SPEC.md section 2: 1 + the number of models whose lower bound is
+        above this model's upper bound, so models whose intervals overlap share a rank.
+        ``p_best``, ``rank_lower`` and ``rank_upper`` are read off draws of the Gaussian
+        the ``confidence`` intervals stand for (:meth:`odds`).
         """
         order = np.argsort(-self.ratings[row], kind="stable")
         ranks = interval_ranks(self.lower[row], self.upper[row])
+        odds = self.odds(row, confidence)
         return [
             {
                 "model": self.models[j],
@@ -61,9 +65,23 @@ class Prediction:
                 "lower": round(float(self.lower[row, j]), 2),
                 "upper": round(float(self.upper[row, j]), 2),
                 "rank": int(ranks[j]),
+                "p_best": round(float(odds.p_best[j]), 4),
+                "rank_lower": int(odds.rank_lower[j]),
+                "rank_upper": int(odds.rank_upper[j]),
             }
             for j in order
         ]
+
+    def odds(self, row: int = 0, confidence: float = 0.95) -> RankOdds:
+        """One user's ``p_best`` and rank ranges, in the order of :attr:`models`.
+
+        The interval of each model is taken as ``rating +- z * sd`` of a Gaussian, the
+        models independent (what a prediction's intervals say); the odds are those of
+        :data:`ranking.odds.ODDS_DRAWS` draws of it with a fixed seed.
+        """
+        sd = (self.upper[row] - self.lower[row]) / (2.0 * z_value(confidence))
+        draws = gaussian_draws(self.ratings[row], np.diag(sd**2))
+        return rank_odds(draws, confidence)
 
 
 @dataclass(frozen=True)

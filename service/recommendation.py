@@ -67,8 +67,9 @@ def recommendation(
     Returns
     -------
     dict
-        ``source``, ``models`` (best first, SPEC ranks), ``n_queries``, ``n_votes``,
-        ``prior_sd``, and ``spearman`` when ``aggregate`` is given.
+        ``source``, ``models`` (best first, SPEC ranks, each with its odds: ``p_best``,
+        ``rank_lower``, ``rank_upper``), ``n_queries``, ``n_votes``, ``prior_sd``, and
+        ``spearman`` when ``aggregate`` is given.
     """
     if votes is not None:
         queries = queries + vote_prompts(votes)
@@ -81,7 +82,7 @@ def recommendation(
         prediction = predictor.blend(prediction, data, users)
     document: dict[str, Any] = {
         "source": prediction.source,
-        "models": prediction.ranking(0),
+        "models": prediction.ranking(0, predictor.confidence),
         "n_queries": len(queries),
         "n_votes": n_votes,
         "prior_sd": round(predictor.prior_sd, 1),

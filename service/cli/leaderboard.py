@@ -24,7 +24,7 @@ from service.cli.common import (
     emit,
     read_log,
 )
-from service.cli.tables import format_leaderboard, format_matrix
+from service.cli.tables import format_leaderboard, format_matrix, odds_line
 
 __all__ = ["DEFAULT_MIN_VOTES", "add_parser", "format_odds", "parse_anchor"]
 
@@ -48,10 +48,6 @@ def parse_anchor(text: str) -> tuple[str, float]:
     return model, value
 
 
-def _percent(p: float) -> str:
-    return "<1%" if 0.0 < p < 0.005 else f"{p:.0%}"
-
-
 def format_odds(board: Leaderboard, shown: int = 3) -> str:
     """The likeliest best models in a line, with their rank ranges; "" without odds.
 
@@ -64,10 +60,8 @@ def format_odds(board: Leaderboard, shown: int = 3) -> str:
     rows = [m for m in board.models if isinstance(m, RankedRating)]
     if not rows or len(rows) != len(board.models):
         return ""
-    ranked = sorted(rows, key=lambda m: -m.p_best)
-    top = [m for m in ranked[:shown] if m.p_best > 0.0] or ranked[:1]
-    parts = [f"{m.model} {_percent(m.p_best)} ({m.rank_lower}-{m.rank_upper})" for m in top]
-    return f"Likeliest best ({board.confidence:.0%} rank range): " + ", ".join(parts)
+    odds = [(m.model, m.p_best, m.rank_lower, m.rank_upper) for m in rows]
+    return odds_line(odds, board.confidence, shown)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:

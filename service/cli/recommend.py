@@ -11,7 +11,7 @@ from typing import Any
 
 from service.cli import progress
 from service.cli.common import UsageError, add_output_options, emit, load_battles
-from service.cli.tables import format_table
+from service.cli.tables import format_table, odds_line
 from service.pipeline.artifacts import load_fit
 from service.recommendation import recommendation, unknown_models, vote_prompts
 
@@ -156,8 +156,11 @@ def format_recommendation(document: dict[str, Any], confidence: float = 0.95) ->
         f"{confidence:.0%} intervals; a user's ratings stray about {document['prior_sd']:.1f} "
         "points (one sd) from a prediction by queries alone"
     )
+    odds = [(m["model"], m["p_best"], m["rank_lower"], m["rank_upper"]) for m in document["models"]]
     return (
         head
+        + "\n"
+        + odds_line(odds, confidence)
         + "\n\n"
         + format_table(("rank", "model", "rating", f"{confidence:.0%} interval"), rows)
         + "\n\n"

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from ranking.types import Leaderboard
 
-__all__ = ["format_leaderboard", "format_matrix", "format_table"]
+__all__ = ["format_leaderboard", "format_matrix", "format_table", "odds_line"]
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
@@ -77,3 +77,22 @@ def format_matrix(board: Leaderboard) -> str:
     return "Predicted win probability (%) of the row model against the column model\n\n" + (
         format_table(headers, rows)
     )
+
+
+def _percent(p: float) -> str:
+    return "<1%" if 0.0 < p < 0.005 else f"{p:.0%}"
+
+
+def odds_line(
+    odds: Sequence[tuple[str, float, int, int]], confidence: float, shown: int = 3
+) -> str:
+    """The likeliest best models in a line, with their rank ranges.
+
+    ``odds`` holds ``(model, p_best, rank_lower, rank_upper)`` rows; at most ``shown``
+    are named, those with a chance of being the best. ``plb leaderboard`` and ``plb
+    recommend`` print it above their tables.
+    """
+    ranked = sorted(odds, key=lambda m: -m[1])
+    top = [m for m in ranked[:shown] if m[1] > 0.0] or ranked[:1]
+    parts = [f"{model} {_percent(p)} ({lo}-{hi})" for model, p, lo, hi in top]
+    return f"Likeliest best ({confidence:.0%} rank range): " + ", ".join(parts)

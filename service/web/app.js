@@ -276,6 +276,122 @@ function showProvisional(data) {
 }
 
 /* ------------------------------------------------------------------------------------
+ * The answer in words, the next battle, and what a vote changed
+ * ---------------------------------------------------------------------------------- */
+
+// The likeliest best is named plainly when it is this many times as likely as the next.
+const CLEAR_LEAD = 1.5;
+
+const share = (p) => (p > 0 && p < 0.005 ? '<1%' : percent.format(p));
+
+/** English ordinal of a place: 1st, 2nd, 3rd, 4th, 11th, 21st... */
+function ordinal(n) {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13 ? 'th' : ({ 1: 'st', 2: 'nd', 3: 'rd' }[n % 10] ?? 'th');
+  return `${n}${suffix}`;
+}
+
+/** The models with odds, likeliest best first. */
+function byOdds(models) {
+  return models.filter((m) => isNumber(m.p_best)).sort((a, b) => b.p_best - a.p_best);
+}
+
+/**
+ * The ranking's answer in words: "For you: X (41% likely the best; Y 22%)", or, when
+ * nothing separates the top models yet, that it does not (and the battle that would).
+ */
+function answerInWords(models) {
+  const ranked = byOdds(models);
+  if (!ranked.length) return '';
+  const [top, second] = ranked;
+  if (!second || top.p_best >= CLEAR_LEAD * second.p_best) {
+    const next = second ? `; ${second.model} ${share(second.p_best)}` : '';
+    return `For you: ${top.model} (${share(top.p_best)} likely the best${next})`;
+  }
+  const close = ranked
+    .slice(0, 3)
+    .map((m) => `${m.model} ${share(m.p_best)}`)
+    .join(', ');
+  return `Nothing separates your top models yet (likely the best: ${close}). The battle below would tell them apart.`;
+}
+
+function showAnswer(models) {
+  const answer = $('your-answer');
+  answer.textContent = answerInWords(models);
+  answer.hidden = !answer.textContent;
+}
+
+/** What a vote did to the two models it named, and which model leads now. */
+function whatChanged(vote, before, after) {
+  const place = (models, name) => models.findIndex((m) => m.model === name) + 1;
+  const moved = (name) => {
+    const from = place(before, name);
+    const to = place(after, name);
+    return from === to ? `${name} stays ${ordinal(to)}` : `${name} moves from ${ordinal(from)} to ${ordinal(to)}`;
+  };
+  const { model_a: a, model_b: b } = vote;
+  const [winner, loser] = vote.winner === 'model_b' ? [b, a] : [a, b];
+  const said = vote.winner === 'tie' ? `Your tie between ${a} and ${b}` : `Your vote for ${winner} over ${loser}`;
+  const [top] = after; // the highest rated, as the table shows it first
+  const lead = top && isNumber(top.p_best) ? `; ${top.model} now leads (${share(top.p_best)} likely the best)` : '';
+  return `${said}: ${moved(a)}, ${moved(b)}${lead}.`;
+}
+
+// The ranking from queries being voted on: {queries, votes, models}; null for a user's board.
+let session = null;
+let nextBattleRequest = 0; // only the latest suggestion is shown
+
+/** Ask for the next battle and show it; with canVote, as buttons that vote on it. */
+async function showNextBattle(path, { body, token, canVote }) {
+  const box = $('next-battle');
+  const request = ++nextBattleRequest;
+  box.hidden = true;
+  try {
+    const pair = await api(path, body ? { method: 'POST', body } : { token });
+    if (request !== nextBattleRequest) return;
+    box.dataset.modelA = pair.model_a;
+    box.dataset.modelB = pair.model_b;
+    $('next-battle-question').textContent = canVote
+      ? `Your next battle: which would you rather have answer you, ${pair.model_a} or ${pair.model_b}?`
+      : `Your next battle worth a vote: ${pair.model_a} against ${pair.model_b}.`;
+    $('vote-a').textContent = pair.model_a;
+    $('vote-b').textContent = pair.model_b;
+    $('vote-buttons').hidden = !canVote;
+    box.hidden = false;
+  } catch {
+    box.hidden = true; // no suggestion is no error: the ranking is still shown
+  }
+}
+
+/** A vote on the suggested battle: the ranking again with it, and what it changed. */
+async function onVote(event) {
+  if (!session) return;
+  const box = $('next-battle');
+  const winner = event.currentTarget.dataset.winner;
+  const vote = { model_a: box.dataset.modelA, model_b: box.dataset.modelB, winner };
+  const votes = [...session.votes, vote];
+  const buttons = [...document.querySelectorAll('#vote-buttons button')];
+  for (const button of buttons) button.disabled = true;
+  setStatus('Counting your vote…');
+  try {
+    const body = { queries: session.queries, votes };
+    const data = await api('/v1/recommend', { method: 'POST', body });
+    const change = whatChanged(vote, session.models, data.models ?? []);
+    session = { ...session, votes, models: data.models ?? [] };
+    const n = votes.length;
+    showYours(data, `from your ${session.queries.length} queries and ${n} ${n === 1 ? 'vote' : 'votes'}`);
+    $('your-change').textContent = change;
+    $('your-change').hidden = false;
+    setStatus(`Vote counted: ${n} ${n === 1 ? 'vote' : 'votes'} so far.`);
+    await showNextBattle('/v1/next-battle', { body, canVote: true });
+  } catch (err) {
+    setStatus(`Could not count your vote: ${err.message}`, { error: true });
+  } finally {
+    for (const button of buttons) button.disabled = false;
+  }
+}
+
+/* ------------------------------------------------------------------------------------
  * Your leaderboard: from queries, or from your own votes with a token
  * ---------------------------------------------------------------------------------- */
 
@@ -285,6 +401,7 @@ let lastYours = null; // {kind: 'user', userId, token} to reload when the method
 function showYours(data, sourceDetail) {
   const models = Array.isArray(data.models) ? data.models : [];
   renderBoard($('your-table'), models);
+  showAnswer(models);
 
   const source = $('your-source');
   source.replaceChildren('Source: ', h('strong', '', data.source ?? 'unknown'));
@@ -326,8 +443,12 @@ async function onRecommend(event) {
     const votes = data.n_votes ? ` and ${data.n_votes} votes` : '';
     const count = showYours(data, `from your ${n} ${n === 1 ? 'query' : 'queries'}${votes}`);
     lastYours = null;
+    session = { queries, votes: [], models: data.models ?? [] };
+    $('your-change').hidden = true;
     setStatus(`Ranked ${count} models for your queries.`);
+    showNextBattle('/v1/next-battle', { body: { queries }, canVote: true });
   } catch (err) {
+    $('your-result').hidden = true; // a new error clears the old result
     setStatus(`Could not rank the models: ${err.message}`, { error: true });
   } finally {
     button.disabled = false;
@@ -348,9 +469,13 @@ async function loadUserBoard(userId, token) {
     const votes = isNumber(data.n_battles) ? `from your ${integer.format(data.n_battles)} votes` : '';
     const count = showYours(data, votes);
     lastYours = { kind: 'user', userId, token };
+    session = null;
+    $('your-change').hidden = true;
     showUserEmbed(userId, token);
     setStatus(`Your leaderboard: ${count} models.`);
+    showNextBattle(`/v1/users/${encodeURIComponent(userId)}/next-battle`, { token, canVote: false });
   } catch (err) {
+    $('your-result').hidden = true; // a new error clears the old result
     setStatus(`Could not load your leaderboard: ${err.message}`, { error: true });
   } finally {
     button.disabled = false;
@@ -564,6 +689,9 @@ function start() {
     });
   }
   $('recommend-form').addEventListener('submit', onRecommend);
+  for (const button of document.querySelectorAll('#vote-buttons button')) {
+    button.addEventListener('click', onVote);
+  }
   $('token-form').addEventListener('submit', onToken);
   $('remember').addEventListener('change', (event) => {
     if (!event.target.checked) {

@@ -261,6 +261,53 @@ def test_page_ranks_models_as_the_api_does(server: Server, tab: Any) -> None:
     assert errors.messages == []
 
 
+def test_page_answers_in_words_and_votes_the_suggested_battle(server: Server, tab: Any) -> None:
+    """Queries in, the answer in words, the next battle voted on, and what it changed."""
+    errors = Errors()
+    errors.watch(tab)
+    tab.goto(f"{server.base_url}/")
+    tab.fill("#queries", "\n".join(QUERIES))
+    tab.click("#recommend-button")
+    tab.wait_for_selector("#your-answer:not([hidden])")
+    before = server.client.post("/v1/recommend", json={"queries": QUERIES}).json()
+    odds = sorted(before["models"], key=lambda m: -m["p_best"])
+    answer = tab.inner_text("#your-answer")
+    if odds[0]["p_best"] >= 1.5 * odds[1]["p_best"]:
+        assert answer.startswith(f"For you: {odds[0]['model']} (")
+        assert f"likely the best; {odds[1]['model']} " in answer
+    else:
+        assert answer.startswith("Nothing separates your top models yet (likely the best: ")
+        assert all(m["model"] in answer for m in odds[:3])
+
+    # the suggested battle is the one POST /v1/next-battle names
+    tab.wait_for_selector("#next-battle:not([hidden])")
+    pair = server.client.post("/v1/next-battle", json={"queries": QUERIES}).json()
+    question = tab.inner_text("#next-battle-question")
+    assert f"{pair['model_a']} or {pair['model_b']}?" in question
+    assert tab.inner_text("#vote-b") == pair["model_b"]
+
+    # a vote for model_b: the ranking with that vote, and what it changed, in words
+    tab.click("#vote-b")
+    tab.wait_for_selector("#your-change:not([hidden])")
+    vote = {"model_a": pair["model_a"], "model_b": pair["model_b"], "winner": "model_b"}
+    after = server.client.post("/v1/recommend", json={"queries": QUERIES, "votes": [vote]})
+    assert after.status_code == 200, after.text
+    assert after.json()["source"] == "blended"
+    assert rows(tab, "#your-table") == expected(after.json()["models"])
+    change = tab.inner_text("#your-change")
+    assert change.startswith(f"Your vote for {pair['model_b']} over {pair['model_a']}: ")
+    order = [m["model"] for m in before["models"]]
+    now = [m["model"] for m in after.json()["models"]]
+    b_from, b_to = order.index(pair["model_b"]) + 1, now.index(pair["model_b"]) + 1
+    said = "stays" if b_from == b_to else "moves from"
+    assert f"{pair['model_b']} {said} " in change
+    assert "1 vote" in tab.inner_text("#your-source")
+    # and the next suggestion, read off the ranking with the vote
+    tab.wait_for_selector("#next-battle:not([hidden])")
+    tab.locator("#yours").screenshot(path=str(artifacts_dir() / "web-page-vote.png"))
+    assert errors.messages == []
+
+
 def test_page_lists_provisional_models_apart(shared_fit: Path, tmp_path: Path, tab: Any) -> None:
     """Models below the minimum of votes are named under the table, not ranked in it."""
     with serve(shared_fit, tmp_path, min_model_votes=200) as server:

@@ -48,6 +48,9 @@ def queries_txt(tmp_path: Path) -> Path:
     path.write_text("\n".join(QUERIES) + "\n\n", encoding="utf-8")
     return path
 
+#: The odds every recommended row carries (docs/SPEC.md section 2).
+ODDS = ("p_best", "rank_lower", "rank_upper")
+
 
 def recommend_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
     assert main(["recommend", *argv, "--format", "json"]) == 0
@@ -65,8 +68,11 @@ def check_ranking(doc: dict, models: tuple[str, ...]) -> None:
     ratings = [m["rating"] for m in entries]
     assert ratings == sorted(ratings, reverse=True)
     for m in entries:
-        assert set(m) == {"model", "rating", "lower", "upper", "rank"}
+        assert set(m) == {"model", "rating", "lower", "upper", "rank", *ODDS}
         assert m["lower"] <= m["rating"] <= m["upper"]
+        assert 1 <= m["rank_lower"] <= m["rank_upper"] <= len(models)
+    # the odds of the Gaussian each interval stands for: p_best sums to 1
+    assert sum(m["p_best"] for m in entries) == pytest.approx(1.0, abs=1e-3)
 
 
 def write_votes(path: Path, rows: pd.DataFrame) -> Path:
