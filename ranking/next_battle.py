@@ -22,6 +22,11 @@ outcome is taken as decisive. A pair of models that are both surely not the best
 nothing; two models each likely to be best, whose order the posterior does not know,
 tell most; so does a likely best against a close challenger.
 
+``target="ranking"`` asks about the whole board instead: the information summed over the
+order of every pair of models, ``sum_{m<n} I([theta_m > theta_n]; y)``, from the same
+draws (the order indicators in place of ``best``). It spreads the votes over the board
+where ``"best"`` spends them on the contenders (docs/evaluation.md compares the two).
+
 The draws come from a fixed seed, taken in a canonical order of the models (by mean, then
 variance), so the answer is the same whatever order the models are listed in, and the
 same on every call. Units are natural-log strengths; :func:`board_posterior` turns the
@@ -31,6 +36,7 @@ Elo-scale ratings and intervals of a board into them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -45,7 +51,13 @@ __all__ = [
     "board_posterior",
     "next_battle",
     "pair_information",
+    "TARGETS",
+    "Target",
 ]
+
+Target = Literal["best", "ranking"]
+#: What a vote is to tell about: which model is best, or the order of every pair.
+TARGETS: tuple[Target, ...] = ("best", "ranking")
 
 #: Posterior draws behind the expected information of each pair.
 NEXT_BATTLE_DRAWS = 4000
@@ -62,11 +74,13 @@ class NextBattle:
     model_a, model_b : int
         Indices of the two models; ``model_a`` is the one with the higher mean.
     information : float
-        Expected drop in the entropy of ``p_best`` from the vote, in bits.
+        Expected drop in the entropy of ``p_best`` from the vote (or, with
+        ``target="ranking"``, in the summed entropies of the pairs' orders), in bits.
     p_a : float
         Probability that ``model_a`` wins the vote, under the posterior.
     entropy : float
-        Entropy of ``p_best`` now, in bits (0: the best is known; ``log2 k``: no idea).
+        Entropy of ``p_best`` now, in bits (0: the best is known; ``log2 k``: no idea),
+        whatever the target.
     p_best : ndarray
         ``(k,)`` probability that each model is the best, from the same draws.
     pairs : ndarray of int
@@ -133,14 +147,39 @@ def _canonical_order(mu: FloatArray, cov: FloatArray) -> IntArray:
     return np.lexsort((np.diag(cov), -mu)).astype(np.intp)
 
 
+def _best_information(
+    win: FloatArray, one_hot: FloatArray, p_best: FloatArray, p_y: FloatArray
+) -> FloatArray:
+    """``I(best; y)`` of each pair: ``win`` ``(P, R)``, ``one_hot`` ``(R, m)`` of the
+    ``m`` models ever best, ``p_best`` ``(m,)``, ``p_y`` ``(P,)``."""
+    joint = (win @ one_hot).T / win.shape[1]  # (m, P): P(best = m, first wins)
+    within = (p_best[:, None] * _binary_entropy(joint / p_best[:, None])).sum(axis=0)
+    return np.maximum(_binary_entropy(p_y) - within, 0.0)
+
+
+def _order_information(
+    win: FloatArray, orders: FloatArray, p_order: FloatArray, p_y: FloatArray
+) -> FloatArray:
+    """``sum_q I(order_q; y)`` of each pair: ``orders`` ``(Q, R)`` whether each pair's
+    first model is above its second in each draw, ``p_order`` ``(Q,)``."""
+    unsure = (p_order > 0) & (p_order < 1)
+    o, p_o = orders[unsure], p_order[unsure, None]
+    joint = o @ win.T / win.shape[1]  # (Q, P): P(order, first wins)
+    within = p_o * _binary_entropy(joint / p_o) + (1 - p_o) * _binary_entropy(
+        (p_y[None, :] - joint) / (1 - p_o)
+    )
+    return np.maximum(_binary_entropy(p_y)[None, :] - within, 0.0).sum(axis=0)
+
+
 def pair_information(
     mean: npt.ArrayLike,
     covariance: npt.ArrayLike,
     *,
     draws: int = NEXT_BATTLE_DRAWS,
     seed: int = ODDS_SEED,
+    target: Target = "best",
 ) -> tuple[IntArray, FloatArray, FloatArray, FloatArray]:
-    """Expected information about the best model of every pair's vote.
+    """Expected information of every pair's vote about the best model (or the ranking).
 
     Parameters
     ----------
@@ -152,6 +191,9 @@ def pair_information(
         Posterior draws (fixed seed ``seed``).
     seed : int
         Seed of the draws.
+    target : {"best", "ranking"}
+        What the vote is to tell about: which model is best (the entropy of ``p_best``),
+        or the order of every pair (module docstring).
 
     Returns
     -------
@@ -159,7 +201,8 @@ def pair_information(
         ``(P, 2)`` every pair ``(i, j)`` with ``i < j`` in the caller's order,
         ``P = k (k - 1) / 2``.
     information : ndarray
-        ``(P,)`` expected drop in the entropy of ``p_best``, bits (never negative).
+        ``(P,)`` expected drop in the entropy of ``p_best`` (or the summed entropies of
+        the pairs' orders), bits (never negative).
     p_first : ndarray
         ``(P,)`` probability that the first model of the pair wins.
     p_best : ndarray
@@ -168,13 +211,16 @@ def pair_information(
     Raises
     ------
     ValueError
-        On a bad shape, a non-finite value, a negative variance or ``draws < 1``.
+        On a bad shape, a non-finite value, a negative variance, ``draws < 1`` or an
+        unknown ``target``.
     """
     mu = _check_mean(mean)
     k = mu.shape[0]
     cov = _as_covariance(covariance, k)
     if draws < 1:
         raise ValueError(f"Argument 'draws' must be at least 1, not {draws}.")
+    if target not in TARGETS:
+        raise ValueError(f"Argument 'target' must be one of {TARGETS}, not {target!r}.")
     order = _canonical_order(mu, cov)
     sample = np.empty((draws, k))
     sample[:, order] = gaussian_draws(mu[order], cov[np.ix_(order, order)], draws, seed)
@@ -182,20 +228,29 @@ def pair_information(
     one_hot = np.zeros((draws, k))
     one_hot[np.arange(draws), best] = 1.0
     p_best = one_hot.mean(axis=0)
+    seen = p_best > 0
+    by_model = np.ascontiguousarray(sample.T)  # (k, R): a pair's rows gathered fast
     first, second = np.triu_indices(k, 1)
+    orders, p_order = np.empty((0, draws)), np.empty(0)
+    if target == "ranking":
+        orders = (by_model[first] > by_model[second]).astype(np.float64)  # (Q, R)
+        p_order = orders.mean(axis=1)
     pairs = np.stack([first, second], axis=1).astype(np.intp)
     information = np.empty(len(first))
     p_first = np.empty(len(first))
     step = max(1, _CHUNK // draws)
     for start in range(0, len(first), step):
         rows = slice(start, start + step)
-        win = 1.0 / (1.0 + np.exp(sample[:, second[rows]] - sample[:, first[rows]]))
-        p_y = win.mean(axis=0)
-        joint = one_hot.T @ win / draws  # (k, P): P(best = m, first wins)
-        seen = p_best > 0
-        conditional = joint[seen] / p_best[seen, None]
-        within = (p_best[seen, None] * _binary_entropy(conditional)).sum(axis=0)
-        information[rows] = np.maximum(_binary_entropy(p_y) - within, 0.0)
+        win = by_model[second[rows]]  # (P, R), becomes sigmoid(first - second) in place
+        win -= by_model[first[rows]]
+        np.exp(win, out=win)
+        win += 1.0
+        np.reciprocal(win, out=win)
+        p_y = win.mean(axis=1)
+        if target == "best":
+            information[rows] = _best_information(win, one_hot[:, seen], p_best[seen], p_y)
+        else:
+            information[rows] = _order_information(win, orders, p_order, p_y)
         p_first[rows] = p_y
     return pairs, information, p_first, p_best
 
@@ -206,6 +261,7 @@ def next_battle(
     *,
     draws: int = NEXT_BATTLE_DRAWS,
     seed: int = ODDS_SEED,
+    target: Target = "best",
 ) -> NextBattle:
     """The pair whose vote is expected to tell most about which model is the best.
 
@@ -220,6 +276,9 @@ def next_battle(
         Posterior draws behind the information.
     seed : int
         Seed of the draws: the same posterior always gives the same pair.
+    target : {"best", "ranking"}
+        Tell most about which model is best (the default), or about the order of every
+        pair of models (:func:`pair_information`).
 
     Returns
     -------
@@ -231,11 +290,14 @@ def next_battle(
     Raises
     ------
     ValueError
-        On a bad shape, a non-finite value, a negative variance or ``draws < 1``.
+        On a bad shape, a non-finite value, a negative variance, ``draws < 1`` or an
+        unknown ``target``.
     """
     mu = _check_mean(mean)
     cov = _as_covariance(covariance, mu.shape[0])
-    pairs, information, p_first, p_best = pair_information(mu, cov, draws=draws, seed=seed)
+    pairs, information, p_first, p_best = pair_information(
+        mu, cov, draws=draws, seed=seed, target=target
+    )
     rank = np.empty(mu.shape[0], dtype=np.intp)
     rank[_canonical_order(mu, cov)] = np.arange(mu.shape[0])
     # position of each pair's models in the canonical order: ties go to the higher-ranked

@@ -264,6 +264,12 @@ class NextBattleIn(RecommendIn):
     """Someone known by a few queries (and perhaps a few votes), as ``POST /v1/recommend``
     takes them: the next battle is read off the ranking predicted for them."""
 
+    target: Literal["best", "ranking"] = Field(
+        default="best",
+        description="what the vote is to tell most about: which model is best (the "
+        "entropy of p_best), or the order of every pair of models",
+    )
+
 
 class PairPublic(BaseModel):
     """A pair of models and the information its vote is expected to give."""
@@ -279,6 +285,9 @@ class NextBattlePublic(PairPublic):
     """The battle to vote on next: the pair whose outcome is expected to tell most about
     which model is this person's best (docs/SPEC.md section 5)."""
 
+    target: Literal["best", "ranking"] = Field(
+        description="what the information is about: the best model, or the whole ranking"
+    )
     p_a: float = Field(description="probability that model_a wins, under the board")
     p_best_a: float = Field(description="probability that model_a is the best")
     p_best_b: float = Field(description="probability that model_b is the best")

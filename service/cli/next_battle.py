@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ranking.next_battle import TARGETS
 from service.cli import progress
 from service.cli.common import UsageError, add_output_options, emit, load_battles
 from service.cli.recommend import read_queries
@@ -31,6 +32,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--votes", metavar="FILE", help="a battle log of the user's own votes, as 'plb recommend'"
+    )
+    parser.add_argument(
+        "--target",
+        choices=TARGETS,
+        default="best",
+        help="tell most about which model is best (default), or about the whole ranking",
     )
     add_output_options(parser)
     parser.set_defaults(run=run)
@@ -62,20 +69,21 @@ def run(args: argparse.Namespace) -> None:
                 f"--votes: {args.votes} names model {unknown[0]!r}, which the fit does not know"
             )
     progress.note("choosing the next battle")
-    document = next_battle_document(recommendation(predictor, queries, votes))
+    document = next_battle_document(recommendation(predictor, queries, votes), args.target)
     emit(document, format_next_battle(document), args.format)
 
 
 def format_next_battle(document: dict[str, Any]) -> str:
     """The suggested battle in a few lines."""
+    a, b = document["model_a"], document["model_b"]
+    about = "your ranking" if document["target"] == "ranking" else "your best model"
     lines = [
-        f"Vote next: {document['model_a']} vs {document['model_b']}",
+        f"Vote next: {a} vs {b}",
         "",
-        f"Expected to tell {document['information']:.3f} bits of the "
-        f"{document['entropy']:.3f} still unknown about your best model "
-        f"({document['model_a']} {document['p_best_a']:.0%} likely the best, "
-        f"{document['model_b']} {document['p_best_b']:.0%}; "
-        f"{document['model_a']} wins with probability {document['p_a']:.0%}).",
+        f"Expected to tell {document['information']:.3f} bits about {about} (the entropy "
+        f"of who is your best is {document['entropy']:.3f} bits now). {a} is "
+        f"{document['p_best_a']:.0%} likely your best, {b} {document['p_best_b']:.0%}; "
+        f"{a} wins with probability {document['p_a']:.0%}.",
     ]
     if document["alternatives"]:
         others = ", ".join(

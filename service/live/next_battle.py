@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ranking.next_battle import board_posterior, next_battle
+from ranking.next_battle import Target, board_posterior, next_battle
 
 __all__ = ["ALTERNATIVES", "next_battle_document"]
 
@@ -25,7 +25,7 @@ DEFAULT_CONFIDENCE = 0.95
 _PASSED_ON = ("user_id", "source", "n_battles", "n_votes", "version")
 
 
-def next_battle_document(board: Mapping[str, Any]) -> dict[str, Any]:
+def next_battle_document(board: Mapping[str, Any], target: Target = "best") -> dict[str, Any]:
     """The next-battle document of a board document.
 
     Parameters
@@ -33,12 +33,16 @@ def next_battle_document(board: Mapping[str, Any]) -> dict[str, Any]:
     board : mapping
         A leaderboard or recommend document: ``models`` rows with ``model``, ``rating``,
         ``lower`` and ``upper`` (Elo scale); ``confidence`` when known.
+    target : {"best", "ranking"}
+        Tell most about which model is best, or about the whole ranking
+        (:func:`ranking.next_battle.next_battle`).
 
     Returns
     -------
     dict
-        ``model_a``, ``model_b`` (``model_a`` the one rated higher now), ``information``
-        (expected drop in the entropy of ``p_best``, bits), ``p_a`` (chance that
+        ``target``, ``model_a``, ``model_b`` (``model_a`` the one rated higher now),
+        ``information`` (expected drop in the entropy of ``p_best``, or of the ranking's
+        pairwise orders, bits), ``p_a`` (chance that
         ``model_a`` wins), ``p_best_a``, ``p_best_b`` (their chances of being the best),
         ``entropy`` (of ``p_best`` now, bits), ``alternatives`` (the next pairs, each
         ``model_a``, ``model_b``, ``information``, in the board's order), and the
@@ -60,13 +64,14 @@ def next_battle_document(board: Mapping[str, Any]) -> dict[str, Any]:
         [row["upper"] for row in rows],
         float(board.get("confidence") or DEFAULT_CONFIDENCE),
     )
-    choice = next_battle(mean, variance)
+    choice = next_battle(mean, variance, target=target)
     alternatives = [
         {"model_a": names[a], "model_b": names[b], "information": round(bits, 4)}
         for a, b, bits in choice.ranked(ALTERNATIVES + 1)
         if {a, b} != {choice.model_a, choice.model_b}
     ][:ALTERNATIVES]
     document: dict[str, Any] = {
+        "target": target,
         "model_a": names[choice.model_a],
         "model_b": names[choice.model_b],
         "information": round(choice.information, 4),

@@ -12,7 +12,7 @@ from scipy import integrate
 from scipy.special import expit
 from scipy.stats import norm
 
-from ranking.next_battle import board_posterior, next_battle, pair_information
+from ranking.next_battle import TARGETS, Target, board_posterior, next_battle, pair_information
 from ranking.odds import gaussian_draws, z_value
 from ranking.pairwise import ELO_PER_NAT
 
@@ -60,12 +60,13 @@ def test_deterministic_and_model_a_is_the_higher_rated() -> None:
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.integers(0, 10_000), st.integers(3, 8))
-def test_invariant_to_the_order_of_the_models(seed: int, k: int) -> None:
+@given(st.integers(0, 10_000), st.integers(3, 8), st.sampled_from(TARGETS))
+def test_invariant_to_the_order_of_the_models(seed: int, k: int, target: Target) -> None:
     rng = np.random.default_rng(seed)
     mean, variance = rng.normal(0, 0.7, k), rng.uniform(0.02, 0.6, k)
     perm = rng.permutation(k)
-    base, shuffled = next_battle(mean, variance), next_battle(mean[perm], variance[perm])
+    base = next_battle(mean, variance, target=target)
+    shuffled = next_battle(mean[perm], variance[perm], target=target)
     assert (perm[shuffled.model_a], perm[shuffled.model_b]) == (base.model_a, base.model_b)
     assert shuffled.information == pytest.approx(base.information, abs=1e-12)
     np.testing.assert_allclose(shuffled.p_best, base.p_best[perm], atol=1e-12)
@@ -88,6 +89,41 @@ def test_information_is_the_expected_entropy_drop_of_p_best() -> None:
             expected += weight.mean() * _entropy(posterior)
         assert bits == pytest.approx(_entropy(p_best) - expected, abs=1e-9)
         assert p_a == pytest.approx(win.mean())
+
+
+def test_ranking_information_sums_the_pairs_orders() -> None:
+    """``target="ranking"``: sum over pairs (m, n) of I([draw_m > draw_n]; y), by hand."""
+    mean, var = np.array([0.5, 0.2, 0.1, -0.4]), np.array([0.2, 0.3, 0.1, 0.4])
+    pairs, information, _, _ = pair_information(mean, var, draws=2000, seed=3, target="ranking")
+    draws = gaussian_draws(mean, np.diag(var), 2000, 3)
+
+    def h(p: np.ndarray) -> np.ndarray:
+        p = np.clip(p, 1e-300, 1 - 1e-16)
+        return -(p * np.log2(p) + (1 - p) * np.log2(1 - p))
+
+    for (a, b), bits in zip(pairs, information, strict=True):
+        win = 1.0 / (1.0 + np.exp(draws[:, b] - draws[:, a]))
+        total = 0.0
+        for m, n in pairs:
+            above = draws[:, m] > draws[:, n]
+            p_o = above.mean()
+            if 0 < p_o < 1:
+                given_above = win[above].mean()
+                given_below = win[~above].mean()
+                within = p_o * h(given_above) + (1 - p_o) * h(given_below)
+                total += max(float(h(np.array(win.mean())) - within), 0.0)
+        assert bits == pytest.approx(total, abs=1e-9)
+
+
+def test_ranking_target_spreads_votes_beyond_the_contenders() -> None:
+    """Two models sure to be below the top but tied with each other: nothing about who is
+    best, much about the ranking."""
+    mean, var = np.array([3.0, 2.0, 0.0, 0.0]), np.array([0.05, 0.05, 0.3, 0.3])
+    best = next_battle(mean, var, target="best")
+    ranking = next_battle(mean, var, target="ranking")
+    tied = {tuple(p): i for i, p in enumerate(best.pairs)}[(2, 3)]
+    assert best.informations[tied] < 1e-3 < ranking.information
+    assert (ranking.model_a, ranking.model_b) == (2, 3)
 
 
 def test_two_models_against_quadrature() -> None:
@@ -136,9 +172,11 @@ def test_bad_input_names_the_argument(mean: object, covariance: object, named: s
         next_battle(mean, covariance)  # type: ignore[arg-type]
 
 
-def test_draws_must_be_positive() -> None:
+def test_draws_must_be_positive_and_the_target_known() -> None:
     with pytest.raises(ValueError, match="'draws'"):
         next_battle([0.0, 1.0], [1.0, 1.0], draws=0)
+    with pytest.raises(ValueError, match="'target'"):
+        next_battle([0.0, 1.0], [1.0, 1.0], target="worst")  # type: ignore[arg-type]
 
 
 def test_board_posterior_reads_the_intervals() -> None:

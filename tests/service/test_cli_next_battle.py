@@ -38,6 +38,9 @@ def test_json_and_table(
     blended = json.loads(capsys.readouterr().out)
     assert blended["source"] == "blended" and blended["n_votes"] == 2
 
+    assert main([*argv, "--target", "ranking"]) == 0
+    assert "bits about your ranking" in capsys.readouterr().out
+
 
 def tmp_path_votes(folder: Path, a: str, b: str) -> Path:
     path = folder / "votes.jsonl"

@@ -21,6 +21,7 @@ from tests.service.conftest import (
 
 QUERIES = ["How do I reverse a linked list in Rust?", "Write a short poem about autumn rain"]
 DOCUMENT_KEYS = {
+    "target",
     "model_a", "model_b", "information", "p_a", "p_best_a", "p_best_b", "entropy",
     "alternatives", "source", "version",
 }  # fmt: skip
@@ -89,9 +90,17 @@ def test_user_next_battle_needs_the_users_token(
     assert document["user_id"] == busiest_user
     assert document["source"] in ("fitted", "blended")
     assert document["n_battles"] > 0
+    assert document["target"] == "best"
     board = client.get(f"/v1/users/{busiest_user}/leaderboard", headers=ADMIN).json()
     ranked = [row["model"] for row in board["models"]]
     assert ranked.index(document["model_a"]) < ranked.index(document["model_b"])
+
+    whole = client.get(path, params={"token": token, "target": "ranking"})
+    assert whole.status_code == 200, whole.text
+    check_document(whole.json(), fit_models)
+    assert whole.json()["target"] == "ranking"
+    bad = client.get(path, params={"token": token, "target": "worst"})
+    assert bad.status_code == 422 and "target" in str(bad.json()["detail"])
 
 
 def test_unknown_user_is_404_and_a_bad_id_422(client: TestClient) -> None:
@@ -134,6 +143,11 @@ def test_next_battle_from_queries(client: TestClient, fit_models: set[str]) -> N
     assert blended.json()["source"] == "blended" and blended.json()["n_votes"] == 3
     check_document(blended.json(), fit_models)
 
+    whole = client.post("/v1/next-battle", json={"queries": QUERIES, "target": "ranking"})
+    assert whole.status_code == 200, whole.text
+    assert whole.json()["target"] == "ranking"
+    check_document(whole.json(), fit_models)
+
 
 def test_next_battle_rejects_bad_input_naming_the_field(client: TestClient) -> None:
     missing = client.post("/v1/next-battle", json={})
@@ -142,6 +156,8 @@ def test_next_battle_rejects_bad_input_naming_the_field(client: TestClient) -> N
     assert empty.status_code == 422 and "queries" in str(empty.json()["detail"])
     extra = client.post("/v1/next-battle", json={"queries": QUERIES, "extra": 1})
     assert extra.status_code == 422 and "extra" in str(extra.json()["detail"])
+    target = client.post("/v1/next-battle", json={"queries": QUERIES, "target": "worst"})
+    assert target.status_code == 422 and "target" in str(target.json()["detail"])
     assert_error(
         client.post("/v1/next-battle", json={"queries": ["fine", "   "]}), 422, "queries[1]"
     )

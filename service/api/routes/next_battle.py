@@ -8,7 +8,7 @@ of ``POST /v1/recommend``).
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path
 from starlette.concurrency import run_in_threadpool
@@ -38,8 +38,10 @@ async def read_user_next_battle(
     settings: SettingsDep,
     bearer: BearerDep,
     token: TokenQuery = None,
+    target: Literal["best", "ranking"] = "best",
 ) -> dict[str, Any]:
-    """The battle this user should vote on next, from their Bradley-Terry board.
+    """The battle this user should vote on next, from their Bradley-Terry board
+    (``target=ranking``: the one that tells most about their whole ranking).
 
     Needs that user's read token or the admin key, as their leaderboard does.
     """
@@ -47,7 +49,7 @@ async def read_user_next_battle(
     board = engine.stored_user_leaderboard(user_id, "bt")
     if board is None:
         board = await run_in_threadpool(engine.user_leaderboard, user_id, "bt")
-    return await run_in_threadpool(next_battle_document, board)
+    return await run_in_threadpool(next_battle_document, board, target)
 
 
 @router.post(
@@ -59,4 +61,4 @@ async def read_user_next_battle(
 def next_battle(body: NextBattleIn, engine: EngineDep, settings: SettingsDep) -> dict[str, Any]:
     """The battle to vote on next for someone known by their queries (and perhaps a few
     votes): read off the ranking ``POST /v1/recommend`` gives them."""
-    return next_battle_document(recommend(body, engine, settings))
+    return next_battle_document(recommend(body, engine, settings), body.target)
