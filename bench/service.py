@@ -11,7 +11,20 @@ phase is bounded in time and in count.
 
 The load generator shares the machine's cores with the server, so each GET phase has a
 reference: the same load on a trivial Starlette app (:func:`trivial_app`) under the same
-uvicorn workers, the most this client and uvicorn can do here.
+uvicorn workers, the most this client and uvicorn can do here; a hello-world FastAPI app
+(:func:`hello_fastapi_app`) shows what the framework itself costs.
+
+Two kinds of load (issue 18):
+
+* **closed loop**: :data:`CLIENTS` connections, each sending its next request when the
+  last one is answered; it measures throughput, and its latency is about clients / rate.
+* **open loop** at fixed rates (:data:`OPEN_RATES`): request *i* is due at ``start + i /
+  rate`` whatever happened to the others, and its latency is counted from that scheduled
+  time, not from when it was sent, so a server (or client) that falls behind shows its
+  queue in the latency instead of hiding it (no coordinated omission). Requests take a
+  keep-alive connection from a pool of :data:`OPEN_CONNECTIONS` (more are never opened; a
+  request waits for one, and that wait counts); the achieved rate, the errors and how
+  late the client itself sent (``sent late p99``) are reported beside the percentiles.
 """
 
 from __future__ import annotations
@@ -43,6 +56,14 @@ logger = logging.getLogger("bench")
 
 GET_P99_GOAL_MS = 20.0
 GET_RPS_GOAL = 1000.0
+#: Issue 18's goals for the user board on one worker: closed-loop req/s per store, and
+#: p99 at 2,000 req/s open loop.
+USER_RPS_GOALS = {"SQLite": 7000.0, "Redis": 5000.0}
+OPEN_P99_GOAL_MS = 5.0
+OPEN_GOAL_RATE = 2000.0
+OPEN_RATES = (500.0, 1000.0, 2000.0, 5000.0)
+OPEN_CONNECTIONS = 64
+OPEN_GRACE_S = 5.0  # after the last scheduled request, the longest to wait for answers
 RECOMMEND_P99_GOAL_MS = 250.0
 CLIENTS = 50
 RECOMMEND_CLIENTS = (1, 4)  # few: the goal is latency, not throughput
@@ -79,6 +100,8 @@ class LoadResult:
     elapsed_s: float
     p50_ms: float
     p99_ms: float
+    rate: float | None = None
+    late_p99_ms: float | None = None
 
     @property
     def rps(self) -> float:
@@ -86,8 +109,16 @@ class LoadResult:
         return self.requests / self.elapsed_s if self.elapsed_s > 0 else 0.0
 
     def text(self, *, errors: bool = True) -> str:
-        """One table cell: percentiles, rate and errors."""
-        cell = f"p50 {self.p50_ms:.1f} ms, p99 {self.p99_ms:.1f} ms; {self.rps:,.0f} req/s"
+        """One table cell: percentiles, rate and errors (and, open loop, the rate asked)."""
+        if self.rate is not None:
+            cell = (
+                f"at {self.rate:,.0f} req/s: p50 {self.p50_ms:.2f} ms, p99 {self.p99_ms:.2f} ms; "
+                f"achieved {self.rps:,.0f} req/s"
+            )
+            if self.late_p99_ms is not None:
+                cell += f"; sent late p99 {self.late_p99_ms:.2f} ms"
+        else:
+            cell = f"p50 {self.p50_ms:.1f} ms, p99 {self.p99_ms:.1f} ms; {self.rps:,.0f} req/s"
         return cell + (f"; {self.errors:,} errors in {self.requests:,}" if errors else "")
 
 
@@ -105,6 +136,19 @@ def trivial_app() -> Any:
         return JSONResponse({"status": "ok"})
 
     return Starlette(routes=[Route("/", hello)])
+
+
+def hello_fastapi_app() -> Any:
+    """A FastAPI app with one async route that answers a constant JSON document."""
+    from fastapi import FastAPI
+
+    app = FastAPI()
+
+    @app.get("/")
+    async def hello() -> dict[str, str]:
+        return {"status": "ok"}
+
+    return app
 
 
 def serving_app() -> Any:
@@ -191,11 +235,89 @@ async def _drive(spec: dict[str, Any], duration: float) -> dict[str, Any]:
     }
 
 
+async def _drive_open(spec: dict[str, Any], duration: float) -> dict[str, Any]:
+    """Open loop: request ``i`` due at ``start + i / rate``, latency from that time.
+
+    Requests take a keep-alive connection from a pool of ``connections`` (waiting for one
+    when all are busy: that wait is part of the latency); those not answered within
+    :data:`OPEN_GRACE_S` after the last is due count as errors.
+    """
+    import numpy as np
+
+    requests = [_encode(spec["base"], *r) for r in spec["requests"]]
+    address = urllib.parse.urlsplit(spec["base"])
+    rate = float(spec["rate"])
+    n = max(1, int(rate * duration))
+    pool: asyncio.Queue[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = asyncio.Queue()
+    opened = [await asyncio.open_connection(address.hostname, address.port)]
+    opened += await asyncio.gather(
+        *(
+            asyncio.open_connection(address.hostname, address.port)
+            for _ in range(int(spec["connections"]) - 1)
+        )
+    )
+    for connection in opened:
+        pool.put_nowait(connection)
+    latencies = np.full(n, np.nan)
+    late = np.zeros(n)
+    errors = 0
+
+    async def one(i: int, due: float) -> None:
+        nonlocal errors
+        reader, writer = await pool.get()
+        try:
+            async with asyncio.timeout(30.0):
+                failed = (
+                    not 200 <= await _exchange(reader, writer, requests[i % len(requests)]) < 300
+                )
+        except (OSError, ValueError, asyncio.IncompleteReadError, TimeoutError):
+            failed = True
+            writer.close()
+            reader, writer = await asyncio.open_connection(address.hostname, address.port)
+        latencies[i] = time.perf_counter() - due
+        errors += failed
+        pool.put_nowait((reader, writer))
+
+    tasks = []
+    start = time.perf_counter() + 0.01
+    i = 0
+    while i < n:
+        now = time.perf_counter()
+        due_now = min(n, int((now - start) * rate) + 1) if now >= start else 0
+        while i < due_now:
+            due = start + i / rate
+            late[i] = now - due
+            tasks.append(asyncio.create_task(one(i, due)))
+            i += 1
+        if i < n:
+            await asyncio.sleep(max(0.0, start + i / rate - time.perf_counter()))
+    _, pending = await asyncio.wait(tasks, timeout=OPEN_GRACE_S) if tasks else (set(), set())
+    for task in pending:
+        task.cancel()
+    answered = latencies[~np.isnan(latencies)]
+    elapsed = time.perf_counter() - start
+    if answered.size:  # the phase ends with its last answer
+        elapsed = min(elapsed, float(np.nanmax(latencies + start + np.arange(n) / rate)) - start)
+    while not pool.empty():
+        pool.get_nowait()[1].close()
+    p50, p99 = np.percentile(answered, [50, 99]) * 1000.0 if answered.size else (0.0, 0.0)
+    return {
+        "requests": int(answered.size),
+        "errors": errors + len(pending),
+        "elapsed_s": max(elapsed, 1e-9),
+        "p50_ms": float(p50),
+        "p99_ms": float(p99),
+        "rate": rate,
+        "late_p99_ms": float(np.percentile(late, 99) * 1000.0),
+    }
+
+
 def _run_loop(spec: dict[str, Any]) -> dict[str, Any]:
+    drive = _drive_open if spec.get("rate") else _drive
     with event_loop_runner() as runner:
         if spec["warmup_s"] > 0:
-            runner.run(_drive(spec, spec["warmup_s"]))
-        return runner.run(_drive(spec, spec["duration_s"]))
+            runner.run(drive(spec, spec["warmup_s"]))
+        return runner.run(drive(spec, spec["duration_s"]))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -294,7 +416,11 @@ def _server(app: str, workers: int, env: dict[str, str], log: Path) -> Iterator[
     base = f"http://{_HOST}:{port}"
     if app == "plb":
         command = [sys.executable, "-m", "service.cli", "serve", env["PLB_FIT_DIR"]]
-        command += ["--redis-url", env["PLB_REDIS_URL"], "--port", str(port)]
+        if "PLB_REDIS_URL" in env:
+            command += ["--redis-url", env["PLB_REDIS_URL"]]
+        else:
+            command += ["--store", env["PLB_STORE_PATH"]]
+        command += ["--port", str(port)]
         probe = base + "/healthz"
     else:
         command = [sys.executable, "-m", "uvicorn", "--factory", app, "--host", _HOST]
@@ -343,7 +469,9 @@ def _fit_dir(quick: bool) -> Path:
     return fit
 
 
-def _workload(fit: Path, base: str) -> tuple[list[str], list[dict[str, Any]], str]:
+def _workload(
+    fit: Path, base: str, env: dict[str, str]
+) -> tuple[list[str], list[dict[str, Any]], str]:
     """User leaderboard paths (with tokens, warmed), recommend bodies, and the data label."""
     import pandas as pd
 
@@ -368,9 +496,10 @@ def _workload(fit: Path, base: str) -> tuple[list[str], list[dict[str, Any]], st
         for i in range(0, min(len(prompts), 50 * N_QUERIES) - N_QUERIES + 1, N_QUERIES)
     ]
     manifest = json.loads((fit / "manifest.json").read_text())
+    store = "Redis" if "PLB_REDIS_URL" in env else "SQLite"
     label = (
         f"plb simulate: {manifest['n_users']} users, {manifest['n_battles']:,} votes, "
-        f"{len(manifest['models'])} models; Redis; {os.cpu_count()} CPUs for all processes"
+        f"{len(manifest['models'])} models; {store}; {os.cpu_count()} CPUs for all processes"
     )
     return paths, bodies, label
 
@@ -442,11 +571,25 @@ class _Load:
         client = "wrk (1 thread)" if self.wrk else _PYTHON_LOAD
         return f"{client}, {CLIENTS} connections back to back"
 
+    @property
+    def open_tool(self) -> str:
+        return (
+            f"open loop: {_PYTHON_LOAD}, a pool of {OPEN_CONNECTIONS}; request i due at "
+            "start + i / rate, latency from that time (not from the send); "
+            f"{self.duration:.0f} s after {self.warmup:.0f} s of warm-up at the same rate"
+        )
+
     def get(self, base: str, paths: list[str]) -> LoadResult:
         if self.wrk:
             return _wrk(base, paths, self.duration, self.warmup, self.tmp)
         requests = [("GET", p, None) for p in paths]
         return self.http(base, requests, CLIENTS, 200_000)
+
+    def open(self, base: str, paths: list[str], rate: float) -> LoadResult:
+        spec: dict[str, Any] = {"base": base, "requests": [("GET", p, None) for p in paths]}
+        spec.update(rate=rate, connections=OPEN_CONNECTIONS)
+        spec.update(duration_s=self.duration, warmup_s=self.warmup)
+        return _python_load(spec, self.tmp)
 
     def http(self, base: str, requests: list[Request], clients: int, limit: int) -> LoadResult:
         spec = {"base": base, "requests": requests, "clients": clients, "max_requests": limit}
@@ -461,21 +604,46 @@ def _meets(result: LoadResult, p99_ms: float, rps: float, quick: bool) -> bool |
     return result.p99_ms <= p99_ms and result.rps >= rps and result.errors == 0
 
 
-def _config_rows(
-    name: str, app: str, workers: int, env: dict[str, str], load: _Load, quick: bool
-) -> list[Row]:
-    """The rows of one way of serving: the two GETs against the reference, then recommend."""
-    logger.info("%s: the trivial app, then the service", name)
-    with _server("bench.service:trivial_app", workers, _env(), load.tmp / "trivial.log") as base:
-        ref = load.get(base, ["/"])
-    with _server(app, workers, env, load.tmp / f"serve-{workers}.log") as base:
-        paths, bodies, data = _workload(Path(env["PLB_FIT_DIR"]), base)
-        board = load.get(base, ["/v1/leaderboard"])
-        user = load.get(base, paths)
-        posts: list[Request] = [("POST", "/v1/recommend", b) for b in bodies]
-        recommend = {n: load.http(base, posts, n, 5_000) for n in RECOMMEND_CLIENTS}
-    get_goal = f"p99 ≤ {GET_P99_GOAL_MS:.0f} ms at ≥ {GET_RPS_GOAL:,.0f} req/s"
-    get_notes = (
+@dataclass(frozen=True)
+class _References:
+    """The trivial apps under the same load: the ceilings of one way of serving."""
+
+    workers: int
+    closed: LoadResult
+    fastapi: LoadResult | None
+    open: dict[float, LoadResult]
+
+    def closed_text(self) -> str:
+        text = f"trivial Starlette app: {self.closed.text(errors=False)}"
+        if self.fastapi is not None:
+            text += f"; hello-world FastAPI app: {self.fastapi.rps:,.0f} req/s"
+        return text
+
+    def ratios(self, result: LoadResult) -> tuple[float | None, str]:
+        """ours / Starlette req/s, and a note of ours / FastAPI's."""
+        ratio = result.rps / self.closed.rps if self.closed.rps > 0 else None
+        note = ""
+        if self.fastapi is not None and self.fastapi.rps > 0:
+            note = f"; {result.rps / self.fastapi.rps:.2f}× the hello-world FastAPI app's req/s"
+        return ratio, note
+
+
+def _references(load: _Load, workers: int, *, open_loop: bool) -> _References:
+    """The trivial apps under ``workers`` uvicorn workers: closed loop, and the open rates."""
+    logger.info("the trivial apps, %d worker(s)", workers)
+    log = load.tmp / "trivial.log"
+    with _server("bench.service:trivial_app", workers, _env(), log) as base:
+        closed = load.get(base, ["/"])
+        rates = {r: load.open(base, ["/"], r) for r in OPEN_RATES} if open_loop else {}
+    fastapi = None
+    if open_loop:
+        with _server("bench.service:hello_fastapi_app", workers, _env(), log) as base:
+            fastapi = load.get(base, ["/"])
+    return _References(workers, closed, fastapi, rates)
+
+
+def _closed_notes(load: _Load) -> str:
+    return (
         f"{load.tool} for {load.duration:.0f} s after {load.warmup:.0f} s of warm-up, on the "
         f"same cores as the server and Redis; a closed loop, so latency is about {CLIENTS} / "
         f"rate (p99 ≤ {GET_P99_GOAL_MS:.0f} ms takes some {CLIENTS * 1000 / GET_P99_GOAL_MS:,.0f} "
@@ -483,24 +651,19 @@ def _config_rows(
         "route) under the same uvicorn workers, the ceiling of this client here; "
         "ratio = ours / reference req/s"
     )
-    user_notes = f"{len(paths)} users in turn, each with its token (?token=), leaderboards "
-    user_notes += "stored in Redis (each read once before); "
-    rows = [
-        make_row(
-            f"GET {route}, {name}",
-            data,
-            ours=result.text(),
-            reference=f"trivial app: {ref.text(errors=False)}",
-            ratio=result.rps / ref.rps if ref.rps > 0 else None,
-            goal=get_goal,
-            met=_meets(result, GET_P99_GOAL_MS, GET_RPS_GOAL, quick),
-            notes=notes + get_notes,
-        )
-        for route, result, notes in [
-            ("/v1/leaderboard", board, ""),
-            ("/v1/users/{id}/leaderboard", user, user_notes),
-        ]
-    ]
+
+
+def _user_notes(paths: list[str], store: str) -> str:
+    return (
+        f"{len(paths)} users in turn, each with its token (?token=), leaderboards stored in "
+        f"{store} (each read once before); "
+    )
+
+
+def _recommend_rows(
+    name: str, data: str, recommend: dict[int, LoadResult], bodies: int, load: _Load, quick: bool
+) -> list[Row]:
+    rows = []
     for n, result in recommend.items():
         clients = f"{n} client{'s' if n > 1 else ''}"
         rows.append(
@@ -512,11 +675,137 @@ def _config_rows(
                 met=_meets(result, RECOMMEND_P99_GOAL_MS, 0.0, quick),
                 notes=f"{_PYTHON_LOAD}, {clients} back to back for "
                 f"{load.duration:.0f} s after {load.warmup:.0f} s of warm-up (the goal is "
-                f"latency); each request {N_QUERIES} simulated prompts, {len(bodies)} batches "
+                f"latency); each request {N_QUERIES} simulated prompts, {bodies} batches "
                 "in turn",
             )
         )
     return rows
+
+
+def _open_rows(
+    what: str, data: str, results: dict[float, LoadResult], refs: _References, load: _Load,
+    notes: str, quick: bool,
+) -> list[Row]:  # fmt: skip
+    rows = []
+    for rate, result in results.items():
+        ref = refs.open.get(rate)
+        goal, met = "—", None
+        if rate == OPEN_GOAL_RATE:
+            goal = f"p99 ≤ {OPEN_P99_GOAL_MS:.0f} ms at {OPEN_GOAL_RATE:,.0f} req/s (issue 18)"
+            met = _meets(result, OPEN_P99_GOAL_MS, 0.95 * rate, quick)
+        rows.append(
+            make_row(
+                f"{what}, open loop at {rate:,.0f} req/s",
+                data,
+                ours=result.text(),
+                reference=None if ref is None else f"trivial app: {ref.text(errors=False)}",
+                ratio=ref.p99_ms / result.p99_ms if ref and result.p99_ms > 0 else None,
+                goal=goal,
+                met=met,
+                notes=notes + load.open_tool + "; ratio = reference p99 / ours (met: p99 and "
+                "at least 95% of the rate achieved, no error)",
+            )
+        )
+    return rows
+
+
+def _one_worker_rows(
+    store: str, env: dict[str, str], load: _Load, refs: _References, quick: bool
+) -> list[Row]:
+    """``plb serve`` on one worker over ``store``: both boards closed loop, the user board
+    (and, over Redis, the aggregate board and recommend) open loop at each rate."""
+    name = f"plb serve (1 uvicorn worker), {store}"
+    logger.info("%s", name)
+    log = load.tmp / f"serve-1-{store}.log"
+    with _server("plb", 1, env, log) as base:
+        paths, bodies, data = _workload(Path(env["PLB_FIT_DIR"]), base, env)
+        board = load.get(base, ["/v1/leaderboard"])
+        user = load.get(base, paths)
+        user_open = {r: load.open(base, paths, r) for r in OPEN_RATES}
+        board_open = {}
+        recommend = {}
+        if store == "Redis":
+            board_open = {r: load.open(base, ["/v1/leaderboard"], r) for r in OPEN_RATES}
+            posts: list[Request] = [("POST", "/v1/recommend", b) for b in bodies]
+            recommend = {n: load.http(base, posts, n, 5_000) for n in RECOMMEND_CLIENTS}
+    user_goal = USER_RPS_GOALS[store]
+    rows = []
+    for route, result, goal, rps in [
+        ("/v1/leaderboard", board, f"p99 ≤ {GET_P99_GOAL_MS:.0f} ms at ≥ 1,000 req/s", None),
+        ("/v1/users/{id}/leaderboard", user, f"≥ {user_goal:,.0f} req/s (issue 18)", user_goal),
+    ]:
+        ratio, fastapi_note = refs.ratios(result)
+        met = (
+            _meets(result, GET_P99_GOAL_MS, GET_RPS_GOAL, quick)
+            if rps is None
+            else _meets(result, float("inf"), rps, quick)
+        )
+        user_note = _user_notes(paths, store) if rps is not None else ""
+        rows.append(
+            make_row(
+                f"GET {route}, {name}",
+                data,
+                ours=result.text(),
+                reference=refs.closed_text(),
+                ratio=ratio,
+                goal=goal,
+                met=met,
+                notes=user_note + _closed_notes(load) + fastapi_note,
+            )
+        )
+    what = f"GET /v1/users/{{id}}/leaderboard, {name}"
+    rows += _open_rows(what, data, user_open, refs, load, _user_notes(paths, store), quick)
+    what = f"GET /v1/leaderboard, {name}"
+    rows += _open_rows(what, data, board_open, refs, load, "", quick)
+    rows += _recommend_rows(name, data, recommend, len(bodies), load, quick)
+    return rows
+
+
+def _two_worker_rows(env: dict[str, str], load: _Load, quick: bool) -> list[Row]:
+    """``uvicorn --workers 2`` over Redis: both boards closed loop, then recommend."""
+    name = "uvicorn --workers 2, Redis"
+    refs = _references(load, 2, open_loop=False)
+    logger.info("%s", name)
+    with _server("bench.service:serving_app", 2, env, load.tmp / "serve-2.log") as base:
+        paths, bodies, data = _workload(Path(env["PLB_FIT_DIR"]), base, env)
+        board = load.get(base, ["/v1/leaderboard"])
+        user = load.get(base, paths)
+        posts: list[Request] = [("POST", "/v1/recommend", b) for b in bodies]
+        recommend = {n: load.http(base, posts, n, 5_000) for n in RECOMMEND_CLIENTS}
+    get_goal = f"p99 ≤ {GET_P99_GOAL_MS:.0f} ms at ≥ {GET_RPS_GOAL:,.0f} req/s"
+    rows = [
+        make_row(
+            f"GET {route}, {name}",
+            data,
+            ours=result.text(),
+            reference=refs.closed_text(),
+            ratio=refs.ratios(result)[0],
+            goal=get_goal,
+            met=_meets(result, GET_P99_GOAL_MS, GET_RPS_GOAL, quick),
+            notes=notes + _closed_notes(load),
+        )
+        for route, result, notes in [
+            ("/v1/leaderboard", board, ""),
+            ("/v1/users/{id}/leaderboard", user, _user_notes(paths, "Redis")),
+        ]
+    ]
+    return rows + _recommend_rows(name, data, recommend, len(bodies), load, quick)
+
+
+def _reference_rows(refs: _References, load: _Load) -> list[Row]:
+    """The ceilings themselves: the hello-world FastAPI app against Starlette's."""
+    if refs.fastapi is None:
+        return []
+    return [
+        make_row(
+            "GET / of a hello-world FastAPI app (1 uvicorn worker)",
+            'one async route answering {"status": "ok"}',
+            ours=refs.fastapi.text(errors=False),
+            reference=f"trivial Starlette app: {refs.closed.text(errors=False)}",
+            ratio=refs.fastapi.rps / refs.closed.rps if refs.closed.rps > 0 else None,
+            notes=_closed_notes(load) + "; what the framework alone costs",
+        )
+    ]
 
 
 def run(quick: bool = False) -> list[Row]:
@@ -526,16 +815,11 @@ def run(quick: bool = False) -> list[Row]:
         return [make_row("the service under load", "—", ours="skipped", notes=NO_REDIS_SERVER)]
     fit = _fit_dir(quick)
     rows: list[Row] = []
-    configs = [
-        ("plb serve (1 uvicorn worker)", "plb", 1),
-        ("uvicorn --workers 2", "bench.service:serving_app", 2),
-    ]
     with tempfile.TemporaryDirectory(prefix="plb-bench-") as tmp:
         load = _Load(2.0 if quick else 10.0, 1.0, Path(tmp), shutil.which("wrk") is not None)
         with _redis(redis_server, Path(tmp)) as redis_url:
             env = _env(
                 PLB_FIT_DIR=str(fit),
-                PLB_REDIS_URL=redis_url,
                 PLB_INGEST_KEY=_INGEST_KEY,
                 PLB_ADMIN_KEY=_ADMIN_KEY,
                 PLB_TOKEN_SECRET=_TOKEN_SECRET,
@@ -544,14 +828,21 @@ def run(quick: bool = False) -> list[Row]:
                 PLB_RATE_LIMIT_PER_ADDRESS="off",
                 PLB_RATE_LIMIT_PER_KEY="off",
             )
-            for name, app, workers in configs:
-                try:
-                    rows += _config_rows(name, app, workers, env, load, quick)
-                except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
-                    rows.append(
-                        make_row(f"the service, {name}", "—", ours="error", met=False,
-                                 goal="runs", notes=error_text(exc))
-                    )  # fmt: skip
+            stores = {
+                "SQLite": {**env, "PLB_STORE_PATH": str(Path(tmp) / "store.sqlite")},
+                "Redis": {**env, "PLB_REDIS_URL": redis_url},
+            }
+            try:
+                refs = _references(load, 1, open_loop=True)
+                rows += _reference_rows(refs, load)
+                for store, store_env in stores.items():
+                    rows += _one_worker_rows(store, store_env, load, refs, quick)
+                rows += _two_worker_rows(stores["Redis"], load, quick)
+            except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+                rows.append(
+                    make_row("the service under load", "—", ours="error", met=False,
+                             goal="runs", notes=error_text(exc))
+                )  # fmt: skip
     return rows
 
 

@@ -300,11 +300,17 @@ class EmbeddedStore(Store):
         return None if row is None else dict(loads(row[0]))
 
     def get_user_raw(self, user_id: str, method: str) -> StoredDocument | None:
-        with self._read("get_user") as conn:
-            row = conn.execute(
-                "SELECT doc, version FROM user_docs WHERE user_id = ? AND method = ?",
-                (user_id, method),
-            ).fetchone()
+        # _read spelt out: the service's most frequent read, on the event loop
+        with self._lock:
+            if self._conn is None:
+                raise self._fail("get_user", "the store is closed")
+            try:
+                row = self._conn.execute(
+                    "SELECT doc, version FROM user_docs WHERE user_id = ? AND method = ?",
+                    (user_id, method),
+                ).fetchone()
+            except sqlite3.Error as exc:
+                raise self._fail("get_user", exc) from exc
         return None if row is None else StoredDocument.read(row[0], row[1])
 
     def publish(self, snapshot: Mapping[str, Any]) -> int:

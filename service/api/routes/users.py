@@ -9,6 +9,7 @@ runs the route as declared.
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
+from urllib.parse import parse_qsl
 
 from fastapi import APIRouter, Path, Request, Response
 from starlette.concurrency import run_in_threadpool
@@ -40,14 +41,17 @@ async def stored_board(request: Request) -> Response | None:
     """The user's stored board when the request is valid and authorised, else None.
 
     The parameters are read as the route reads them (the last ``method`` and ``token`` of
-    the query, the bearer credential as :class:`~fastapi.security.HTTPBearer` reads it)
-    and the token is checked by the same :func:`~service.api.deps.may_read_user`; a
-    request this leaves (None) is answered by the route as declared, its errors included.
+    the query, parsed as Starlette parses it; the bearer credential as
+    :class:`~fastapi.security.HTTPBearer` reads it) and the token is checked by the same
+    :func:`~service.api.deps.may_read_user`; a request this leaves (None) is answered by
+    the route as declared, its errors included.
     """
     user_id: str = request.path_params["user_id"]
     if not 0 < len(user_id) <= MAX_USER_ID_CHARS:
         return None
-    query = request.query_params
+    # the query as Starlette parses it, the last of repeated names winning, without its
+    # multi-dict (built for the declared route only, when this leaves the request to it)
+    query = dict(parse_qsl(request.scope["query_string"].decode("latin-1"), keep_blank_values=True))
     method = _METHODS.get(query.get("method", "bt"))
     if method is None:
         return None
