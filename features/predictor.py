@@ -306,13 +306,20 @@ class RatingPredictor(BaseEstimator):
 
     # -- predicting ------------------------------------------------------------------------
 
+    def contexts(self, profiles: UserProfiles) -> list[FloatArray]:
+        """Each member's ``(n_users, p)`` contexts of the users, in :attr:`members_` order.
+
+        A context is 1, the topic shares, the query components, then the member's style
+        components (:meth:`StyleMember.summary` names them); :meth:`predict` averages
+        each member's ``model.strengths`` of its contexts.
+        """
+        check_is_fitted(self, "members_")
+        return [self._user_contexts(profiles, m.components, m.scale) for m in self.members_]
+
     def predict(self, profiles: UserProfiles) -> Prediction:
         """Ratings predicted from the users' query profiles alone."""
-        check_is_fitted(self, "members_")
-        strengths = [
-            m.model.strengths(self._user_contexts(profiles, m.components, m.scale))
-            for m in self.members_
-        ]
+        contexts = self.contexts(profiles)
+        strengths = [m.model.strengths(c) for m, c in zip(self.members_, contexts, strict=True)]
         ratings = to_elo_scale(np.mean(strengths, axis=0))
         half = self._z() * self.prior_sd
         return Prediction(
