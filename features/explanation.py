@@ -1,0 +1,377 @@
+"""Why a user's ranking is what it is: their topics, their style, what moved each model.
+
+The rating predictor (:mod:`features.predictor`) is linear in a user's context: 1, their
+topic shares and mean query-embedding components, and their style components, so each
+averaged member's strength of model ``m`` is ``w_m . c``. Against the context ``c0`` of
+someone whose queries say nothing (the profile every profile is smoothed toward: the
+population's topic shares, mean components and style), a user's prediction splits
+exactly into::
+
+    predicted = typical + topic + style
+    typical   = the predictor's rating of that someone (its ``w_m . c0``)
+    topic     = what the queries are about: w_m . (c - c0) over the topic shares and
+                the embedding components
+    style     = how they are written: w_m . (c - c0) over the style components
+
+each averaged over the members and put on the Elo scale as the prediction is. The user's
+own votes then move the prediction to the ranking shown (:meth:`RatingPredictor.blend`,
+or a personal board's fit): ``votes = shown - prior``. Against the aggregate board::
+
+    shown = aggregate + baseline + topic + style + votes,   baseline = typical - aggregate
+
+``baseline`` is the predictor's own fit (a contextual model with its penalty) against the
+aggregate Bradley-Terry board, for anyone: no part of it is the user. A board whose prior
+is the aggregate (a ``fitted`` personal board) has only ``votes``.
+
+The style traits are the style means of the user's queries that stand out most from the
+training users', standardised as the predictor standardises them (:data:`STYLE_LABELS`
+names them in words).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from features.predictor import RatingPredictor
+from features.profile import STYLE_SOURCES, UserProfiles
+from ranking.pairwise import ELO_PER_NAT
+from ranking.types import FloatArray
+
+__all__ = [
+    "STYLE_LABELS",
+    "TOP_MODELS",
+    "TRAIT_MIN_Z",
+    "Explanation",
+    "ModelParts",
+    "QueryParts",
+    "StyleTrait",
+    "TopicShare",
+    "explain",
+    "query_parts",
+]
+
+#: Models of the top of a ranking whose parts an explanation gives.
+TOP_MODELS = 3
+#: Style traits an explanation names at most, and how far (in training users' standard
+#: deviations) a trait must stand out.
+STYLE_TRAITS = 3
+TRAIT_MIN_Z = 1.0
+#: Topics an explanation lists at most, largest share first.
+TOPICS_SHOWN = 5
+
+#: Each style feature (:data:`features.style.STYLE_FEATURES`) in words: above the training
+#: users' mean, and below it.
+STYLE_LABELS: dict[str, tuple[str, str]] = {
+    "log_chars": ("long queries", "short queries"),
+    "log_words": ("long queries", "short queries"),
+    "mean_word_length": ("long words", "short words"),
+    "sentences": ("many sentences", "few sentences"),
+    "mean_sentence_words": ("long sentences", "short sentences"),
+    "question": ("asks questions", "rarely asks questions"),
+    "wh_start": ("starts with a question word", "rarely starts with a question word"),
+    "imperative_start": ("gives instructions", "rarely gives instructions"),
+    "politeness": ("polite", "few courtesies"),
+    "casual": ("casual", "not casual"),
+    "lowercase_start": ("starts in lower case", "starts with a capital"),
+    "no_final_punct": ("leaves off the final stop", "ends with a stop"),
+    "exclamations": ("exclamation marks", "few exclamation marks"),
+    "uppercase_ratio": ("many capitals", "few capitals"),
+    "code_block": ("pastes code blocks", "no code blocks"),
+    "inline_code": ("inline code", "little inline code"),
+    "code_chars": ("code-like symbols", "few code-like symbols"),
+    "markdown": ("writes markdown", "no markdown"),
+    "list_lines": ("writes lists", "no lists"),
+    "newlines": ("many lines", "one-line queries"),
+    "digits_ratio": ("many numbers", "few numbers"),
+    "math": ("maths notation", "little maths notation"),
+    "url": ("links", "no links"),
+    "brevity_request": ("asks for short answers", "rarely asks for short answers"),
+    "detail_request": ("asks for detail", "rarely asks for detail"),
+    "structure_request": ("asks for lists or tables", "rarely asks for lists or tables"),
+    "plain_request": ("asks for plain text", "rarely asks for plain text"),
+    "non_ascii_ratio": ("non-ASCII characters", "plain ASCII"),
+    "non_latin_ratio": ("non-Latin script", "Latin script"),
+    "emoji": ("emoji", "no emoji"),
+    "readability": ("easy to read", "hard to read"),
+    "formality": ("formal", "informal"),
+}
+
+
+@dataclass(frozen=True)
+class TopicShare:
+    """A topic of the user's queries: ``share`` of theirs, ``population`` of everyone's."""
+
+    topic: int
+    label: str
+    share: float
+    population: float
+
+
+@dataclass(frozen=True)
+class StyleTrait:
+    """A style feature where the user stands out: ``z`` training users' sds from their mean."""
+
+    feature: str
+    label: str
+    z: float
+
+
+@dataclass(frozen=True)
+class QueryParts:
+    """What one user's queries say, and how they move the prediction.
+
+    Attributes
+    ----------
+    models : tuple of str
+        The predictor's models, the order of the arrays.
+    typical, topic, style : ndarray
+        ``(n_models,)`` Elo points: the predictor's rating of someone whose queries say
+        nothing, and what the user's topics and style add; they sum to the prediction.
+    topics : tuple of TopicShare
+    traits : tuple of StyleTrait
+    n_queries : int
+    """
+
+    models: tuple[str, ...]
+    typical: FloatArray
+    topic: FloatArray
+    style: FloatArray
+    topics: tuple[TopicShare, ...]
+    traits: tuple[StyleTrait, ...]
+    n_queries: int
+
+    @property
+    def ratings(self) -> FloatArray:
+        """The prediction from the queries alone: ``typical + topic + style``."""
+        return self.typical + self.topic + self.style
+
+
+@dataclass(frozen=True)
+class ModelParts:
+    """What moved one model from the aggregate, in Elo points.
+
+    ``rating = aggregate + baseline + topic + style + votes``, the parts that are None
+    left out (up to rounding): ``baseline``, ``topic`` and ``style`` are None where the
+    ranking does not start from the prediction (a ``fitted`` board, or a model the
+    predictor lacks); ``aggregate`` is None where the aggregate board does not rate the
+    model, and ``baseline`` is then the predictor's whole rating of anyone.
+    """
+
+    model: str
+    rating: float
+    aggregate: float | None
+    baseline: float | None
+    topic: float | None
+    style: float | None
+    votes: float
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Why this ranking: the user's topics and style traits, what moved the top models."""
+
+    topics: tuple[TopicShare, ...]
+    style: tuple[StyleTrait, ...]
+    models: tuple[ModelParts, ...]
+    n_queries: int
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``explanation`` of docs/SPEC.md section 5, JSON-ready."""
+        return {
+            "topics": [asdict(t) for t in self.topics],
+            "style": [asdict(t) for t in self.style],
+            "models": [asdict(m) for m in self.models],
+            "n_queries": self.n_queries,
+            "note": self.note,
+        }
+
+
+def query_parts(
+    predictor: RatingPredictor, profiles: UserProfiles, n_queries: npt.ArrayLike
+) -> list[QueryParts]:
+    """Each profiled user's prediction split into its parts, with topics and traits.
+
+    Parameters
+    ----------
+    predictor : RatingPredictor
+        The fitted predictor whose prediction is explained.
+    profiles : UserProfiles
+        Its profiler's profiles of the users (``predictor.profiler_.transform``).
+    n_queries : array_like of int
+        ``(n_users,)`` prompts each profile was made from, to undo the smoothing of the
+        topic shares.
+    """
+    counts = np.asarray(n_queries, dtype=np.float64).reshape(-1)
+    if counts.size != len(profiles.user_ids):
+        raise ValueError(
+            f"Argument 'n_queries' must have {len(profiles.user_ids)} entries, not {counts.size}."
+        )
+    nobody = predictor.profiler_.transform(pd.DataFrame({"user_id": ["-"], "prompt": [None]}))
+    n_topics = int(predictor.profiler_.topic_share_.size)
+    topic = np.zeros((len(profiles.user_ids), len(predictor.models_)))
+    style = np.zeros_like(topic)
+    for member, context, reference in zip(
+        predictor.members_, predictor.contexts(profiles), predictor.contexts(nobody), strict=True
+    ):
+        coef = member.model.coef
+        first_style = coef.shape[1] - int(member.components.n_components_)
+        moved = context - reference  # the constant's column is 0
+        topic += moved[:, 1:first_style] @ coef[:, 1:first_style].T
+        style += moved[:, first_style:] @ coef[:, first_style:].T
+    scale = ELO_PER_NAT / len(predictor.members_)
+    typical = predictor.predict(nobody).ratings[0]
+    labels = _topic_labels(predictor, n_topics)
+    return [
+        QueryParts(
+            predictor.models_,
+            typical,
+            scale * topic[row],
+            scale * style[row],
+            _topic_shares(predictor, profiles, row, counts[row], labels),
+            _traits(predictor, profiles, row),
+            int(counts[row]),
+        )
+        for row in range(len(profiles.user_ids))
+    ]
+
+
+def explain(
+    models: Sequence[str],
+    ratings: npt.ArrayLike,
+    aggregate: npt.ArrayLike,
+    prior: npt.ArrayLike,
+    queries: QueryParts | None = None,
+    *,
+    from_prediction: bool = True,
+    top: int = TOP_MODELS,
+    note: str | None = None,
+) -> Explanation:
+    """The explanation of one ranking.
+
+    Parameters
+    ----------
+    models : sequence of str
+        The ranking's models, the order of the arrays.
+    ratings : array_like
+        ``(n_models,)`` ratings shown.
+    aggregate : array_like
+        ``(n_models,)`` the aggregate board's ratings (NaN where it has none).
+    prior : array_like
+        ``(n_models,)`` where the ranking started before the user's votes: the
+        prediction, or the aggregate; ``votes = ratings - prior``.
+    queries : QueryParts, optional
+        The user's queries' parts (:func:`query_parts`); None when none are known.
+    from_prediction : bool
+        Whether ``prior`` is the prediction of ``queries`` (its topic and style parts
+        then explain it), or the aggregate (only ``votes`` moved the models).
+    top : int
+        Models explained, best first.
+    note : str, optional
+        A sentence for the reader (for example why topic and style are not known).
+    """
+    shown = np.asarray(ratings, dtype=np.float64)
+    reference = np.asarray(aggregate, dtype=np.float64)
+    start = np.asarray(prior, dtype=np.float64)
+    parts = queries if from_prediction else None
+    column = {m: j for j, m in enumerate(parts.models)} if parts is not None else {}
+    rows = []
+    for j in np.argsort(-shown, kind="stable")[:top]:
+        model = str(models[j])
+        rated = bool(np.isfinite(reference[j]))
+        k = column.get(model)
+        baseline = topic = style = None
+        if parts is not None and k is not None:
+            base = parts.typical[k] - (reference[j] if rated else 0.0)
+            baseline, topic, style = _round(base), _round(parts.topic[k]), _round(parts.style[k])
+        rows.append(
+            ModelParts(
+                model=model,
+                rating=_round(shown[j]),
+                aggregate=_round(reference[j]) if rated else None,
+                baseline=baseline,
+                topic=topic,
+                style=style,
+                votes=_round(shown[j] - start[j]),
+            )
+        )
+    return Explanation(
+        topics=queries.topics if queries is not None else (),
+        style=queries.traits if queries is not None else (),
+        models=tuple(rows),
+        n_queries=queries.n_queries if queries is not None else 0,
+        note=note,
+    )
+
+
+def _round(value: float) -> float:
+    return round(float(value), 2)
+
+
+def _topic_labels(predictor: RatingPredictor, n_topics: int) -> list[str]:
+    """Readable names of the topics (:attr:`features.topics.Topic.label`)."""
+    described = getattr(predictor.profiler_.topic_model_, "topics_", None) or []
+    labels = [f"topic {k}" for k in range(n_topics)]
+    for topic in described:
+        if 0 <= topic.topic < n_topics:
+            labels[topic.topic] = topic.label
+    return labels
+
+
+def _topic_shares(
+    predictor: RatingPredictor,
+    profiles: UserProfiles,
+    row: int,
+    n: float,
+    labels: list[str],
+) -> tuple[TopicShare, ...]:
+    """The user's largest topics: the share of their ``n`` queries in each.
+
+    A profile's shares are smoothed, ``(count + s * population) / (n + s)``
+    (:mod:`features.profile`); this undoes it to give the share of their queries.
+    """
+    if n <= 0:
+        return ()
+    population = predictor.profiler_.topic_share_
+    s = float(predictor.profiler_.smoothing)
+    names = profiles.feature_names
+    smoothed = profiles.values[row, [names.index(f"topic:{k}") for k in range(population.size)]]
+    shares = np.clip((smoothed * (n + s) - s * population) / n, 0.0, 1.0)
+    order = [k for k in np.argsort(-shares, kind="stable") if shares[k] > 1e-6]
+    return tuple(
+        TopicShare(int(k), labels[k], round(float(shares[k]), 4), round(float(population[k]), 4))
+        for k in order[:TOPICS_SHOWN]
+    )
+
+
+def _traits(predictor: RatingPredictor, profiles: UserProfiles, row: int) -> tuple[StyleTrait, ...]:
+    """The style means furthest from the training users', as the predictor scales them.
+
+    The raw means (``style_mean:``) when the predictor uses them, else the means
+    relative to each query's topic (``style_rel:``).
+    """
+    prefixes = STYLE_SOURCES[predictor.style_source]
+    names = [c for p in prefixes for c in profiles.feature_names if c.startswith(p)]
+    values = profiles.style(predictor.style_source)[row]
+    z = np.clip((values - predictor.style_center_) / predictor.style_scale_, -5.0, 5.0)
+    prefix = prefixes[0]
+    traits: dict[str, StyleTrait] = {}
+    for j in np.argsort(-np.abs(z), kind="stable"):
+        if abs(z[j]) < TRAIT_MIN_Z or len(traits) == STYLE_TRAITS:
+            break
+        if not names[j].startswith(prefix):
+            continue
+        feature = names[j].removeprefix(prefix)
+        high, low = STYLE_LABELS.get(feature, (f"high {feature}", f"low {feature}"))
+        label = high if z[j] > 0 else low
+        if prefix == "style_rel:":
+            label += " for the topic"
+        if label not in traits:  # two features that read the same: the stronger
+            traits[label] = StyleTrait(feature, label, round(float(z[j]), 2))
+    return tuple(traits.values())

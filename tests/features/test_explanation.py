@@ -1,0 +1,193 @@
+"""Why this ranking: the parts of a prediction add up, and say what the queries are."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from data.simulate import simulate
+from features.explanation import (
+    STYLE_LABELS,
+    TRAIT_MIN_Z,
+    Explanation,
+    QueryParts,
+    explain,
+    query_parts,
+)
+from features.predictor import Prediction, RatingPredictor
+from features.profile import UserProfiler, UserProfiles
+from features.style import STYLE_FEATURES
+from features.topics import TopicModel
+from ranking.io.frames import pairwise_from_battles
+
+
+@pytest.fixture(scope="module")
+def predictor(labelled_battles: pd.DataFrame) -> RatingPredictor:
+    """A predictor with real MiniLM topics (eight, so coding has its own)."""
+    profiler = UserProfiler(TopicModel("minilm-int8", n_topics=8))
+    return RatingPredictor(profiler, style_components=2, folds=2, alpha=1.0).fit(labelled_battles)
+
+
+@pytest.fixture(scope="module")
+def code_queries() -> list[str]:
+    """Coding prompts of another simulated arena than the training one."""
+    battles = simulate(20, 10, 6, rng=11).battles
+    return battles[battles["topic"] == "coding"]["prompt"].drop_duplicates().head(6).tolist()
+
+
+def profile(predictor: RatingPredictor, queries: list[str]) -> UserProfiles:
+    return predictor.profiler_.transform(pd.DataFrame({"user_id": "you", "prompt": queries}))
+
+
+def parts_of(predictor: RatingPredictor, queries: list[str]) -> tuple[QueryParts, Prediction]:
+    profiles = profile(predictor, queries)
+    return query_parts(predictor, profiles, [len(queries)])[0], predictor.predict(profiles)
+
+
+def votes_for(model_a: str, losers: tuple[str, ...], n: int = 8) -> pd.DataFrame:
+    rows = [
+        {"user_id": "you", "model_a": model_a, "model_b": loser, "winner": "model_a"}
+        for loser in losers
+        for _ in range(n)
+    ]
+    return pd.DataFrame(rows)
+
+
+def check_adds_up(explanation: Explanation) -> None:
+    for m in explanation.models:
+        parts = (m.aggregate, m.baseline, m.topic, m.style, m.votes)
+        assert sum(p for p in parts if p is not None) == pytest.approx(m.rating, abs=0.05)
+
+
+def test_typical_topic_and_style_add_up_to_the_prediction(
+    predictor: RatingPredictor, labelled_battles: pd.DataFrame
+) -> None:
+    users = sorted(labelled_battles["user_id"].unique())[:3]
+    some = labelled_battles[labelled_battles["user_id"].isin(users)]
+    profiles = predictor.profiler_.transform(some)
+    counts = some.groupby("user_id").size().reindex(profiles.user_ids)
+    parts = query_parts(predictor, profiles, counts)
+    prediction = predictor.predict(profiles)
+    assert len(parts) == len(profiles.user_ids) == 3
+    for row, part in enumerate(parts):
+        assert part.models == predictor.models_
+        np.testing.assert_allclose(part.ratings, prediction.ratings[row], atol=1e-8)
+        assert np.abs(part.topic).max() > 0 and np.abs(part.style).max() > 0
+    # the typical user is everyone's: the same for each user
+    np.testing.assert_allclose(parts[0].typical, parts[1].typical)
+
+
+def test_parts_plus_the_aggregate_add_up_to_the_shown_rating(
+    predictor: RatingPredictor, code_queries: list[str]
+) -> None:
+    parts, prediction = parts_of(predictor, code_queries)
+    aggregate = np.linspace(950.0, 1050.0, len(predictor.models_))
+    explanation = explain(
+        predictor.models_, prediction.ratings[0], aggregate, prediction.ratings[0], parts
+    )
+    assert [m.model for m in explanation.models] == [
+        predictor.models_[j] for j in np.argsort(-prediction.ratings[0])[:3]
+    ]
+    check_adds_up(explanation)
+    for m in explanation.models:
+        j = predictor.models_.index(m.model)
+        assert m.aggregate == pytest.approx(aggregate[j], abs=0.01)
+        assert m.baseline == pytest.approx(parts.typical[j] - aggregate[j], abs=0.01)
+        assert m.votes == 0.0
+
+
+def test_votes_part_is_zero_without_votes_and_moves_the_voted_model(
+    predictor: RatingPredictor, code_queries: list[str]
+) -> None:
+    parts, prediction = parts_of(predictor, code_queries)
+    aggregate = np.full(len(predictor.models_), 1000.0)
+    worst = predictor.models_[int(np.argmin(prediction.ratings[0]))]
+    others = tuple(m for m in predictor.models_ if m != worst)
+    votes = pairwise_from_battles(votes_for(worst, others), models=predictor.models_)
+    blended = predictor.blend(prediction, votes, np.zeros(len(votes.outcomes), dtype=np.intp))
+    shown = blended.ratings[0]
+    explanation = explain(predictor.models_, shown, aggregate, prediction.ratings[0], parts)
+    check_adds_up(explanation)
+    rows = {m.model: m for m in explanation.models}
+    assert worst in rows  # every vote won: the worst of the prediction is now near the top
+    assert rows[worst].votes > 10.0
+    # the votes' part is the blend less the prediction, for every model shown
+    for m in explanation.models:
+        j = predictor.models_.index(m.model)
+        assert m.votes == pytest.approx(shown[j] - prediction.ratings[0, j], abs=0.01)
+
+
+def test_a_user_whose_queries_are_all_code_has_the_code_topic_first(
+    predictor: RatingPredictor, labelled_battles: pd.DataFrame, code_queries: list[str]
+) -> None:
+    profiler = predictor.profiler_
+    coding = (labelled_battles["topic"][labelled_battles["prompt"].notna()] == "coding").to_numpy()
+    code_topic = int(np.argmax(np.bincount(profiler.labels_[coding], minlength=8)))
+    parts, _ = parts_of(predictor, code_queries)
+    first = parts.topics[0]
+    assert first.topic == code_topic
+    assert first.share > 0.5 > first.population
+    assert first.label == profiler.topic_model_.topics_[code_topic].label
+    assert sum(t.share for t in parts.topics) == pytest.approx(1.0, abs=1e-3)
+    assert parts.n_queries == len(code_queries)
+
+
+def test_labels_are_readable_words(predictor: RatingPredictor, code_queries: list[str]) -> None:
+    assert set(STYLE_LABELS) == set(STYLE_FEATURES)  # every feature has words
+    parts, _ = parts_of(predictor, code_queries)
+    for topic in parts.topics:
+        assert isinstance(topic.label, str) and any(c.isalpha() for c in topic.label)
+    assert parts.traits  # coding prompts stand out from the average user's
+    for trait in parts.traits:
+        assert trait.feature in STYLE_FEATURES
+        assert trait.label in STYLE_LABELS[trait.feature]
+        assert abs(trait.z) >= TRAIT_MIN_Z
+        assert trait.label == STYLE_LABELS[trait.feature][0 if trait.z > 0 else 1]
+    assert len({t.label for t in parts.traits}) == len(parts.traits)
+
+
+def test_long_queries_read_as_long(predictor: RatingPredictor) -> None:
+    long = "Please explain, in careful and complete detail, " + "the history of Rome " * 60
+    parts, _ = parts_of(predictor, [long] * 4)
+    assert "long queries" in [t.label for t in parts.traits]
+
+
+def test_a_board_from_the_aggregate_has_only_votes() -> None:
+    models = ("a", "b", "c", "d")
+    aggregate = np.array([1000.0, 1010.0, 990.0, np.nan])
+    shown = np.array([1030.0, 1005.0, 980.0, 1001.0])
+    explanation = explain(models, shown, aggregate, aggregate, note="from the aggregate")
+    assert [m.model for m in explanation.models] == ["a", "b", "d"]
+    for m in explanation.models[:2]:
+        assert m.baseline is None and m.topic is None and m.style is None
+        assert m.aggregate is not None and m.aggregate + m.votes == pytest.approx(m.rating)
+    assert explanation.models[2].aggregate is None  # the aggregate does not rate d
+    assert explanation.topics == () and explanation.style == () and explanation.n_queries == 0
+    assert explanation.to_dict()["note"] == "from the aggregate"
+
+
+def test_to_dict_is_the_spec_shape(predictor: RatingPredictor, code_queries: list[str]) -> None:
+    parts, prediction = parts_of(predictor, code_queries)
+    aggregate = np.full(len(predictor.models_), 1000.0)
+    document = explain(
+        predictor.models_, prediction.ratings[0], aggregate, prediction.ratings[0], parts
+    ).to_dict()
+    assert set(document) == {"topics", "style", "models", "n_queries", "note"}
+    assert set(document["topics"][0]) == {"topic", "label", "share", "population"}
+    assert set(document["style"][0]) == {"feature", "label", "z"}
+    assert set(document["models"][0]) == {
+        "model",
+        "rating",
+        "aggregate",
+        "baseline",
+        "topic",
+        "style",
+        "votes",
+    }
+    assert len(document["models"]) == 3
+
+
+def test_query_parts_names_a_wrong_count(predictor: RatingPredictor) -> None:
+    with pytest.raises(ValueError, match="'n_queries' must have 1 entries, not 2"):
+        query_parts(predictor, profile(predictor, ["hello"]), [1, 2])
