@@ -32,19 +32,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from features.predictor import RatingPredictor
 from features.profile import STYLE_SOURCES, UserProfiles
 from ranking.pairwise import ELO_PER_NAT
 from ranking.types import FloatArray
 
+if TYPE_CHECKING:
+    from features.predictor import RatingPredictor
+
 __all__ = [
     "STYLE_LABELS",
+    "STYLE_TRAITS",
+    "TOPICS_SHOWN",
     "TOP_MODELS",
     "TRAIT_MIN_Z",
     "Explanation",

@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from features.explanation import QueryParts, explain
 from ranking.agreement import spearman_per_row
 from ranking.io.frames import pairwise_from_battles
 from ranking.leaderboard import build_leaderboard
@@ -42,6 +43,7 @@ def personal_leaderboard(
     prior: npt.ArrayLike | None = None,
     alpha: float | None = None,
     confidence: float = 0.95,
+    queries: QueryParts | None = None,
 ) -> dict[str, Any]:
     """The leaderboard document of one user (docs/SPEC.md section 4).
 
@@ -65,13 +67,18 @@ def personal_leaderboard(
         learnt from this user alone when missing.
     confidence : float
         Coverage of the intervals.
+    queries : QueryParts, optional
+        What the user's queries say and how they moved ``prior``
+        (:func:`features.explanation.query_parts`), for the explanation.
 
     Returns
     -------
     dict
         The leaderboard JSON of docs/SPEC.md section 3 for this user, plus ``user_id``,
         ``source``, ``spearman`` (against the aggregate, over the models the user voted
-        on; None where undefined) and ``n_battles``.
+        on; None where undefined), ``n_battles`` and ``explanation``
+        (:func:`features.explanation.explain`: what moved the top models from the
+        aggregate).
     """
     reference = np.asarray(aggregate, dtype=np.float64)
     source: Source = "fitted" if prior is None else "blended"
@@ -100,9 +107,35 @@ def personal_leaderboard(
         odds=user_board_odds(fit),
     )
     rho = float(spearman_per_row(fit.ratings, reference, fit.seen)[0])
+    start = reference if prior is None else np.asarray(prior, dtype=np.float64)
+    explanation = explain(
+        models,
+        fit.ratings[0],
+        reference,
+        start,
+        queries,
+        from_prediction=prior is not None and queries is not None,
+        note=_note(method, prior is not None, queries is not None),
+    )
     return {
         **board.to_dict(),
         "user_id": user_id,
         "source": source,
         "spearman": round(rho, 4) if np.isfinite(rho) else None,
+        "explanation": explanation.to_dict(),
     }
+
+
+def _note(method: Method, predicted: bool, queries: bool) -> str | None:
+    """What an explanation of a board that does not start from a prediction says."""
+    if predicted:
+        return None
+    if method == "elo":
+        return "an Elo board starts from the aggregate Elo ratings: only the votes moved it"
+    if queries:
+        return "the board starts from the aggregate: only the votes moved it"
+    return (
+        "no prediction from this user's queries (the fit has no rating predictor, or "
+        "none of their votes has a prompt): the board starts from the aggregate, and only "
+        "the votes moved it"
+    )

@@ -2,30 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import numpy.typing as npt
 import pandas as pd
 
 from ranking.agreement import spearman_per_row
 from ranking.io.frames import pairwise_from_battles
 
-__all__ = ["Predicts", "recommendation", "unknown_models", "vote_prompts"]
+__all__ = ["recommendation", "unknown_models", "vote_prompts"]
 
-
-class Predicts(Protocol):
-    """What a recommendation needs of the rating predictor (``features.predictor``)."""
-
-    models_: tuple[str, ...]
-    confidence: float
-
-    @property
-    def prior_sd(self) -> float: ...
-
-    def predict_queries(self, queries: list[str], user_id: str = "you") -> Any: ...
-
-    def blend(self, prediction: Any, data: Any, users: npt.NDArray[np.intp]) -> Any: ...
+if TYPE_CHECKING:
+    from features.predictor import RatingPredictor
 
 
 def unknown_models(votes: pd.DataFrame, models: tuple[str, ...]) -> list[str]:
@@ -44,7 +32,7 @@ def vote_prompts(votes: pd.DataFrame) -> list[str]:
 
 
 def recommendation(
-    predictor: Predicts,
+    predictor: RatingPredictor,
     queries: list[str],
     votes: pd.DataFrame | None = None,
     *,
@@ -62,18 +50,22 @@ def recommendation(
         The user's own votes, a canonical battle frame naming only the predictor's
         models (check with :func:`unknown_models`); their prompts join the queries.
     aggregate : dict, optional
-        Model to aggregate rating: adds ``spearman``, the ranking's agreement with it.
+        Model to aggregate rating: adds ``spearman``, the ranking's agreement with it,
+        and ``explanation``, what moved the top models from it.
 
     Returns
     -------
     dict
         ``source``, ``models`` (best first, SPEC ranks, each with its odds: ``p_best``,
         ``rank_lower``, ``rank_upper``), ``n_queries``, ``n_votes``, ``prior_sd``, and
-        ``spearman`` when ``aggregate`` is given.
+        ``spearman`` and ``explanation`` (:func:`features.explanation.explain`) when
+        ``aggregate`` is given.
     """
     if votes is not None:
         queries = queries + vote_prompts(votes)
-    prediction = predictor.predict_queries(queries)
+    profiles = predictor.profiler_.transform(pd.DataFrame({"user_id": "you", "prompt": queries}))
+    prediction = predictor.predict(profiles)
+    predicted = prediction.ratings[0]
     n_votes = 0
     if votes is not None and len(votes):
         data = pairwise_from_battles(votes, models=predictor.models_)
@@ -92,4 +84,9 @@ def recommendation(
         known = np.isfinite(reference)[None, :]
         rho = float(spearman_per_row(prediction.ratings[:1], reference, known)[0])
         document["spearman"] = round(rho, 4) if np.isfinite(rho) else None
+        from features.explanation import explain, query_parts  # heavy: only when asked
+
+        parts = query_parts(predictor, profiles, [len(queries)])[0]
+        explanation = explain(predictor.models_, prediction.ratings[0], reference, predicted, parts)
+        document["explanation"] = explanation.to_dict()
     return document

@@ -18,6 +18,8 @@ __all__ = [
     "BattlesIn",
     "CorrelationsPublic",
     "ErrorPublic",
+    "ExplainedModelPublic",
+    "ExplanationPublic",
     "HealthPublic",
     "IngestPublic",
     "LeaderboardPublic",
@@ -27,6 +29,7 @@ __all__ = [
     "NextBattleIn",
     "NextBattlePublic",
     "PairPublic",
+    "PromptTopicPublic",
     "ProvisionalModelPublic",
     "PublicBoardPublic",
     "RegisteredPublic",
@@ -34,7 +37,9 @@ __all__ = [
     "RankedModelPublic",
     "RecommendPublic",
     "RefitPublic",
+    "StyleTraitPublic",
     "TokenPublic",
+    "TopicSharePublic",
     "TopicsPublic",
     "UserLeaderboardPublic",
     "errors",
@@ -66,6 +71,20 @@ class RecommendIn(BaseModel):
         description="the user's own votes: battle records (docs/SPEC.md section 1)",
         examples=[[_BATTLE_EXAMPLE]],
     )
+    prompt: str | None = Field(
+        default=None,
+        description="rank the models for this one prompt and this person: the prompt's "
+        "topic and embedding, the person's style and votes (docs/SPEC.md section 5)",
+        examples=["Why does my Rust borrow checker reject this closure?"],
+    )
+    user_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=256,
+        description="a user whose stored votes join the votes given; needs that user's "
+        "read token (token, or Authorization: Bearer TOKEN) or the admin key",
+    )
+    token: str | None = Field(default=None, description="the read token of user_id")
 
 
 class BattlesIn(BaseModel):
@@ -226,6 +245,61 @@ class PublicBoardPublic(LeaderboardPublic):
     )
 
 
+class TopicSharePublic(BaseModel):
+    """A topic of the user's queries."""
+
+    topic: int = Field(description="the topic's id (GET /v1/topics)")
+    label: str = Field(description="the topic in words: its first top words")
+    share: float = Field(description="share of the user's queries in this topic")
+    population: float = Field(description="share of all training queries in this topic")
+
+
+class StyleTraitPublic(BaseModel):
+    """A style feature where the user's queries stand out from the training users'."""
+
+    feature: str = Field(description="the style feature (features.style.STYLE_FEATURES)")
+    label: str = Field(description="the trait in words, e.g. 'long queries'")
+    z: float = Field(description="the user's mean, in training users' standard deviations")
+
+
+class ExplainedModelPublic(BaseModel):
+    """What moved one top model from the aggregate, in Elo points: ``rating = aggregate +
+    baseline + topic + style + votes``, the null parts left out (up to rounding)."""
+
+    model: str
+    rating: float = Field(description="the rating shown")
+    aggregate: float | None = Field(
+        description="the aggregate Bradley-Terry (or, on an Elo board, Elo) rating; null "
+        "where the aggregate does not rate the model"
+    )
+    baseline: float | None = Field(
+        description="the rating predictor's rating of anyone (someone whose queries say "
+        "nothing) less the aggregate: the predictor's own fit, nothing of the user; null "
+        "where the ranking does not start from the prediction"
+    )
+    topic: float | None = Field(
+        description="what the user's queries are about moved it: their topic shares and "
+        "embedding components; null where the ranking does not start from the prediction"
+    )
+    style: float | None = Field(
+        description="how the user writes moved it: their style components; null where the "
+        "ranking does not start from the prediction"
+    )
+    votes: float = Field(description="what the user's own votes moved it")
+
+
+class ExplanationPublic(BaseModel):
+    """Why this ranking (docs/SPEC.md section 5)."""
+
+    topics: list[TopicSharePublic] = Field(description="the user's largest topics, largest first")
+    style: list[StyleTraitPublic] = Field(
+        description="the style traits that stand out most (at least 1 sd), strongest first"
+    )
+    models: list[ExplainedModelPublic] = Field(description="the top models, best first")
+    n_queries: int = Field(description="the queries the topics and style are read from")
+    note: str | None = Field(description="why a part is missing, when one is")
+
+
 class UserLeaderboardPublic(LeaderboardPublic):
     """One user's leaderboard and its agreement with the aggregate."""
 
@@ -235,6 +309,9 @@ class UserLeaderboardPublic(LeaderboardPublic):
         "the prediction from the user's queries"
     )
     spearman: float | None = Field(description="Spearman against the aggregate ranking")
+    explanation: ExplanationPublic | None = Field(
+        default=None, description="what moved the top models from the aggregate"
+    )
 
 
 class PredictedModelPublic(RankedModelPublic):
@@ -248,6 +325,13 @@ class PredictedModelPublic(RankedModelPublic):
     rank_upper: int = Field(description="worst rank of that range")
 
 
+class PromptTopicPublic(BaseModel):
+    """The topic a recommend request's prompt was read as (``GET /v1/topics`` ids)."""
+
+    topic: int
+    label: str
+
+
 class RecommendPublic(BaseModel):
     """The recommend JSON of docs/SPEC.md section 3."""
 
@@ -257,7 +341,18 @@ class RecommendPublic(BaseModel):
     n_votes: int
     prior_sd: float
     spearman: float | None = Field(default=None, description="agreement with the aggregate")
+    explanation: ExplanationPublic | None = Field(
+        default=None, description="why this ranking: topics, style, what moved the top models"
+    )
     version: int
+    scope: Literal["person", "prompt"] = Field(
+        default="person",
+        description="what the ranking is for: the person on all their prompts, or the "
+        "one prompt of the request for this person",
+    )
+    prompt_topic: PromptTopicPublic | None = Field(
+        default=None, description="with a prompt: the topic it was read as"
+    )
 
 
 class NextBattleIn(RecommendIn):

@@ -77,7 +77,9 @@ def run(args: argparse.Namespace) -> None:
             )
     n_prompts = len(queries) + (0 if votes is None else len(vote_prompts(votes)))
     progress.note(f"predicting from {n_prompts:,} queries")
-    document = recommendation(predictor, queries, votes)
+    board = fit.leaderboards.get("bt", {}).get("models", [])
+    aggregate = {str(m["model"]): float(m["rating"]) for m in board}
+    document = recommendation(predictor, queries, votes, aggregate=aggregate)
     emit(document, format_recommendation(document, predictor.confidence), args.format)
 
 
@@ -157,7 +159,7 @@ def format_recommendation(document: dict[str, Any], confidence: float = 0.95) ->
         "points (one sd) from a prediction by queries alone"
     )
     odds = [(m["model"], m["p_best"], m["rank_lower"], m["rank_upper"]) for m in document["models"]]
-    return (
+    text = (
         head
         + "\n"
         + odds_line(odds, confidence)
@@ -166,3 +168,40 @@ def format_recommendation(document: dict[str, Any], confidence: float = 0.95) ->
         + "\n\n"
         + foot
     )
+    explanation = document.get("explanation")
+    return text if explanation is None else text + "\n\n" + format_explanation(explanation)
+
+
+#: The parts of a model's rating, in the order they add up (docs/SPEC.md section 5).
+_PARTS = ("aggregate", "baseline", "topic", "style", "votes", "rating")
+
+
+def format_explanation(explanation: dict[str, Any]) -> str:
+    """Why this ranking, in a few lines: topics, style traits, what moved the top models."""
+    topics = ", ".join(f"{t['label']} ({t['share']:.0%})" for t in explanation["topics"])
+    traits = ", ".join(f"{t['label']} ({t['z']:+.1f} sd)" for t in explanation["style"])
+    lines = [
+        f"Why: your queries are about {topics or 'nothing the topics know'}",
+        f"Your style: {traits or 'nothing stands out from the training users'}",
+    ]
+    if explanation.get("note"):
+        lines.append(str(explanation["note"]))
+    columns = [
+        ["-" if m[p] is None else f"{m[p]:.1f}" for m in explanation["models"]] for p in _PARTS
+    ]
+    aligned = [
+        [cell.rjust(max(len(name), *map(len, column))) for cell in column]
+        for name, column in zip(_PARTS, columns, strict=True)
+    ]
+    rows = [
+        [m["model"], *(column[i] for column in aligned)]
+        for i, m in enumerate(explanation["models"])
+    ]
+    lines += [
+        "",
+        "What moved the top models (Elo points; rating = aggregate + baseline + topic + style "
+        "+ votes, baseline the predictor's rating of anyone less the aggregate):",
+        "",
+        format_table(("model", *_PARTS), rows),
+    ]
+    return "\n".join(lines)

@@ -1,6 +1,7 @@
 """Each voter's ratings predicted from their prompts: the prior of their personal board.
 
-The predictor is used through its public interface: ``predict_users`` and ``models_``.
+The predictor is used through its public interface: ``profiler_``, ``predict``,
+``contexts`` and ``models_``.
 All voters are predicted in one call, their queries embedded in one batch.
 """
 
@@ -12,7 +13,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["PRIOR_QUERIES", "predicted_priors"]
+from features.explanation import QueryParts, query_parts
+
+__all__ = ["PRIOR_QUERIES", "predicted_priors", "predicted_priors_and_parts"]
 
 #: The most of a user's latest prompts that their predicted prior is made from.
 PRIOR_QUERIES = 50
@@ -42,17 +45,30 @@ def predicted_priors(
         User to ``(len(models),)`` predicted ratings; empty when the predictor predates
         one of ``models`` (no prior until it is refitted) or no user has a prompt.
     """
+    both = predicted_priors_and_parts(predictor, models, battles)
+    return {user: prior for user, (prior, _) in both.items()}
+
+
+def predicted_priors_and_parts(
+    predictor: Any | None, models: tuple[str, ...], battles: Mapping[str, pd.DataFrame]
+) -> dict[str, tuple[np.ndarray, QueryParts]]:
+    """:func:`predicted_priors`, each with what the prompts say and how they moved it
+    (:func:`features.explanation.query_parts`), from the same profiles."""
     if predictor is None:
         return {}
     frames = [f[["user_id", "prompt"]].dropna().tail(PRIOR_QUERIES) for f in battles.values()]
     prompts = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if prompts.empty:
         return {}
-    prediction = predictor.predict_users(prompts)
     known = list(predictor.models_)
     order = [known.index(m) if m in known else -1 for m in models]
     if min(order) < 0:
         return {}  # the predictor predates a model: no prior until it is refitted
+    profiles = predictor.profiler_.transform(prompts)
+    prediction = predictor.predict(profiles)
+    counts = prompts.groupby(prompts["user_id"].astype(str)).size()
+    parts = query_parts(predictor, profiles, counts.reindex(profiles.user_ids.astype(str)))
     return {
-        str(user): prediction.ratings[row, order] for row, user in enumerate(prediction.user_ids)
+        str(user): (prediction.ratings[row, order], parts[row])
+        for row, user in enumerate(prediction.user_ids)
     }

@@ -19,7 +19,7 @@ from ranking.io.validation import RowError, battles_from_records
 from ranking.types import CENTER, Method
 from service.live.context import LiveContext, LivePart
 from service.live.errors import InputError, NotAvailable
-from service.live.priors import predicted_priors
+from service.live.priors import predicted_priors_and_parts
 from service.live.versions import Versions
 from service.personal import personal_leaderboard
 from service.served import METHODS, Served
@@ -204,9 +204,7 @@ class Writes(LivePart):
             The boards refitted; a Bradley-Terry one starts from the user's predicted
             prior when the version has a predictor.
         """
-        priors = (
-            predicted_priors(served.predictor, served.models, battles) if "bt" in methods else {}
-        )
+        predicted = predicted_priors_and_parts(served.predictor, served.models, battles)
         documents: UserBoards = {}
         for user_id, frame in battles.items():
             documents[user_id] = {}
@@ -215,7 +213,7 @@ class Writes(LivePart):
             extra = tuple(sorted(voted - set(served.models)))
             models = served.models + extra
             start = np.full(len(extra), CENTER)
-            prior = priors.get(user_id)
+            prior, queries = predicted.get(user_id, (None, None))
             for method in methods:
                 document = personal_leaderboard(
                     user_id,
@@ -227,6 +225,7 @@ class Writes(LivePart):
                     if method == "bt" and prior is not None
                     else None,
                     alpha=served.snapshot.user_alpha,
+                    queries=queries,
                 )
                 document["version"] = served.version
                 self.store.put_user(user_id, method, document)

@@ -1,0 +1,143 @@
+"""``explanation`` of ``POST /v1/recommend`` and of a user's board (docs/SPEC.md section 5)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.service.conftest import ADMIN, INGEST, assert_error, open_client, service_settings
+
+QUERIES = [
+    "Why does my Python loop raise IndexError: list index out of range?",
+    "Write a Rust function that reverses a linked list",
+    "Fix this JavaScript: TypeError: undefined is not a function",
+]
+PARTS = ("aggregate", "baseline", "topic", "style", "votes")
+
+
+@pytest.fixture
+def client(shared_fit: Path, tmp_path: Path) -> Iterator[TestClient]:
+    """The service on the shared fit (topics and predictor), an embedded store."""
+    with open_client(service_settings(shared_fit, store_path=tmp_path / "s.sqlite")) as test:
+        yield test
+
+
+def check_explanation(explanation: dict[str, Any], board: dict[str, Any]) -> None:
+    """The documented shape; the top models are the board's, their parts add up."""
+    assert set(explanation) == {"topics", "style", "models", "n_queries", "note"}
+    for topic in explanation["topics"]:
+        assert set(topic) == {"topic", "label", "share", "population"}
+        assert isinstance(topic["label"], str) and topic["label"]
+        assert 0.0 < topic["share"] <= 1.0 and 0.0 <= topic["population"] <= 1.0
+    for trait in explanation["style"]:
+        assert set(trait) == {"feature", "label", "z"}
+        assert isinstance(trait["label"], str) and abs(trait["z"]) >= 1.0
+    top = [m["model"] for m in board["models"][:3]]
+    assert [m["model"] for m in explanation["models"]] == top
+    shown = {m["model"]: m["rating"] for m in board["models"]}
+    for row in explanation["models"]:
+        assert set(row) == {"model", "rating", *PARTS}
+        assert row["rating"] == pytest.approx(shown[row["model"]], abs=0.01)
+        total = sum(row[p] for p in PARTS if row[p] is not None)
+        assert total == pytest.approx(row["rating"], abs=0.05)
+
+
+def test_recommend_explains_its_ranking(client: TestClient) -> None:
+    response = client.post("/v1/recommend", json={"queries": QUERIES})
+    assert response.status_code == 200, response.text
+    document = response.json()
+    explanation = document["explanation"]
+    check_explanation(explanation, document)
+    assert explanation["n_queries"] == 3 and explanation["note"] is None
+    labels = {t["topic"]: t["label"] for t in client.get("/v1/topics").json()["topics"]}
+    for topic in explanation["topics"]:
+        assert topic["label"] == labels[topic["topic"]]
+    aggregate = {m["model"]: m["rating"] for m in client.get("/v1/leaderboard").json()["models"]}
+    for row in explanation["models"]:
+        assert row["aggregate"] == pytest.approx(aggregate[row["model"]], abs=0.01)
+        assert row["votes"] == 0.0
+        assert row["topic"] is not None and row["style"] is not None
+
+    worst = document["models"][-1]["model"]
+    others = [m["model"] for m in document["models"][:3]]
+    votes = [{"model_a": worst, "model_b": o, "winner": "model_a"} for o in others for _ in "ab"]
+    blended = client.post("/v1/recommend", json={"queries": QUERIES, "votes": votes}).json()
+    check_explanation(blended["explanation"], blended)
+    moved = {m["model"]: m["votes"] for m in blended["explanation"]["models"]}
+    assert any(v != 0.0 for v in moved.values())
+
+
+def test_a_users_board_explains_what_their_queries_and_votes_did(client: TestClient) -> None:
+    top = client.post("/v1/recommend", json={"queries": QUERIES}).json()["models"]
+    worst, best = top[-1]["model"], top[0]["model"]
+    battles = [
+        {
+            "user_id": "explained",
+            "model_a": worst,
+            "model_b": best,
+            "winner": "model_a",
+            "prompt": prompt,
+        }
+        for prompt in QUERIES * 2
+    ]
+    answer = client.post("/v1/battles", json={"battles": battles}, headers=INGEST)
+    assert answer.status_code == 200, answer.text
+    token = answer.json()["tokens"]["explained"]
+    board = client.get("/v1/users/explained/leaderboard", params={"token": token}).json()
+    assert board["source"] == "blended"
+    explanation = board["explanation"]
+    check_explanation(explanation, board)
+    assert explanation["n_queries"] == 6 and explanation["topics"]
+    rows = {m["model"]: m for m in explanation["models"]}
+    for row in rows.values():
+        assert row["topic"] is not None and row["style"] is not None
+    if worst in rows:  # six votes won: the votes lift it
+        assert rows[worst]["votes"] > 0.0
+
+    elo = client.get("/v1/users/explained/leaderboard", params={"token": token, "method": "elo"})
+    assert elo.status_code == 200, elo.text
+    check_explanation(elo.json()["explanation"], elo.json())
+    for row in elo.json()["explanation"]["models"]:
+        assert row["topic"] is None and row["baseline"] is None
+    assert "Elo" in elo.json()["explanation"]["note"]
+
+
+def test_a_board_without_queries_says_so(client: TestClient) -> None:
+    vote = {"user_id": "no-prompts", "model_a": "pico-3b", "model_b": "sage-1.2"}
+    battles = [{**vote, "winner": "model_a"} for _ in range(3)]
+    answer = client.post("/v1/battles", json={"battles": battles}, headers=INGEST)
+    assert answer.status_code == 200, answer.text
+    board = client.get("/v1/users/no-prompts/leaderboard", headers=ADMIN).json()
+    assert board["source"] == "fitted"
+    explanation = board["explanation"]
+    check_explanation(explanation, board)
+    assert explanation["topics"] == [] and explanation["n_queries"] == 0
+    assert "no prediction from this user's queries" in explanation["note"]
+    for row in explanation["models"]:
+        assert row["topic"] is None and row["style"] is None and row["baseline"] is None
+
+
+def test_bad_input_is_still_422(client: TestClient) -> None:
+    assert client.post("/v1/recommend", json={"queries": []}).status_code == 422
+    assert_error(client.post("/v1/recommend", json={"queries": ["  "]}), 422, "queries[0]")
+    unknown = [{"model_a": "no-such-model", "model_b": "pico-3b", "winner": "model_a"}]
+    response = client.post("/v1/recommend", json={"queries": QUERIES, "votes": unknown})
+    assert_error(response, 422, "no-such-model")
+
+
+def test_the_schema_documents_the_explanation(client: TestClient) -> None:
+    schemas = client.get("/openapi.json").json()["components"]["schemas"]
+    for name in ("RecommendPublic", "UserLeaderboardPublic"):
+        assert "explanation" in schemas[name]["properties"]
+    assert set(schemas["ExplainedModelPublic"]["properties"]) == {"model", "rating", *PARTS}
+    assert set(schemas["ExplanationPublic"]["properties"]) == {
+        "topics",
+        "style",
+        "models",
+        "n_queries",
+        "note",
+    }
