@@ -29,6 +29,7 @@ __all__ = [
     "NextBattleIn",
     "NextBattlePublic",
     "PairPublic",
+    "PromptTopicPublic",
     "ProvisionalModelPublic",
     "PublicBoardPublic",
     "RegisteredPublic",
@@ -70,6 +71,20 @@ class RecommendIn(BaseModel):
         description="the user's own votes: battle records (docs/SPEC.md section 1)",
         examples=[[_BATTLE_EXAMPLE]],
     )
+    prompt: str | None = Field(
+        default=None,
+        description="rank the models for this one prompt and this person: the prompt's "
+        "topic and embedding, the person's style and votes (docs/SPEC.md section 5)",
+        examples=["Why does my Rust borrow checker reject this closure?"],
+    )
+    user_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=256,
+        description="a user whose stored votes join the votes given; needs that user's "
+        "read token (token, or Authorization: Bearer TOKEN) or the admin key",
+    )
+    token: str | None = Field(default=None, description="the read token of user_id")
 
 
 class BattlesIn(BaseModel):
@@ -310,6 +325,13 @@ class PredictedModelPublic(RankedModelPublic):
     rank_upper: int = Field(description="worst rank of that range")
 
 
+class PromptTopicPublic(BaseModel):
+    """The topic a recommend request's prompt was read as (``GET /v1/topics`` ids)."""
+
+    topic: int
+    label: str
+
+
 class RecommendPublic(BaseModel):
     """The recommend JSON of docs/SPEC.md section 3."""
 
@@ -323,6 +345,14 @@ class RecommendPublic(BaseModel):
         default=None, description="why this ranking: topics, style, what moved the top models"
     )
     version: int
+    scope: Literal["person", "prompt"] = Field(
+        default="person",
+        description="what the ranking is for: the person on all their prompts, or the "
+        "one prompt of the request for this person",
+    )
+    prompt_topic: PromptTopicPublic | None = Field(
+        default=None, description="with a prompt: the topic it was read as"
+    )
 
 
 class NextBattleIn(RecommendIn):

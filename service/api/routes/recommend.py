@@ -6,8 +6,9 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException, status
 
-from service.api.deps import EngineDep, SettingsDep
+from service.api.deps import BearerDep, EngineDep, SettingsDep, can_read_user
 from service.api.schemas import RecommendIn, RecommendPublic, errors
+from service.live.per_prompt import check_text, recommend_for
 
 router = APIRouter(prefix="/v1", tags=["recommend"])
 
@@ -15,11 +16,18 @@ MAX_QUERY_CHARS = 20_000
 
 
 @router.post(
-    "/recommend", response_model=RecommendPublic, responses=errors(400, 404, 413, 422, 429, 503)
+    "/recommend",
+    response_model=RecommendPublic,
+    responses=errors(400, 401, 403, 404, 413, 422, 429, 503),
 )
-def recommend(body: RecommendIn, engine: EngineDep, settings: SettingsDep) -> dict[str, Any]:
+def recommend(
+    body: RecommendIn, engine: EngineDep, settings: SettingsDep, bearer: BearerDep = None
+) -> dict[str, Any]:
     """Predict the ranking of a user known only by their queries (``source: predicted``);
-    with their own votes, the prediction is the prior of their fit (``source: blended``)."""
+    with their own votes, the prediction is the prior of their fit (``source: blended``).
+
+    With a ``prompt``, the ranking is for that prompt and this person (``scope:
+    prompt``); with ``user_id`` (and that user's token), their stored votes join."""
     if len(body.queries) > settings.max_queries:
         raise HTTPException(
             status.HTTP_422_UNPROCESSABLE_CONTENT,
@@ -48,4 +56,14 @@ def recommend(body: RecommendIn, engine: EngineDep, settings: SettingsDep) -> di
             status.HTTP_422_UNPROCESSABLE_CONTENT,
             f"votes: {len(body.votes)} votes, more than the {settings.max_battles} allowed",
         )
-    return engine.recommend(body.queries, body.votes)
+    if body.prompt is None and body.user_id is None:
+        return engine.recommend(body.queries, body.votes)
+    if body.prompt is not None:
+        check_text("prompt", body.prompt, MAX_QUERY_CHARS)
+    stored = None
+    if body.user_id is not None:
+        can_read_user(engine, settings, body.user_id, body.token, bearer)
+        stored = engine.user_battles(body.user_id)
+    return recommend_for(
+        engine.served(), body.queries, body.votes, prompt=body.prompt, stored=stored
+    )

@@ -1,0 +1,231 @@
+"""Rankings for one prompt and one person, from the contextual model the predictor averages.
+
+The rating predictor (:class:`features.predictor.RatingPredictor`) fits every training
+vote with a context of the constant 1, *the vote's own query* (its topic, one-hot, and
+its embedding components) and *the voter's* writing style (their standardised mean
+style; the query's own with ``style_context="query"``). A person's predicted rating is
+the strength at their *mean* context: topic shares, mean components, their style. Their
+strength on one prompt ``q`` is the strength at the context the model was fitted on for
+a vote on ``q``::
+
+    s(q, u) = w . [1, onehot(topic(q)), components(q), style(u)]
+
+that is the person's profile with its topic shares and mean components replaced by the
+prompt's own (:func:`prompt_profiles`); with ``style_context="query"`` the style part is
+the prompt's own too. Nothing is fitted anew: this is the predictor's model read at the
+context of one vote rather than at the average of a person's.
+
+A person's votes tell what the context does not: the blend
+(:meth:`~features.predictor.RatingPredictor.blend`) fits their ratings with the
+prediction as prior mean, so ``d(u) = blended(u) - predicted(u)`` is their own taste
+beyond their profile, the posterior mean of a per-person offset with prior
+``N(0, prior_sd^2)`` that applies on every prompt alike. Their rating on ``q`` is
+``s(q, u) + d(u)`` (:func:`predict_prompts`). The offset is learnt against the mean
+context rather than each vote's own; the two agree when the model is linear in the
+context and the person's votes share one, and differ by second-order terms otherwise.
+
+When the model has no topic, component or style effects (all those coefficients zero),
+``s(q, u)`` is the same for every prompt, the person's own prediction, and the per-prompt
+ranking is the person's ranking.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from features.prediction import Prediction
+from features.profile import UserProfiles
+from features.style import style_features
+from ranking.types import FloatArray, IntArray, PairwiseData
+
+if TYPE_CHECKING:
+    from features.predictor import RatingPredictor
+
+__all__ = ["PromptRanking", "person_deviation", "predict_prompts", "prompt_profiles", "rank_prompt"]
+
+
+@dataclass(frozen=True)
+class PromptRanking:
+    """One person's ratings for one prompt, and what the prompt was read as.
+
+    Attributes
+    ----------
+    prediction : Prediction
+        One row: the ratings for this prompt and this person (``source`` is
+        ``"predicted"``, or ``"blended"`` when the person's votes shifted it).
+    person : Prediction
+        The person's own ranking, for all their prompts alike (their profile, blended
+        with their votes when given).
+    topic : int
+        The prompt's topic, as the predictor's topic model numbers them.
+    """
+
+    prediction: Prediction
+    person: Prediction
+    topic: int
+
+
+def _columns(names: tuple[str, ...], prefix: str) -> npt.NDArray[np.intp]:
+    return np.asarray([i for i, n in enumerate(names) if n.startswith(prefix)], dtype=np.intp)
+
+
+def prompt_profiles(
+    predictor: RatingPredictor,
+    prompts: list[str],
+    people: UserProfiles,
+    rows: npt.ArrayLike,
+) -> tuple[UserProfiles, IntArray]:
+    """One profile per prompt: its person's, with the prompt's topic and components.
+
+    Parameters
+    ----------
+    predictor : RatingPredictor
+        A fitted predictor.
+    prompts : list of str
+        The prompts (each non-blank).
+    people : UserProfiles
+        The people's profiles (:meth:`features.profile.UserProfiler.transform`).
+    rows : array_like of int
+        ``(len(prompts),)`` row of ``people`` of each prompt's person.
+
+    Returns
+    -------
+    profiles : UserProfiles
+        ``len(prompts)`` rows, each its person's profile with ``topic:`` the prompt's
+        topic one-hot and ``query_pc:`` the prompt's components; with
+        ``style_context="query"`` also ``style_mean:``/``style_rel:`` the prompt's style.
+    topics : ndarray of int
+        ``(len(prompts),)`` topic of each prompt.
+    """
+    index = np.asarray(rows, dtype=np.intp)
+    if index.shape != (len(prompts),):
+        raise ValueError(
+            f"Argument 'rows' must have one row per prompt ({len(prompts)}), "
+            f"not shape {index.shape}."
+        )
+    if index.size and (index.min() < 0 or index.max() >= len(people.user_ids)):
+        raise ValueError(f"Argument 'rows' must index the {len(people.user_ids)} profiles.")
+    profiler = predictor.profiler_
+    topics, components = profiler.topics_and_context(list(prompts))
+    names = people.feature_names
+    values = people.values[index].copy()
+    topic_columns = _columns(names, "topic:")
+    values[:, topic_columns] = np.eye(topic_columns.size)[topics]
+    query_columns = _columns(names, "query_pc:")
+    if components is not None and query_columns.size:
+        values[:, query_columns] = components
+    if predictor.style_context == "query":
+        raw = style_features(list(prompts))
+        values[:, _columns(names, "style_mean:")] = raw
+        relative = _columns(names, "style_rel:")
+        if relative.size:
+            values[:, relative] = profiler.relative_style(raw, topics)
+    ids = np.asarray([f"prompt:{i}" for i in range(len(prompts))], dtype=object)
+    return UserProfiles(ids, values, names), np.asarray(topics, dtype=np.intp)
+
+
+def person_deviation(predicted: Prediction, blended: Prediction) -> FloatArray:
+    """``(n_people, n_models)`` how far each person's votes moved them from their profile.
+
+    The blend's ratings less the prediction it was the prior of (Elo points): the
+    posterior mean of the person's own offset, applied on every prompt.
+    """
+    if predicted.ratings.shape != blended.ratings.shape or predicted.models != blended.models:
+        raise ValueError(
+            "Arguments 'predicted' and 'blended' must rate the same people and models."
+        )
+    return blended.ratings - predicted.ratings
+
+
+def predict_prompts(
+    predictor: RatingPredictor,
+    prompts: list[str],
+    people: UserProfiles,
+    rows: npt.ArrayLike,
+    person: Prediction | None = None,
+    deviation: FloatArray | None = None,
+) -> tuple[Prediction, IntArray]:
+    """Ratings of each prompt's person for that prompt (module docstring).
+
+    Parameters
+    ----------
+    predictor : RatingPredictor
+        A fitted predictor.
+    prompts : list of str
+        The prompts.
+    people : UserProfiles
+        The people's profiles.
+    rows : array_like of int
+        ``(len(prompts),)`` row of ``people`` (and of ``person``, ``deviation``) of each
+        prompt's person.
+    person : Prediction, optional
+        The people's own rankings (predicted or blended), rows as ``people``: their
+        intervals' half-widths are kept, since a prompt's context adds no evidence.
+    deviation : ndarray, optional
+        ``(n_people, n_models)`` the people's offsets (:func:`person_deviation`).
+
+    Returns
+    -------
+    prediction : Prediction
+        One row per prompt; ``source`` that of ``person`` (``"predicted"`` without).
+    topics : ndarray of int
+        The prompts' topics.
+    """
+    index = np.asarray(rows, dtype=np.intp)
+    profiles, topics = prompt_profiles(predictor, prompts, people, index)
+    base = predictor.predict(profiles)
+    ratings = base.ratings if deviation is None else base.ratings + deviation[index]
+    if person is None:
+        below, above = base.ratings - base.lower, base.upper - base.ratings
+    else:
+        below = (person.ratings - person.lower)[index]
+        above = (person.upper - person.ratings)[index]
+    source = "predicted" if person is None else person.source
+    prediction = Prediction(
+        source, profiles.user_ids, base.models, ratings, ratings - below, ratings + above
+    )
+    return prediction, topics
+
+
+def rank_prompt(
+    predictor: RatingPredictor,
+    prompt: str,
+    queries: list[str] | None = None,
+    votes: PairwiseData | None = None,
+) -> PromptRanking:
+    """One person's ranking for ``prompt``: from their queries, shifted by their votes.
+
+    Parameters
+    ----------
+    predictor : RatingPredictor
+        A fitted predictor.
+    prompt : str
+        The prompt to rank the models for (non-blank).
+    queries : list of str, optional
+        The person's queries (their votes' prompts among them): their profile, their
+        style in particular, is that of these queries; of the prompt alone without them.
+        The prompt sets the topic and embedding part of the context either way.
+    votes : PairwiseData, optional
+        The person's own votes, naming the predictor's models in its order.
+
+    Returns
+    -------
+    PromptRanking
+    """
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise ValueError(f"Argument 'prompt' must be a non-blank string, not {prompt!r}.")
+    texts = list(queries) if queries else [prompt]
+    people = predictor.profiler_.transform(pd.DataFrame({"user_id": "you", "prompt": texts}))
+    person = predictor.predict(people)
+    deviation = None
+    if votes is not None and len(votes.outcomes):
+        blended = predictor.blend(person, votes, np.zeros(len(votes.outcomes), dtype=np.intp))
+        deviation = person_deviation(person, blended)
+        person = blended
+    prediction, topics = predict_prompts(predictor, [prompt], people, [0], person, deviation)
+    return PromptRanking(prediction, person, int(topics[0]))
