@@ -30,6 +30,7 @@ Two kinds of load (issue 18):
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import logging
 import os
@@ -46,7 +47,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from bench.common import ROOT, Row, error_text, event_loop_runner, load_task_main, make_row
 
@@ -92,7 +93,13 @@ class LoadResult:
     elapsed_s : float
         Wall time of the phase.
     p50_ms, p99_ms : float
-        Latency percentiles, in milliseconds.
+        Latency percentiles, in milliseconds (open loop: from each request's due time).
+    rate : float or None
+        Open loop: the rate asked, requests a second; None for a closed loop.
+    late_p99_ms : float or None
+        Open loop: the 99th percentile of how late the client sent a request.
+    scheduled : int or None
+        Open loop: the requests due in the phase.
     """
 
     requests: int
@@ -102,6 +109,7 @@ class LoadResult:
     p99_ms: float
     rate: float | None = None
     late_p99_ms: float | None = None
+    scheduled: int | None = None
 
     @property
     def rps(self) -> float:
@@ -117,6 +125,12 @@ class LoadResult:
             )
             if self.late_p99_ms is not None:
                 cell += f"; sent late p99 {self.late_p99_ms:.2f} ms"
+            if errors and self.scheduled is not None:
+                unanswered = self.scheduled - self.requests
+                return cell + (
+                    f"; {self.errors:,} errors of {self.scheduled:,} due "
+                    f"({unanswered:,} unanswered {OPEN_GRACE_S:.0f} s after the last was due)"
+                )
         else:
             cell = f"p50 {self.p50_ms:.1f} ms, p99 {self.p99_ms:.1f} ms; {self.rps:,.0f} req/s"
         return cell + (f"; {self.errors:,} errors in {self.requests:,}" if errors else "")
@@ -235,12 +249,68 @@ async def _drive(spec: dict[str, Any], duration: float) -> dict[str, Any]:
     }
 
 
+class _OpenConnection(asyncio.Protocol):
+    """One keep-alive connection of the open loop: a request at a time, answers parsed
+    from the bytes as they arrive (status line and ``Content-Length``), no task a request."""
+
+    def __init__(
+        self,
+        done: Callable[[_OpenConnection, bool], None],
+        idle: collections.deque[_OpenConnection],
+    ) -> None:
+        self.done = done
+        self.idle = idle
+        self.transport: asyncio.Transport | None = None
+        self.buffer = bytearray()
+        self.expected: int | None = None  # bytes of the answer being read, head included
+        self.ok = False
+        self.current: tuple[int, float] | None = None  # request index, due time
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
+
+    def send(self, raw: bytes, index: int, due: float) -> None:
+        assert self.transport is not None
+        self.current = (index, due)
+        self.transport.write(raw)
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        while self.current is not None:
+            if self.expected is None:
+                end = self.buffer.find(b"\r\n\r\n")
+                if end < 0:
+                    return
+                head = bytes(self.buffer[:end])
+                length = 0
+                for line in head.split(b"\r\n")[1:]:
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value)
+                self.expected = end + 4 + length
+                self.ok = 200 <= int(head[9:12]) < 300
+            if len(self.buffer) < self.expected:
+                return
+            del self.buffer[: self.expected]
+            self.expected = None
+            self.done(self, self.ok)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.transport = None
+        if self.current is not None:
+            self.done(self, False)
+        elif self in self.idle:  # closed by the server while idle
+            self.idle.remove(self)
+
+
 async def _drive_open(spec: dict[str, Any], duration: float) -> dict[str, Any]:
     """Open loop: request ``i`` due at ``start + i / rate``, latency from that time.
 
-    Requests take a keep-alive connection from a pool of ``connections`` (waiting for one
-    when all are busy: that wait is part of the latency); those not answered within
-    :data:`OPEN_GRACE_S` after the last is due count as errors.
+    A due request goes out on an idle keep-alive connection of a pool of
+    ``connections``, or waits for the first to be free (that wait is part of its
+    latency); those not answered within :data:`OPEN_GRACE_S` after the last is due count
+    as errors. The connections are asyncio protocols (no task, stream or queue a request),
+    so that the client costs the shared cores as little as possible.
     """
     import numpy as np
 
@@ -248,37 +318,40 @@ async def _drive_open(spec: dict[str, Any], duration: float) -> dict[str, Any]:
     address = urllib.parse.urlsplit(spec["base"])
     rate = float(spec["rate"])
     n = max(1, int(rate * duration))
-    pool: asyncio.Queue[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = asyncio.Queue()
-    opened = [await asyncio.open_connection(address.hostname, address.port)]
-    opened += await asyncio.gather(
-        *(
-            asyncio.open_connection(address.hostname, address.port)
-            for _ in range(int(spec["connections"]) - 1)
-        )
-    )
-    for connection in opened:
-        pool.put_nowait(connection)
     latencies = np.full(n, np.nan)
     late = np.zeros(n)
-    errors = 0
+    idle: collections.deque[_OpenConnection] = collections.deque()
+    waiting: collections.deque[tuple[int, float]] = collections.deque()
+    counts = {"finished": 0, "errors": 0}
+    finished = asyncio.Event()
 
-    async def one(i: int, due: float) -> None:
-        nonlocal errors
-        reader, writer = await pool.get()
-        try:
-            async with asyncio.timeout(30.0):
-                failed = (
-                    not 200 <= await _exchange(reader, writer, requests[i % len(requests)]) < 300
-                )
-        except (OSError, ValueError, asyncio.IncompleteReadError, TimeoutError):
-            failed = True
-            writer.close()
-            reader, writer = await asyncio.open_connection(address.hostname, address.port)
-        latencies[i] = time.perf_counter() - due
-        errors += failed
-        pool.put_nowait((reader, writer))
+    def done(connection: _OpenConnection, ok: bool) -> None:
+        assert connection.current is not None
+        index, due = connection.current
+        connection.current = None
+        latencies[index] = time.perf_counter() - due
+        counts["errors"] += not ok
+        counts["finished"] += 1
+        if counts["finished"] == n:
+            finished.set()
+        if connection.transport is None:
+            return  # lost: the pool is one connection smaller
+        if waiting:
+            index, due = waiting.popleft()
+            connection.send(requests[index % len(requests)], index, due)
+        else:
+            idle.append(connection)
 
-    tasks = []
+    loop = asyncio.get_running_loop()
+    opened = await asyncio.gather(
+        *(
+            loop.create_connection(
+                lambda: _OpenConnection(done, idle), address.hostname, address.port
+            )
+            for _ in range(int(spec["connections"]))
+        )
+    )
+    idle.extend(protocol for _, protocol in opened)
     start = time.perf_counter() + 0.01
     i = 0
     while i < n:
@@ -287,28 +360,33 @@ async def _drive_open(spec: dict[str, Any], duration: float) -> dict[str, Any]:
         while i < due_now:
             due = start + i / rate
             late[i] = now - due
-            tasks.append(asyncio.create_task(one(i, due)))
+            if idle:  # the longest idle first: every connection kept in use
+                idle.popleft().send(requests[i % len(requests)], i, due)
+            else:
+                waiting.append((i, due))
             i += 1
         if i < n:
             await asyncio.sleep(max(0.0, start + i / rate - time.perf_counter()))
-    _, pending = await asyncio.wait(tasks, timeout=OPEN_GRACE_S) if tasks else (set(), set())
-    for task in pending:
-        task.cancel()
+    try:
+        await asyncio.wait_for(finished.wait(), OPEN_GRACE_S)
+    except TimeoutError:
+        pass
+    for transport, _ in opened:
+        transport.close()
     answered = latencies[~np.isnan(latencies)]
     elapsed = time.perf_counter() - start
     if answered.size:  # the phase ends with its last answer
         elapsed = min(elapsed, float(np.nanmax(latencies + start + np.arange(n) / rate)) - start)
-    while not pool.empty():
-        pool.get_nowait()[1].close()
     p50, p99 = np.percentile(answered, [50, 99]) * 1000.0 if answered.size else (0.0, 0.0)
     return {
         "requests": int(answered.size),
-        "errors": errors + len(pending),
+        "errors": counts["errors"] + n - counts["finished"],
         "elapsed_s": max(elapsed, 1e-9),
         "p50_ms": float(p50),
         "p99_ms": float(p99),
         "rate": rate,
         "late_p99_ms": float(np.percentile(late, 99) * 1000.0),
+        "scheduled": n,
     }
 
 
