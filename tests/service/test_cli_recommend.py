@@ -48,6 +48,7 @@ def queries_txt(tmp_path: Path) -> Path:
     path.write_text("\n".join(QUERIES) + "\n\n", encoding="utf-8")
     return path
 
+
 #: The odds every recommended row carries (docs/SPEC.md section 2).
 ODDS = ("p_best", "rank_lower", "rank_upper")
 
@@ -189,6 +190,33 @@ def test_many_votes_for_one_model_put_it_first(
     assert doc["n_queries"] == len(QUERIES)  # these votes have no prompts
     assert doc["models"][0]["model"] == favourite
     check_ranking(doc, arena.models)
+
+
+def test_the_ranking_comes_with_its_explanation(
+    arena: Arena, queries_txt: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = recommend_json(capsys, str(arena.fit_dir), "--queries", str(queries_txt))
+    explanation = doc["explanation"]  # against the fit's Bradley-Terry board
+    assert set(explanation) == {"topics", "style", "models", "n_queries", "note"}
+    assert explanation["n_queries"] == len(QUERIES) and explanation["topics"]
+    assert [m["model"] for m in explanation["models"]] == [m["model"] for m in doc["models"][:3]]
+    board = json.loads((arena.fit_dir / "leaderboard.json").read_text(encoding="utf-8"))
+    aggregate = {m["model"]: m["rating"] for m in board["bt"]["models"]}
+    parts = ("aggregate", "baseline", "topic", "style", "votes")
+    for row in explanation["models"]:
+        assert row["aggregate"] == pytest.approx(aggregate[row["model"]], abs=0.01)
+        assert row["votes"] == 0.0
+        assert sum(row[p] for p in parts) == pytest.approx(row["rating"], abs=0.05)
+
+    assert main(["recommend", str(arena.fit_dir), "--queries", str(queries_txt)]) == 0
+    table = capsys.readouterr().out
+    label = explanation["topics"][0]["label"]
+    assert f"Why: your queries are about {label} (" in table
+    assert "Your style: " in table
+    moved = table[table.index("What moved the top models") :].splitlines()
+    header = next(line for line in moved if line.startswith("model"))
+    assert header.split() == ["model", *parts, "rating"]
+    assert all(any(line.startswith(m["model"]) for line in moved) for m in explanation["models"])
 
 
 # -- errors: exit 2, one line ---------------------------------------------------------------
