@@ -45,6 +45,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="a battle log of the user's own votes (.jsonl, .json, .csv or .parquet, each "
         "optionally .gz), all taken as one user's; their prompts are added to the queries",
     )
+    parser.add_argument(
+        "--prompt",
+        metavar="TEXT",
+        help="rank the models for this one prompt and this user: the prompt's topic and "
+        "embedding, the user's style (from the queries) and votes",
+    )
     add_output_options(parser)
     parser.set_defaults(run=run)
 
@@ -52,6 +58,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> None:
     """Execute ``plb recommend``."""
     queries = read_queries(args.queries)
+    if args.prompt is not None and not args.prompt.strip():
+        raise UsageError("--prompt: is blank")
     fit = load_fit(args.fit_dir)
     if fit.predictor_dir is None:
         raise UsageError(
@@ -79,8 +87,16 @@ def run(args: argparse.Namespace) -> None:
     progress.note(f"predicting from {n_prompts:,} queries")
     board = fit.leaderboards.get("bt", {}).get("models", [])
     aggregate = {str(m["model"]): float(m["rating"]) for m in board}
-    document = recommendation(predictor, queries, votes, aggregate=aggregate)
-    emit(document, format_recommendation(document, predictor.confidence), args.format)
+    if args.prompt is None:
+        document = recommendation(predictor, queries, votes, aggregate=aggregate)
+        emit(document, format_recommendation(document, predictor.confidence), args.format)
+        return
+    from service.live.per_prompt import prompt_recommendation
+
+    document = prompt_recommendation(predictor, args.prompt, queries, votes, aggregate=aggregate)
+    topic = document["prompt_topic"]
+    head = f"For this prompt (read as topic {topic['topic']}: {topic['label']})"
+    emit(document, head + "\n" + format_recommendation(document, predictor.confidence), args.format)
 
 
 def read_queries(path: str) -> list[str]:
