@@ -11,6 +11,8 @@
 const SVG_NS = 'http://www.w3.org/2000/svg';
 const METHOD_NAMES = { bt: 'Bradley-Terry', elo: 'Elo' };
 const STORAGE_KEYS = { userId: 'plb.userId', token: 'plb.token' };
+// Height (px) of a top-5 card in the snippet, for hosts that do not run embed.js.
+const WIDGET_HEIGHT = 300;
 const NEAR_ZERO = 0.1; // SPEC: a user whose Spearman is <= 0.1 counts as "near zero"
 
 const $ = (id) => document.getElementById(id);
@@ -568,27 +570,41 @@ function drawHistogram(histogram, summary) {
   return true;
 }
 
-function fillSummary(summary) {
+/** The summary of the shrunk per-user fits, each figure with the plain fits' beside it. */
+function fillSummary(summary, plain) {
   const list = $('agreement-summary');
+  const both = (key, format) => {
+    const shrunk = format(summary?.[key]);
+    return plain ? `${shrunk} (plain ${format(plain[key])})` : shrunk;
+  };
+  const two = (x) => fixed(x, 2);
+  const share = (x) => (isNumber(x) ? percent.format(x) : 'n/a');
+  const count = (x) => (isNumber(x) ? integer.format(x) : 'n/a');
   const rows = [
-    ['Users', isNumber(summary?.users) ? integer.format(summary.users) : 'n/a'],
-    ['Mean Spearman', fixed(summary?.mean_spearman, 2)],
-    ['Median Spearman', fixed(summary?.median_spearman, 2)],
-    [
-      `Near zero or negative (≤ ${NEAR_ZERO})`,
-      isNumber(summary?.share_near_zero_or_negative)
-        ? percent.format(summary.share_near_zero_or_negative)
-        : 'n/a',
-    ],
+    ['Users', count(summary?.users)],
+    ['Mean Spearman', both('mean_spearman', two)],
+    ['Median Spearman', both('median_spearman', two)],
+    [`Near zero or negative (≤ ${NEAR_ZERO})`, both('share_near_zero_or_negative', share)],
   ];
   list.replaceChildren(...rows.flatMap(([term, value]) => [h('dt', '', term), h('dd', '', value)]));
+  $('agreement-why').hidden = !plain;
 }
 
+let correlationsRequest = 0; // the latest method wins
+
+/** The agreement of per-user rankings with everyone's, for the method chosen on the page. */
 async function loadCorrelations() {
   const caption = $('histogram-caption');
+  const method = currentMethod();
+  const request = ++correlationsRequest;
+  const path = (shrinkage) =>
+    `/v1/analysis/correlations?method=${encodeURIComponent(method)}&shrinkage=${shrinkage}`;
   try {
-    const data = await api('/v1/analysis/correlations');
-    fillSummary(data.summary);
+    // the plain fits (each user's votes alone, as the study fitted them) may be missing
+    const [data, plain] = await Promise.all([api(path('cv')), api(path('none')).catch(() => null)]);
+    if (request !== correlationsRequest) return;
+    fillSummary(data.summary, plain?.summary);
+    $('agreement-method').textContent = METHOD_NAMES[method] ?? method;
     if (drawHistogram(data.histogram, data.summary)) {
       caption.className = '';
       caption.replaceChildren(
@@ -601,6 +617,7 @@ async function loadCorrelations() {
       caption.textContent = 'No per-user rankings in this fit yet.';
     }
   } catch (err) {
+    if (request !== correlationsRequest) return;
     caption.className = 'error-box';
     caption.textContent = `Could not load the agreement analysis: ${err.message}`;
   }
@@ -630,14 +647,22 @@ function methodQuery(prefix) {
   return method === 'bt' ? '' : `${prefix}method=${encodeURIComponent(method)}`;
 }
 
+/** The snippet of a card and a badge: the iframe, embed.js (theme and height), the image. */
+function embedSnippet(widget, badge, title, alt) {
+  const origin = window.location.origin;
+  return (
+    `<iframe src="${widget}" title="${title}" width="360" height="${WIDGET_HEIGHT}" ` +
+    `style="border:0" loading="lazy" data-plb-widget></iframe>\n` +
+    `<script src="${origin}/widget/embed.js" async></script>\n` +
+    `<img src="${badge}" alt="${alt}" height="20">`
+  );
+}
+
 function updateEmbed() {
   const origin = window.location.origin;
   const widget = `${origin}/widget/leaderboard?top=5${methodQuery('&')}`;
   const badge = `${origin}/widget/badge.svg${methodQuery('?')}`;
-  $('embed-snippet').textContent =
-    `<iframe src="${widget}" title="LLM leaderboard" width="360" height="260" ` +
-    `style="border:0" loading="lazy"></iframe>\n` +
-    `<img src="${badge}" alt="The best LLM" height="20">`;
+  $('embed-snippet').textContent = embedSnippet(widget, badge, 'LLM leaderboard', 'The best LLM');
   $('badge-preview').src = `/widget/badge.svg${methodQuery('?')}`;
   if (lastYours?.kind === 'user') showUserEmbed(lastYours.userId, lastYours.token);
 }
@@ -648,10 +673,7 @@ function showUserEmbed(userId, token) {
   const secret = encodeURIComponent(token);
   const widget = `${origin}/widget/user/${user}?token=${secret}&top=5${methodQuery('&')}`;
   const badge = `${origin}/widget/badge.svg?user_id=${user}&token=${secret}${methodQuery('&')}`;
-  $('embed-snippet-user').textContent =
-    `<iframe src="${widget}" title="My LLM leaderboard" width="360" height="260" ` +
-    `style="border:0" loading="lazy"></iframe>\n` +
-    `<img src="${badge}" alt="The best LLM for me" height="20">`;
+  $('embed-snippet-user').textContent = embedSnippet(widget, badge, 'My LLM leaderboard', 'The best LLM for me');
   $('embed-user').hidden = false;
 }
 
@@ -684,6 +706,7 @@ function start() {
   for (const radio of document.querySelectorAll('input[name="method"]')) {
     radio.addEventListener('change', () => {
       loadAggregate();
+      loadCorrelations();
       updateEmbed();
       if (lastYours?.kind === 'user') loadUserBoard(lastYours.userId, lastYours.token);
     });

@@ -2,8 +2,12 @@
  *
  *   /widget/leaderboard?method=bt&top=5          everyone's top N
  *   /widget/user/{user_id}?token=T&top=5         that user's top N ("Best for you")
- *   optional: theme=light (default) | dark | auto (follow the reader's colour scheme)
+ *   optional: theme=light (default) | dark | auto (follow the reader's colour scheme);
  *
+ * Framed, it posts its content's height to the host ({type: "plb-widget-size", height}),
+ * which embed.js (beside the iframe on the host page) applies to the iframe, so the card
+ * never needs a scrollbar; embed.js answers with the host's theme ({type:
+ * "plb-widget-theme", theme: "light" | "dark"}), taken unless the address sets theme=.
  * The same rules as the page (app.js, not loaded here so the card stays small): API
  * strings go in with textContent only, no inline handlers, nothing from other origins.
  */
@@ -114,6 +118,22 @@ function render(data, request) {
   }
 }
 
+const THEMES = ['light', 'dark', 'auto'];
+
+function setTheme(theme) {
+  document.body.classList.remove(...THEMES);
+  document.body.classList.add(THEMES.includes(theme) ? theme : 'light');
+}
+
+/** Tell the framing page how tall the card is (embed.js sizes the iframe to it). */
+function postSize() {
+  if (window.parent === window) return;
+  const body = document.body;
+  const style = getComputedStyle(body);
+  const height = body.getBoundingClientRect().height + parseFloat(style.marginTop) + parseFloat(style.marginBottom);
+  window.parent.postMessage({ type: 'plb-widget-size', height: Math.ceil(height) }, '*');
+}
+
 function showError(message) {
   const box = $('widget-error');
   box.textContent = message;
@@ -124,6 +144,7 @@ function showError(message) {
 
 async function start() {
   $('widget-home').href = `${window.location.origin}/`;
+  new ResizeObserver(postSize).observe(document.body);
   let request;
   try {
     request = readRequest();
@@ -131,7 +152,15 @@ async function start() {
     showError(err.message);
     return;
   }
-  document.body.classList.add(['dark', 'auto'].includes(request.theme) ? request.theme : 'light');
+  setTheme(request.theme);
+  if (!new URLSearchParams(window.location.search).has('theme')) {
+    // the host's theme, from embed.js on the framing page; only light or dark
+    window.addEventListener('message', (event) => {
+      const data = event.data;
+      if (event.source !== window.parent || !data || data.type !== 'plb-widget-theme') return;
+      if (data.theme === 'light' || data.theme === 'dark') setTheme(data.theme);
+    });
+  }
   if (request.userId !== null) {
     $('widget-title').textContent = 'Best for you';
     $('widget-caption').textContent = 'Your leaderboard, best first';

@@ -11,9 +11,11 @@ the pages must work with no network. Screenshots go to ``tests/artifacts/`` (or
 
 from __future__ import annotations
 
+import http.server
 import os
 import re
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -308,6 +310,30 @@ def test_page_answers_in_words_and_votes_the_suggested_battle(server: Server, ta
     assert errors.messages == []
 
 
+def test_agreement_follows_the_method_and_shows_the_plain_figure(server: Server, tab: Any) -> None:
+    """The BT/Elo toggle applies to the agreement too; shrunk figures have the plain beside."""
+    tab.goto(f"{server.base_url}/")
+    for method, name in (("bt", "Bradley-Terry"), ("elo", "Elo")):
+        if method == "elo":
+            tab.click("label[for=method-elo]")
+        tab.wait_for_function(
+            f"() => document.getElementById('agreement-method').textContent === '{name}'"
+        )
+        shrunk, plain = (
+            server.client.get(
+                "/v1/analysis/correlations", params={"method": method, "shrinkage": shrinkage}
+            ).json()["summary"]
+            for shrinkage in ("cv", "none")
+        )
+        mean = f"{shrunk['mean_spearman']:.2f} (plain {plain['mean_spearman']:.2f})"
+        tab.wait_for_function(
+            "text => document.getElementById('agreement-summary').textContent.includes(text)",
+            arg=mean,
+        )
+        assert tab.is_visible("#agreement-why")
+        assert "as the study did" in tab.inner_text("#agreement-why")
+
+
 def test_page_lists_provisional_models_apart(shared_fit: Path, tmp_path: Path, tab: Any) -> None:
     """Models below the minimum of votes are named under the table, not ranked in it."""
     with serve(shared_fit, tmp_path, min_model_votes=200) as server:
@@ -373,6 +399,71 @@ def test_widget_shows_the_top_three(server: Server, tab: Any) -> None:
     assert tab.get_attribute("#widget-home", "href") == f"{server.base_url}/"
     tab.screenshot(path=str(artifacts_dir() / "widget.png"))
     assert errors.messages == []
+
+
+@contextmanager
+def host_page(html: str) -> Iterator[str]:
+    """Serve ``html`` at ``/`` of another local origin (another site embedding ours)."""
+    body = html.encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            pass
+
+    host = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=host.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{host.server_address[1]}/"
+    finally:
+        host.shutdown()
+        host.server_close()
+
+
+#: Whether a framed widget's content fits its frame: no scrollbar either way.
+_FITS = (
+    "() => { const e = document.documentElement;"
+    " return e.scrollHeight <= e.clientHeight && e.scrollWidth <= e.clientWidth; }"
+)
+
+
+@pytest.mark.parametrize(("background", "theme"), [("#101418", "dark"), ("#fdfdfd", "light")])
+def test_embedded_widget_fits_and_takes_the_hosts_colours(
+    server: Server, tab: Any, background: str, theme: str
+) -> None:
+    """The page's snippet on another site: the card sized to its content, in its colours."""
+    tab.goto(f"{server.base_url}/")
+    snippet = tab.inner_text("#embed-snippet")
+    assert "/widget/embed.js" in snippet and "data-plb-widget" in snippet
+    host = f'<html><body style="background:{background}"><div>{snippet}</div></body></html>'
+    with host_page(host) as url:
+        tab.goto(url)
+        tab.wait_for_function("() => document.querySelector('iframe').style.height !== ''")
+        frame = tab.frame_locator("iframe")
+        frame.locator(f"body.widget.{theme}").wait_for(state="attached")  # told by embed.js
+        frame.locator("#widget-table tbody tr").nth(4).wait_for()
+        widget = next(f for f in tab.frames if "/widget/" in f.url)
+        widget.wait_for_function(_FITS)  # once embed.js has the card's height
+        assert frame.locator("#widget-table tbody tr").count() == 5
+
+
+def test_snippet_size_fits_a_top_five_card_without_embed_js(server: Server, tab: Any) -> None:
+    """A host that runs no script of ours still gets a card with no scrollbar."""
+    tab.goto(f"{server.base_url}/")
+    iframe = tab.inner_text("#embed-snippet").splitlines()[0]
+    assert 'width="360" height="300"' in iframe
+    with host_page(f"<html><body>{iframe}</body></html>") as url:
+        tab.goto(url)
+        tab.frame_locator("iframe").locator("#widget-table tbody tr").nth(4).wait_for()
+        widget = next(f for f in tab.frames if "/widget/" in f.url)
+        assert widget.evaluate(_FITS)
 
 
 def test_widget_shows_the_detail_of_an_error(server: Server, tab: Any) -> None:

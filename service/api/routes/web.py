@@ -74,6 +74,17 @@ def widget_user(user_id: UserId) -> FileResponse:
     return _page("widget.html", _WIDGET_POLICY)
 
 
+@router.get("/widget/embed.js", include_in_schema=False)
+def widget_embed_script() -> FileResponse:
+    """The host page's helper beside the widget's iframe: its theme and its height."""
+    return FileResponse(
+        WEB_DIR / "embed.js",
+        media_type="text/javascript; charset=utf-8",
+        # loaded by other sites' pages, as a script: no CSP of ours applies to it there
+        headers={"Cache-Control": "no-cache", "Cross-Origin-Resource-Policy": "cross-origin"},
+    )
+
+
 @router.get(
     "/widget/badge.svg",
     response_class=Response,
