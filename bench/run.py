@@ -27,6 +27,7 @@ from bench import (
     elo_bootstrap,
     ingest,
     integrity,
+    per_prompt,
     per_user,
     per_user_bt,
     predictor,
@@ -59,6 +60,7 @@ BENCHMARKS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "ingest": ("M. Columnar ingest: CSV, JSON Lines, Parquet (issue 18)", ingest.run),
     "per_user_bt": ("N. Per-user Bradley-Terry at kernel speed (issue 18)", per_user_bt.run),
     "coverage": ("O. Interval coverage on the simulator (issue 19)", coverage.run),
+    "per_prompt": ("Q. Per-prompt, per-person rankings (issue 19)", per_prompt.run),
 }
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = HERE / "RESULTS.md"

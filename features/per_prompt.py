@@ -21,8 +21,8 @@ prediction as prior mean, so ``d(u) = blended(u) - predicted(u)`` is their own t
 beyond their profile, the posterior mean of a per-person offset with prior
 ``N(0, prior_sd^2)`` that applies on every prompt alike. Their rating on ``q`` is
 ``s(q, u) + d(u)`` (:func:`predict_prompts`). The offset is learnt against the mean
-context rather than each vote's own; the two agree when the model is linear in the
-context and the person's votes share one, and differ by second-order terms otherwise.
+context rather than each vote's own: the two agree when the person's votes share one
+context, and differ little when the models' strengths vary little across their prompts.
 
 When the model has no topic, component or style effects (all those coefficients zero),
 ``s(q, u)`` is the same for every prompt, the person's own prediction, and the per-prompt
