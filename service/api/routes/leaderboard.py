@@ -16,6 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from ranking.io.frames import parse_where
 from service.api.deps import EngineDep, fast_path_route
 from service.api.schemas import PublicBoardPublic, errors
+from service.api.tables import TABLE_RESPONSE, FormatQuery, table_response
 from service.engine import Engine
 
 __all__ = ["published_board", "router"]
@@ -32,7 +33,11 @@ async def published_board(request: Request) -> Response | None:
 router = APIRouter(prefix="/v1", tags=["leaderboard"], route_class=fast_path_route(published_board))
 
 
-@router.get("/leaderboard", response_model=PublicBoardPublic, responses=errors(422, 429, 503))
+@router.get(
+    "/leaderboard",
+    response_model=PublicBoardPublic,
+    responses={**TABLE_RESPONSE, **errors(422, 429, 503)},
+)
 async def read_leaderboard(
     engine: EngineDep,
     method: Literal["bt", "elo"] = "bt",
@@ -40,17 +45,22 @@ async def read_leaderboard(
         list[str] | None,
         Query(description="segment: COL=VALUE on a label column, repeatable"),
     ] = None,
+    table_format: FormatQuery = "json",
 ) -> Any:
     """The aggregate leaderboard: Bradley-Terry of the served version, or live Elo.
 
     Only models with at least ``PLB_MIN_MODEL_VOTES`` votes are ranked; the others are
-    listed under ``provisional`` with their counts.
+    listed under ``provisional`` with their counts. ``?format=csv`` (or ``parquet``)
+    answers its rows as a file.
     """
-    if method == "bt" and not where:
+    if method == "bt" and not where and table_format == "json":
         # The most read answer: encoded once a version, served without a thread hop.
         return Response(engine.served().bt_json, media_type="application/json")
     try:
         conditions = [parse_where(w) for w in where or []]
     except ValueError as error:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"where: {error}") from None
-    return await run_in_threadpool(engine.leaderboard, method, conditions)
+    document = await run_in_threadpool(engine.leaderboard, method, conditions)
+    if table_format == "json":
+        return document
+    return table_response(document, table_format, f"leaderboard-{method}")

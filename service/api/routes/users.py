@@ -26,6 +26,7 @@ from service.api.deps import (
     may_read_user,
 )
 from service.api.schemas import UserLeaderboardPublic, errors
+from service.api.tables import TABLE_RESPONSE, FormatQuery, table_response
 from service.engine import MAX_USER_ID_CHARS, Engine
 from service.settings import Settings
 
@@ -53,7 +54,7 @@ async def stored_board(request: Request) -> Response | None:
     # multi-dict (built for the declared route only, when this leaves the request to it)
     query = dict(parse_qsl(request.scope["query_string"].decode("latin-1"), keep_blank_values=True))
     method = _METHODS.get(query.get("method", "bt"))
-    if method is None:
+    if method is None or query.get("format", "json") != "json":
         return None
     presented = query.get("token") or bearer_credential(request.headers)
     engine: Engine = request.app.state.engine
@@ -70,7 +71,7 @@ router = APIRouter(prefix="/v1/users", tags=["users"], route_class=fast_path_rou
 @router.get(
     "/{user_id}/leaderboard",
     response_model=UserLeaderboardPublic,
-    responses=errors(401, 403, 404, 422, 429, 503),
+    responses={**TABLE_RESPONSE, **errors(401, 403, 404, 422, 429, 503)},
 )
 async def read_user_leaderboard(
     user_id: UserId,
@@ -79,13 +80,17 @@ async def read_user_leaderboard(
     bearer: BearerDep,
     token: TokenQuery = None,
     method: Literal["bt", "elo"] = "bt",
+    table_format: FormatQuery = "json",
 ) -> Any:
     """One user's leaderboard and its agreement with the aggregate.
 
     Needs that user's read token (returned when their first vote was ingested) or the
-    admin key.
+    admin key. ``?format=csv`` (or ``parquet``) answers its rows as a file.
     """
     can_read_user(engine, settings, user_id, token, bearer)
+    if table_format != "json":
+        document = await run_in_threadpool(engine.user_leaderboard, user_id, method)
+        return table_response(document, table_format, f"my-leaderboard-{method}")
     # One store read, awaited on the event loop; a refit goes to a thread.
     body = await engine.stored_user_leaderboard_body(user_id, method)
     if body is not None:

@@ -1,0 +1,77 @@
+"""``?format=csv|parquet`` on the leaderboard routes (docs/SPEC.md sections 4 and 5)."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from fastapi.testclient import TestClient
+
+from service.pipeline.artifacts import load_fit
+from tests.service.conftest import ADMIN, assert_error, open_client, service_settings
+
+
+@pytest.fixture(scope="module")
+def client(shared_fit: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    store = tmp_path_factory.mktemp("store") / "s.sqlite"
+    with open_client(service_settings(shared_fit, store_path=store)) as test_client:
+        yield test_client
+
+
+@pytest.fixture(scope="module")
+def user(shared_fit: Path) -> str:
+    battles = load_fit(shared_fit).read_battles()
+    assert battles is not None
+    return str(battles["user_id"].value_counts().index[0])
+
+
+def _csv(response: object) -> pd.DataFrame:
+    return pd.read_csv(io.StringIO(response.text), dtype={"model": str})  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("method", ["bt", "elo"])
+def test_aggregate_board_as_csv_is_its_json_rows(client: TestClient, method: str) -> None:
+    document = client.get("/v1/leaderboard", params={"method": method}).json()
+    response = client.get("/v1/leaderboard", params={"method": method, "format": "csv"})
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "text/csv; charset=utf-8"
+    assert f'filename="leaderboard-{method}.csv"' in response.headers["content-disposition"]
+    frame = _csv(response)
+    ranked = frame[~frame["provisional"]] if "provisional" in frame else frame
+    assert ranked["model"].tolist() == [m["model"] for m in document["models"]]
+    assert ranked["rating"].tolist() == pytest.approx([m["rating"] for m in document["models"]])
+    assert ranked["battles"].tolist() == [m["battles"] for m in document["models"]]
+
+
+def test_aggregate_board_as_parquet(client: TestClient) -> None:
+    document = client.get("/v1/leaderboard").json()
+    response = client.get("/v1/leaderboard", params={"format": "parquet"})
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "application/vnd.apache.parquet"
+    table = pq.read_table(io.BytesIO(response.content))
+    assert table.column("model").to_pylist()[: len(document["models"])] == [
+        m["model"] for m in document["models"]
+    ]
+    assert json.loads(table.schema.metadata[b"leaderboard"])["method"] == "bt"
+
+
+def test_a_users_board_as_csv_needs_their_token(client: TestClient, user: str) -> None:
+    path = f"/v1/users/{user}/leaderboard"
+    assert_error(client.get(path, params={"format": "csv"}), 401, "token")
+    assert_error(client.get(path, params={"format": "csv", "token": "wrong"}), 403, "token")
+    token = client.get(f"/v1/admin/users/{user}/token", headers=ADMIN).json()["token"]
+    document = client.get(path, params={"token": token}).json()
+    response = client.get(path, params={"token": token, "format": "csv"})
+    assert response.status_code == 200, response.text
+    assert _csv(response)["model"].tolist() == [m["model"] for m in document["models"]]
+
+
+def test_an_unknown_format_is_refused_naming_it(client: TestClient) -> None:
+    response = client.get("/v1/leaderboard", params={"format": "xlsx"})
+    assert response.status_code == 422
+    assert "format" in response.text and "xlsx" in response.text
