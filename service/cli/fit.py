@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from service.cli.common import (
 from service.cli.evaluate import format_evaluation
 from service.cli.tables import format_table
 from service.pipeline import FitConfig, FitResult, fit_all, manifest_document, write_result
+from service.pipeline.timings import SEPARATOR, Stopwatch
 
 __all__ = ["add_parser"]
 
@@ -133,9 +135,11 @@ def run(args: argparse.Namespace) -> None:
     if args.scheduler:
         _run_on_cluster(args, config)
         return
-    read = read_log(args.battles, skip_invalid=config.skip_invalid)
+    watch = Stopwatch()
+    with watch.step("ingest"):
+        read = read_log(args.battles, skip_invalid=config.skip_invalid)
     with progress.stages() as stages:
-        result = fit_all(read.battles, config, stages, note=progress.note)
+        result = fit_all(read.battles, config, stages, note=progress.note, stopwatch=watch)
     _finish(args, result, manifest_document(result, config, args.battles), read)
 
 
@@ -178,11 +182,14 @@ def _finish(
     args: argparse.Namespace, result: FitResult, manifest: dict[str, Any], read: LeftOut
 ) -> None:
     """Write the fit directory and print what was fitted: both paths end here."""
+    started = time.perf_counter()
     out = write_result(args.out, result, manifest)
+    timings = {**result.timings, "writing": round(time.perf_counter() - started, 3)}
     analyses, evaluation, topic_model = result.analyses, result.evaluation, result.topic_model
     document = {
         "out": str(out),
         **manifest,
+        "timings": timings,
         "summary": {
             f"{a.ratings.method}/{a.ratings.shrinkage}": a.summary.to_dict() for a in analyses
         },
@@ -214,4 +221,17 @@ def _finish(
             ("topic", "queries", "top words"),
             [(t.topic, t.size, ", ".join(t.words[:8])) for t in topic_model.topics_],
         )
+    table += "\n\n" + format_timings(timings)
     emit(document, table, args.format)
+
+
+def format_timings(timings: dict[str, float]) -> str:
+    """The steps of the fit and their wall seconds, their parts indented, and the total."""
+    rows: list[tuple[str, object]] = []
+    total = 0.0
+    for name, seconds in timings.items():
+        step, _, part = name.partition(SEPARATOR)
+        rows.append((f"  {part}" if part else step, round(seconds, 1)))
+        total += 0.0 if part else seconds
+    rows.append(("total", round(total, 1)))
+    return "Steps (wall seconds)\n\n" + format_table(("step", "seconds"), rows)

@@ -28,6 +28,7 @@ from service.pipeline.steps import (
     fit_users,
     held_out_evaluation,
 )
+from service.pipeline.timings import Stopwatch
 
 __all__ = ["FitResult", "fit_all", "manifest_document", "write_result"]
 
@@ -50,6 +51,9 @@ class FitResult:
         Every vote fitted.
     models : tuple of str
     n_users : int
+    timings : dict
+        Step to wall seconds (:meth:`Stopwatch.to_dict`), in the order they ran; not
+        written to the fit directory.
     """
 
     analyses: tuple[UserAnalysis, ...]
@@ -58,6 +62,7 @@ class FitResult:
     battles: pd.DataFrame
     models: tuple[str, ...]
     n_users: int
+    timings: dict[str, float]
 
     @property
     def predictor(self) -> Any:
@@ -81,6 +86,7 @@ def fit_all(
     progress: Progress | None = None,
     *,
     note: Callable[[str], None] | None = None,
+    stopwatch: Stopwatch | None = None,
 ) -> FitResult:
     """Fit the aggregate boards, every user's ratings and agreement, the held-out
     evaluation and (with ``config.features``) the query features.
@@ -94,26 +100,37 @@ def fit_all(
         Told of each stage.
     note : callable, optional
         Told, in a line of text, when the query features start (they take longest).
+    stopwatch : Stopwatch, optional
+        Times each step (one is made if not given); the result's ``timings``.
     """
-    codes, names = user_codes(battles)
-    data = pairwise_from_battles(battles)
-    aggregates = fit_aggregates(data, rng=config.seed, progress=progress)
-    analyses = fit_users(
-        data,
-        codes,
-        names,
-        aggregates,
-        min_battles=config.min_battles,
-        rng=config.seed,
-        progress=progress,
-    )
-    evaluation = held_out_evaluation(data, codes, names, config, progress)
+    watch = stopwatch or Stopwatch()
+    with watch.step("votes to arrays"):
+        codes, names = user_codes(battles)
+        data = pairwise_from_battles(battles)
+    with watch.step("aggregate boards"):
+        aggregates = fit_aggregates(data, rng=config.seed, progress=progress, stopwatch=watch)
+    with watch.step("per-user fits"):
+        analyses = fit_users(
+            data,
+            codes,
+            names,
+            aggregates,
+            min_battles=config.min_battles,
+            rng=config.seed,
+            progress=progress,
+            stopwatch=watch,
+        )
+    with watch.step("held-out evaluation"):
+        evaluation = held_out_evaluation(data, codes, names, config, progress)
     features = None
     if config.features:
         if note is not None:
             note("fitting topics, query profiles and the rating predictor")
-        features = fit_query_features(battles, data.models, config, progress=progress)
-    return FitResult(analyses, evaluation, features, battles, data.models, len(names))
+        with watch.step("query features"):
+            features = fit_query_features(battles, data.models, config, progress=progress)
+    return FitResult(
+        analyses, evaluation, features, battles, data.models, len(names), watch.to_dict()
+    )
 
 
 def manifest_document(

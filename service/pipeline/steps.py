@@ -25,6 +25,7 @@ from ranking.leaderboard import fit_leaderboard
 from ranking.progress import Progress, start
 from ranking.types import FloatArray, IntArray, Leaderboard, Method, PairwiseData
 from service.pipeline.config import GRID, METHODS, FitConfig
+from service.pipeline.timings import Stopwatch, substep
 
 __all__ = [
     "QueryFeatures",
@@ -44,10 +45,22 @@ Seed = np.random.Generator | int | None
 
 
 def fit_aggregates(
-    data: PairwiseData, *, rng: Seed = 0, progress: Progress | None = None
+    data: PairwiseData,
+    *,
+    rng: Seed = 0,
+    progress: Progress | None = None,
+    stopwatch: Stopwatch | None = None,
 ) -> dict[Method, Leaderboard]:
-    """The aggregate board of each method of :data:`~service.pipeline.config.METHODS`."""
-    return {m: fit_leaderboard(data, method=m, rng=rng, progress=progress) for m in METHODS}
+    """The aggregate board of each method of :data:`~service.pipeline.config.METHODS`.
+
+    ``stopwatch``, if given, times each as part ``METHOD`` of step ``aggregate boards``.
+    """
+    watch = stopwatch or Stopwatch()
+    boards = {}
+    for method in METHODS:
+        with watch.step(substep("aggregate boards", method)):
+            boards[method] = fit_leaderboard(data, method=method, rng=rng, progress=progress)
+    return boards
 
 
 def fit_users(
@@ -59,23 +72,30 @@ def fit_users(
     min_battles: int,
     rng: Seed = 0,
     progress: Progress | None = None,
+    stopwatch: Stopwatch | None = None,
 ) -> tuple[UserAnalysis, ...]:
-    """Every user's ratings and agreement, one analysis a cell of the grid, in its order."""
+    """Every user's ratings and agreement, one analysis a cell of the grid, in its order.
+
+    ``stopwatch``, if given, times each cell as part ``METHOD SHRINKAGE`` of step
+    ``per-user fits``.
+    """
+    watch = stopwatch or Stopwatch()
     advance = start(progress, "per-user fits", len(GRID), "fits")
     analyses = []
     for method, shrinkage in GRID:
-        analyses.append(
-            analyse_users(
-                data,
-                codes,
-                names,
-                method=method,
-                shrinkage=shrinkage,
-                min_battles=min_battles,
-                aggregate=aggregates[method],
-                rng=rng,
+        with watch.step(substep("per-user fits", f"{method} {shrinkage}")):
+            analyses.append(
+                analyse_users(
+                    data,
+                    codes,
+                    names,
+                    method=method,
+                    shrinkage=shrinkage,
+                    min_battles=min_battles,
+                    aggregate=aggregates[method],
+                    rng=rng,
+                )
             )
-        )
         advance(1)
     return tuple(analyses)
 

@@ -46,6 +46,7 @@ from ranking.users import Shrinkage, UserRatings
 from service.pipeline.config import CONFIDENCE, ELO_ROUNDS, GRID, FitConfig
 from service.pipeline.fit import FitResult
 from service.pipeline.steps import fit_query_features, held_out_evaluation
+from service.pipeline.timings import Stopwatch
 from service.scale import tasks
 from service.scale.cluster import WORKER_TIMEOUT_S, gather, n_workers
 from service.scale.partitions import ReadReport, battles_frame, read_by_user
@@ -109,8 +110,11 @@ def fit_distributed(
     config = config or FitConfig()
     seed = config.seed
     start = time.perf_counter()
+    watch = Stopwatch()
 
-    def say(message: str) -> None:
+    def say(message: str, step: str) -> None:
+        """Say what the client does now; it is the step timed until the next."""
+        watch.begin(step)
         if progress is not None:
             progress(f"{message} ({time.perf_counter() - start:.0f} s)")
 
@@ -123,7 +127,10 @@ def fit_distributed(
     def collect(futures: Sequence[Any]) -> list[Any]:
         return gather(client, futures, worker_timeout=timeout)
 
-    say(f"reading {len(inputs)} input(s) on {workers} Dask workers, {n_parts} partitions by user")
+    say(
+        f"reading {len(inputs)} input(s) on {workers} Dask workers, {n_parts} partitions by user",
+        "reading on the workers",
+    )
     parts, report = read_by_user(
         client,
         inputs,
@@ -134,7 +141,7 @@ def fit_distributed(
     models = tuple(
         sorted(set().union(*collect([client.submit(tasks.models_present, p) for p in parts])))
     )
-    say("summing the pair counts and gathering the votes in order")
+    say("summing the pair counts and gathering the votes in order", "votes gathered")
     arrays = [client.submit(tasks.partition_votes, p, models) for p in parts]
     counts = [client.submit(tasks.partition_counts, a) for a in arrays]
     merged = client.submit(tasks.merge_votes, models, *arrays)
@@ -153,14 +160,14 @@ def fit_distributed(
             client.submit(tasks.partition_users, a, method, shrinkage, prior, alpha) for a in arrays
         ]
 
-    say(f"fitting {len(votes.names)} users on the workers")
+    say(f"fitting {len(votes.names)} users on the workers", "per-user fits submitted")
     bt_prior = np.array([bt[m].rating for m in models])
     fits: dict[tuple[Method, Shrinkage], list[Any]] = {}
     for method, shrinkage in [s for s in GRID if s[0] == "bt" and s != ("bt", "cv")]:
         fits[method, shrinkage] = fit_users(method, shrinkage, bt_prior, None)
     fits["bt", "cv"] = fit_users("bt", "cv", bt_prior, _alpha(votes, bt_prior, seed))
     # the Elo fits wait for the bootstrap: its median is the aggregate Elo, their prior
-    say("the Elo bootstrap")
+    say("the Elo bootstrap", "waiting for the Elo bootstrap")
     samples = np.concatenate(collect(bootstrap), axis=0)
     point, lower, upper = replicate_summary(samples, CONFIDENCE, center=INITIAL)
     for method, shrinkage in [s for s in GRID if s[0] == "elo"]:
@@ -169,17 +176,17 @@ def fit_distributed(
     embedded = (
         submit_embeddings(client, battles, config.embedding, workers) if config.features else None
     )
-    say("held-out evaluation")
+    say("held-out evaluation", "held-out evaluation")
     evaluation = held_out_evaluation(votes.data, votes.users, votes.names, config)
     features = None
     if config.features:
         table = None
         if embedded is not None:
-            say("fitting topics, query profiles and the rating predictor")
+            say("fitting topics, query profiles and the rating predictor", "query features")
             table = embedded.table(collect(embedded.futures))
         features = fit_query_features(battles, models, config, embeddings=table)
 
-    say("collecting the per-user fits")
+    say("collecting the per-user fits", "waiting for the per-user fits")
     elo = build_leaderboard(
         "elo",
         models,
@@ -205,10 +212,13 @@ def fit_distributed(
         )
         for method, shrinkage in GRID
     )
-    say("fitted")
+    watch.end()
+    if progress is not None:
+        progress(f"fitted ({time.perf_counter() - start:.0f} s)")
     return DistributedFit(
-        analyses, evaluation, features, battles, models, len(votes.names), report, n_parts, workers
-    )
+        analyses, evaluation, features, battles, models, len(votes.names), watch.to_dict(),
+        report, n_parts, workers,
+    )  # fmt: skip
 
 
 def _summed(models: tuple[str, ...], counts: Sequence[PairwiseData]) -> PairwiseData:
