@@ -339,6 +339,43 @@ function whatChanged(vote, before, after) {
   return `${said}: ${moved(a)}, ${moved(b)}${lead}.`;
 }
 
+const signed = (x) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(0)}`;
+
+/** What a model's rating is made of, in words: everyone's rating, then each part. */
+function madeOf(m) {
+  const parts = [
+    ['the prediction\'s starting point', m.baseline],
+    ['your topics', m.topic],
+    ['your style', m.style],
+    ['your votes', m.votes],
+  ].filter(([, value]) => isNumber(value));
+  const start = isNumber(m.aggregate) ? `everyone's ${m.aggregate.toFixed(0)}` : '';
+  const moves = parts.map(([what, value]) => `${signed(value)} ${what}`);
+  return `${m.model} ${fixed(m.rating, 0)}: ${[start, ...moves].filter(Boolean).join(', ')}`;
+}
+
+/** The explanation of a ranking (topics, style, what moved the top models), or nothing. */
+function showExplanation(explanation) {
+  const box = $('your-why');
+  if (!explanation || typeof explanation !== 'object') {
+    box.hidden = true;
+    return;
+  }
+  const topics = Array.isArray(explanation.topics) ? explanation.topics : [];
+  $('why-topics').textContent = topics.length
+    ? `Why: your queries are about ${topics.map((t) => `${t.label} (${share(t.share)})`).join('; ')}.`
+    : 'Why: no topics known from your queries.';
+  const style = Array.isArray(explanation.style) ? explanation.style : [];
+  const sd = (z) => `${z >= 0 ? '+' : '−'}${Math.abs(z).toFixed(1)} sd`;
+  $('why-style').textContent = `Your style: ${style.map((t) => `${t.label} (${sd(t.z)})`).join(', ')}.`;
+  $('why-style').hidden = style.length === 0;
+  const models = Array.isArray(explanation.models) ? explanation.models : [];
+  $('why-models').replaceChildren(...models.map((m) => h('li', '', madeOf(m))));
+  $('why-note').textContent = explanation.note ?? '';
+  $('why-note').hidden = !explanation.note;
+  box.hidden = false;
+}
+
 // The ranking from queries being voted on: {queries, votes, models}; null for a user's board.
 let session = null;
 let nextBattleRequest = 0; // only the latest suggestion is shown
@@ -404,6 +441,7 @@ function showYours(data, sourceDetail) {
   const models = Array.isArray(data.models) ? data.models : [];
   renderBoard($('your-table'), models);
   showAnswer(models);
+  showExplanation(data.explanation);
 
   const source = $('your-source');
   source.replaceChildren('Source: ', h('strong', '', data.source ?? 'unknown'));

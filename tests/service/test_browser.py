@@ -281,6 +281,16 @@ def test_page_answers_in_words_and_votes_the_suggested_battle(server: Server, ta
         assert answer.startswith("Nothing separates your top models yet (likely the best: ")
         assert all(m["model"] in answer for m in odds[:3])
 
+    # why: the topics of the queries, and what moved the top models, as the API says
+    why = before["explanation"]
+    assert tab.is_visible("#your-why")
+    assert tab.inner_text("#why-topics").startswith("Why: your queries are about ")
+    assert why["topics"][0]["label"] in tab.inner_text("#why-topics")
+    lines = tab.inner_text("#why-models").splitlines()
+    assert [line.split(" ")[0] for line in lines] == [m["model"] for m in why["models"]]
+    shown = re.search(r"everyone's (\d+)", lines[0])
+    assert shown is not None and abs(int(shown.group(1)) - why["models"][0]["aggregate"]) <= 0.5
+
     # the suggested battle is the one POST /v1/next-battle names
     tab.wait_for_selector("#next-battle:not([hidden])")
     pair = server.client.post("/v1/next-battle", json={"queries": QUERIES}).json()
