@@ -26,6 +26,10 @@ Reads on the event loop
 :meth:`RedisStore.get_user_raw_async`, the service's most frequent read, uses
 ``redis.asyncio`` (a client per event loop, the same timeouts, retry and errors as the
 synchronous one), so that a user's board never blocks the loop on a round trip to Redis.
+The reads awaited in one turn of the loop go out together, as one pipeline (no
+``MULTI``: each ``HMGET`` is atomic by itself) in one round trip (:class:`_Coalescer`):
+under load that is one write and one read of a socket for many requests instead of one
+each, and each read's answer or error is its own.
 
 Atomicity
 ---------
@@ -125,6 +129,55 @@ def _version_field(method: str) -> bytes:
     return b"\xffversion:" + method.encode("utf-8")
 
 
+class _Coalescer:
+    """``HMGET`` calls awaited in one turn of the event loop, sent as one pipeline.
+
+    The first call of a turn schedules a flush for the next; the flush sends every call
+    made until then in one round trip (``transaction=False``) and hands each its own
+    answer or error. Flushes overlap: calls made while one is in flight go in the next.
+    """
+
+    def __init__(self, client: redis.asyncio.Redis, loop: asyncio.AbstractEventLoop) -> None:
+        self.client = client
+        self.loop = loop
+        self.pending: list[tuple[str, list[str | bytes], asyncio.Future[Any]]] = []
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    async def hmget(self, key: str, fields: list[str | bytes]) -> Any:
+        future: asyncio.Future[Any] = self.loop.create_future()
+        if not self.pending:
+            self.loop.call_soon(self._flush)
+        self.pending.append((key, fields, future))
+        return await future
+
+    def _flush(self) -> None:
+        batch, self.pending = self.pending, []
+        task = self.loop.create_task(self._send(batch))
+        self.tasks.add(task)  # held until done: the loop keeps weak references only
+        task.add_done_callback(self.tasks.discard)
+
+    async def _send(self, batch: list[tuple[str, list[str | bytes], asyncio.Future[Any]]]) -> None:
+        try:
+            async with self.client.pipeline(transaction=False) as pipe:
+                for key, fields, _ in batch:
+                    pipe.hmget(key, fields)
+                answers = await pipe.execute(raise_on_error=False)
+        except BaseException as exc:  # the round trip failed: every call of it fails
+            for _, _, future in batch:
+                if not future.done():
+                    future.set_exception(exc if isinstance(exc, Exception) else RedisError(exc))
+            if not isinstance(exc, Exception):
+                raise
+            return
+        for (_, _, future), answer in zip(batch, answers, strict=True):
+            if future.done():  # the caller gave up (its request was cancelled)
+                continue
+            if isinstance(answer, Exception):
+                future.set_exception(answer)
+            else:
+                future.set_result(answer)
+
+
 def _members(client: Any, key: str, values: list[str]) -> list[str]:
     """Those of ``values`` in the set at ``key``: one SMISMEMBER, none for no values."""
     hits = client.smismember(key, values) if values else []
@@ -173,7 +226,7 @@ class RedisStore(Store):
         self._timeout_s = timeout_s
         # redis.asyncio connections belong to one event loop: made for the loop that runs
         # (uvicorn has one; a test client may start another)
-        self._async: tuple[asyncio.AbstractEventLoop, redis.asyncio.Redis] | None = None
+        self._async: tuple[asyncio.AbstractEventLoop, redis.asyncio.Redis, _Coalescer] | None = None
         self._closed = False
 
     def __repr__(self) -> str:
@@ -195,11 +248,11 @@ class RedisStore(Store):
         except RedisError as exc:
             raise StoreUnavailable(f"Redis at {self._where} failed on {what}: {exc}") from exc
 
-    def _async_client(self) -> redis.asyncio.Redis:
-        """The asynchronous client of the running event loop."""
+    def _async_reads(self) -> _Coalescer:
+        """The coalesced asynchronous reads of the running event loop."""
         loop = asyncio.get_running_loop()
         if self._async is not None and self._async[0] is loop:
-            return self._async[1]
+            return self._async[2]
         client = redis.asyncio.Redis.from_url(
             self.url,
             socket_connect_timeout=self._timeout_s,
@@ -208,8 +261,9 @@ class RedisStore(Store):
                 ExponentialBackoff(cap=0.1, base=0.025), 1, (RedisConnectionError,)
             ),
         )
-        self._async = (loop, client)
-        return client
+        reads = _Coalescer(client, loop)
+        self._async = (loop, client, reads)
+        return reads
 
     # -- the interface --------------------------------------------------------------------
 
@@ -309,8 +363,8 @@ class RedisStore(Store):
     async def get_user_raw_async(self, user_id: str, method: str) -> StoredDocument | None:
         key = self._key("user", user_id, "docs")
         with self._errors("get_user"):
-            client = self._async_client()
-            raw, version = await client.hmget(key, [method, _version_field(method)])
+            reads = self._async_reads()
+            raw, version = await reads.hmget(key, [method, _version_field(method)])
         return None if raw is None else StoredDocument.read(raw, version)
 
     def publish(self, snapshot: Mapping[str, Any]) -> int:

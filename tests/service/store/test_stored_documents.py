@@ -164,3 +164,30 @@ def test_a_closed_store_refuses_the_raw_reads(opener: Opener) -> None:
         closed.get_user_raw("u1", "bt")
     with pytest.raises(StoreUnavailable, match="closed"):
         asyncio.run(closed.get_user_raw_async("u1", "bt"))
+
+
+def test_concurrent_redis_reads_go_together_each_with_its_own_answer(redis_url: str) -> None:
+    namespace = f"test-{uuid.uuid4().hex[:8]}"
+    with RedisStore(redis_url, namespace=namespace) as shared:
+        for i in range(40):
+            shared.put_user(f"u{i}", "bt", {"user_id": f"u{i}", "version": i})
+        client = redis.Redis.from_url(redis_url)
+        client.set(f"{namespace}:user:broken:docs", "not a hash")  # HMGET: WRONGTYPE
+        client.close()
+
+        async def read_all() -> list[Any]:
+            reads = [shared.get_user_raw_async(f"u{i}", "bt") for i in range(40)]
+            reads.insert(7, shared.get_user_raw_async("broken", "bt"))
+            reads.insert(9, shared.get_user_raw_async("nobody", "bt"))
+            try:
+                return await asyncio.gather(*reads, return_exceptions=True)
+            finally:
+                await shared.aclose()
+
+        answers = asyncio.run(read_all())
+    assert isinstance(answers[7], StoreUnavailable) and "WRONGTYPE" in str(answers[7])
+    assert answers[9] is None
+    del answers[9], answers[7]
+    assert answers == [
+        StoredDocument(f'{{"user_id":"u{i}","version":{i}}}'.encode(), i) for i in range(40)
+    ]
