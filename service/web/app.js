@@ -376,7 +376,7 @@ function showExplanation(explanation) {
   box.hidden = false;
 }
 
-// The ranking from queries being voted on: {queries, votes, models}; null for a user's board.
+// The ranking from queries being voted on: {queries, prompt, votes, models}; null for a user's board.
 let session = null;
 let nextBattleRequest = 0; // only the latest suggestion is shown
 
@@ -413,12 +413,12 @@ async function onVote(event) {
   for (const button of buttons) button.disabled = true;
   setStatus('Counting your vote…');
   try {
-    const body = { queries: session.queries, votes };
+    const body = rankingBody(session.queries, session.prompt, votes);
     const data = await api('/v1/recommend', { method: 'POST', body });
     const change = whatChanged(vote, session.models, data.models ?? []);
     session = { ...session, votes, models: data.models ?? [] };
     const n = votes.length;
-    showYours(data, `from your ${session.queries.length} queries and ${n} ${n === 1 ? 'vote' : 'votes'}`);
+    showYours(data, sourceDetail(data, session.queries, votes));
     $('your-change').textContent = change;
     $('your-change').hidden = false;
     setStatus(`Vote counted: ${n} ${n === 1 ? 'vote' : 'votes'} so far.`);
@@ -465,9 +465,29 @@ function readQueries() {
     .filter(Boolean);
 }
 
+/** The body of a ranking request: the queries, and the prompt when one is typed. */
+function rankingBody(queries, prompt, votes) {
+  return { queries, ...(prompt ? { prompt } : {}), ...(votes?.length ? { votes } : {}) };
+}
+
+/** "from your 3 queries and 1 vote", and the prompt's topic for a ranking of one prompt. */
+function sourceDetail(data, queries, votes) {
+  const n = data.n_queries ?? queries.length;
+  const v = votes.length;
+  let detail = `from your ${n} ${n === 1 ? 'query' : 'queries'}`;
+  if (v) detail += ` and ${v} ${v === 1 ? 'vote' : 'votes'}`;
+  if (data.scope === 'prompt') {
+    const topic = data.prompt_topic?.label;
+    detail += ` · for your prompt${topic ? ` (read as: ${topic})` : ''}`;
+  }
+  return detail;
+}
+
 async function onRecommend(event) {
   event.preventDefault();
-  const queries = readQueries();
+  const prompt = $('prompt').value.trim();
+  const typed = readQueries();
+  const queries = typed.length || !prompt ? typed : [prompt];
   if (!queries.length) {
     setStatus('Type at least one query, one per line.', { error: true });
     $('queries').focus();
@@ -478,15 +498,14 @@ async function onRecommend(event) {
   $('your-table').setAttribute('aria-busy', 'true');
   setStatus(`Ranking the models for your ${queries.length} ${queries.length === 1 ? 'query' : 'queries'}…`);
   try {
-    const data = await api('/v1/recommend', { method: 'POST', body: { queries } });
-    const n = data.n_queries ?? queries.length;
-    const votes = data.n_votes ? ` and ${data.n_votes} votes` : '';
-    const count = showYours(data, `from your ${n} ${n === 1 ? 'query' : 'queries'}${votes}`);
+    const body = rankingBody(queries, prompt);
+    const data = await api('/v1/recommend', { method: 'POST', body });
+    const count = showYours(data, sourceDetail(data, queries, []));
     lastYours = null;
-    session = { queries, votes: [], models: data.models ?? [] };
+    session = { queries, prompt, votes: [], models: data.models ?? [] };
     $('your-change').hidden = true;
-    setStatus(`Ranked ${count} models for your queries.`);
-    showNextBattle('/v1/next-battle', { body: { queries }, canVote: true });
+    setStatus(`Ranked ${count} models for your ${prompt ? 'prompt' : 'queries'}.`);
+    showNextBattle('/v1/next-battle', { body, canVote: true });
   } catch (err) {
     $('your-result').hidden = true; // a new error clears the old result
     setStatus(`Could not rank the models: ${err.message}`, { error: true });

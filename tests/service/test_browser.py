@@ -320,6 +320,26 @@ def test_page_answers_in_words_and_votes_the_suggested_battle(server: Server, ta
     assert errors.messages == []
 
 
+def test_page_ranks_the_models_for_one_prompt(server: Server, tab: Any) -> None:
+    """Queries and one prompt: the ranking of POST /v1/recommend for that prompt."""
+    prompt = "Write a Python function that merges two sorted lists"
+    tab.goto(f"{server.base_url}/")
+    tab.fill("#queries", "\n".join(QUERIES))
+    tab.fill("#prompt", prompt)
+    tab.click("#recommend-button")
+    tab.wait_for_function(
+        "() => document.getElementById('your-source').textContent.includes('for your prompt')"
+    )
+    answer = server.client.post("/v1/recommend", json={"queries": QUERIES, "prompt": prompt})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["scope"] == "prompt"
+    assert rows(tab, "#your-table") == expected(answer.json()["models"])
+    label = answer.json()["prompt_topic"]["label"]
+    assert f"for your prompt (read as: {label})" in tab.inner_text("#your-source")
+    n = len(answer.json()["models"])
+    assert tab.inner_text("#status") == f"Ranked {n} models for your prompt."
+
+
 def test_agreement_follows_the_method_and_shows_the_plain_figure(server: Server, tab: Any) -> None:
     """The BT/Elo toggle applies to the agreement too; shrunk figures have the plain beside."""
     tab.goto(f"{server.base_url}/")
