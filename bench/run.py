@@ -27,6 +27,7 @@ from bench import (
     elo_bootstrap,
     ingest,
     integrity,
+    next_battle,
     per_prompt,
     per_user,
     per_user_bt,
@@ -60,6 +61,7 @@ BENCHMARKS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "ingest": ("M. Columnar ingest: CSV, JSON Lines, Parquet (issue 18)", ingest.run),
     "per_user_bt": ("N. Per-user Bradley-Terry at kernel speed (issue 18)", per_user_bt.run),
     "coverage": ("O. Interval coverage on the simulator (issue 19)", coverage.run),
+    "next_battle": ("P. The next battle: suggested pairs or random (issue 19)", next_battle.run),
     "per_prompt": ("Q. Per-prompt, per-person rankings (issue 19)", per_prompt.run),
 }
 HERE = Path(__file__).resolve().parent
