@@ -25,7 +25,8 @@ from scipy.stats import norm
 
 from ranking.bt import DEFAULT_ALPHA, fit_bt, fit_bt_grouped, fit_bt_posterior
 from ranking.elo import K_FACTOR, online_elo, online_elo_grouped
-from ranking.odds import ODDS_SEED, RankOdds, rank_odds, standard_normal_draws, z_value
+from ranking.odds import ODDS_SEED, RankOdds, standard_normal_draws, z_value
+from ranking.odds_kernel import gaussian_rank_odds
 from ranking.pairwise import ELO_PER_NAT, collapse, to_elo_scale
 from ranking.shrinkage import learn_alpha
 from ranking.types import CENTER, FloatArray, IntArray, Method, PairwiseData
@@ -46,8 +47,6 @@ Shrinkage = Literal["cv", "evidence", "none"]
 SHRINKAGE: tuple[Shrinkage, ...] = ("cv", "evidence", "none")
 #: Draws of each user's Laplace posterior behind their ``p_best`` and rank ranges.
 USER_ODDS_DRAWS = 400
-#: Most (draw, user, model) values held at once while drawing them.
-_ODDS_CHUNK = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -238,7 +237,9 @@ def user_rank_odds(
     ``N(rating, ((upper - lower) / (2 z))^2)``, drawn ``draws`` times from one fixed
     table of standard normal draws shared by every user (so a user's odds do not depend
     on who else is fitted, nor on the order). The models listed are the user's rated
-    ones: every model with shrinkage, the models the user voted on without.
+    ones: every model with shrinkage, the models the user voted on without. The odds are
+    :func:`ranking.odds.rank_odds`'s of those draws, computed user by user in a
+    compiled loop (:func:`ranking.odds_kernel.gaussian_rank_odds`).
 
     Returns
     -------
@@ -254,19 +255,7 @@ def user_rank_odds(
     listed = ratings.seen if ratings.shrinkage == "none" else np.ones((n_users, k), dtype=bool)
     sd = (ratings.upper - ratings.lower) / (2.0 * z_value(ratings.confidence))
     z = standard_normal_draws(draws, k, seed)
-    step = max(1, _ODDS_CHUNK // (draws * k))
-    for start in range(0, n_users, step):
-        rows = slice(start, min(start + step, n_users))
-        some = listed[rows].any(axis=1)
-        sample = ratings.ratings[rows][None] + sd[rows][None] * z[:, None, :]
-        sample = np.where(listed[rows][None], sample, -np.inf)
-        sample[:, ~some] = 0.0  # nothing listed: any answer, set to NaN below
-        odds = rank_odds(sample, ratings.confidence)
-        keep = listed[rows]
-        p_best[rows] = np.where(keep, odds.p_best, np.nan)
-        rank_lower[rows] = np.where(keep, odds.rank_lower, np.nan)
-        rank_upper[rows] = np.where(keep, odds.rank_upper, np.nan)
-    return p_best, rank_lower, rank_upper
+    return gaussian_rank_odds(ratings.ratings, sd, listed, z, ratings.confidence)
 
 
 def expected_user_ratings(
