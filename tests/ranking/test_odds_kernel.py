@@ -11,7 +11,9 @@ from ranking.odds import rank_odds, standard_normal_draws
 from ranking.odds_kernel import gaussian_rank_odds
 
 
-def _reference(mean, sd, listed, z, confidence):  # type: ignore[no-untyped-def]
+def _reference(
+    mean: np.ndarray, sd: np.ndarray, listed: np.ndarray, z: np.ndarray, confidence: float
+) -> list[np.ndarray]:
     """``rank_odds`` of the same draws, the unlisted models at minus infinity."""
     sample = np.where(listed[None], mean[None] + sd[None] * z[:, None, :], -np.inf)
     sample[:, ~listed.any(axis=1)] = 0.0
