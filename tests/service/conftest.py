@@ -126,6 +126,25 @@ def open_client(settings: Settings, *, allow_5xx: bool = False) -> Iterator[Test
         yield client
 
 
+@pytest.fixture(params=["embedded", "redis"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, Any]:
+    """The settings naming one store: an embedded SQLite file, or the test Redis."""
+    if request.param == "embedded":
+        return {"store_path": tmp_path / "s.sqlite"}
+    return {"redis_url": request.getfixturevalue("redis_url")}
+
+
+@pytest.fixture
+def client(shared_fit: Path, tmp_path: Path) -> Iterator[TestClient]:
+    """The service on the shared fit (topics and predictor), an embedded store.
+
+    A module that runs its tests on both stores defines its own ``client`` on
+    :func:`store`.
+    """
+    with open_client(service_settings(shared_fit, store_path=tmp_path / "s.sqlite")) as c:
+        yield c
+
+
 def bearer(key: str) -> dict[str, str]:
     """The Authorization header presenting ``key``."""
     return {"Authorization": f"Bearer {key}"}

@@ -50,14 +50,6 @@ SPEC_ROUTES = {
 }
 
 
-@pytest.fixture(params=["embedded", "redis"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, Any]:
-    """The settings naming one store: an embedded SQLite file, or the test Redis."""
-    if request.param == "embedded":
-        return {"store_path": tmp_path / "s.sqlite"}
-    return {"redis_url": request.getfixturevalue("redis_url")}
-
-
 @pytest.fixture
 def client(shared_fit: Path, store: dict[str, Any]) -> Iterator[TestClient]:
     """The service on the shared fit (topics and predictor), with both keys."""

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.service.conftest import ADMIN, INGEST, assert_error, open_client, service_settings
+from tests.service.conftest import ADMIN, INGEST, assert_error
 
 QUERIES = [
     "Why does my Python loop raise IndexError: list index out of range?",
@@ -17,13 +15,6 @@ QUERIES = [
     "Fix this JavaScript: TypeError: undefined is not a function",
 ]
 PARTS = ("aggregate", "baseline", "topic", "style", "votes")
-
-
-@pytest.fixture
-def client(shared_fit: Path, tmp_path: Path) -> Iterator[TestClient]:
-    """The service on the shared fit (topics and predictor), an embedded store."""
-    with open_client(service_settings(shared_fit, store_path=tmp_path / "s.sqlite")) as test:
-        yield test
 
 
 def check_explanation(explanation: dict[str, Any], board: dict[str, Any]) -> None:

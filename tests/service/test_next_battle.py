@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +24,6 @@ DOCUMENT_KEYS = {
     "model_a", "model_b", "information", "p_a", "p_best_a", "p_best_b", "entropy",
     "alternatives", "source", "version",
 }  # fmt: skip
-
-
-@pytest.fixture
-def client(shared_fit: Path, tmp_path: Path) -> Iterator[TestClient]:
-    """The service on the shared fit (topics and predictor), embedded store."""
-    with open_client(service_settings(shared_fit, store_path=tmp_path / "s.sqlite")) as c:
-        yield c
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +22,6 @@ from tests.service.conftest import (
 QUERIES = ["How do I reverse a linked list in Rust?", "Explain p-values simply"]
 CODE = "Write a Python function that merges two sorted lists, with unit tests."
 POEM = "Write a short poem about autumn rain falling on an old stone bridge."
-
-
-@pytest.fixture
-def client(shared_fit: Path, tmp_path: Path) -> Iterator[TestClient]:
-    """The service on the shared fit (topics and predictor), embedded store."""
-    with open_client(service_settings(shared_fit, store_path=tmp_path / "s.sqlite")) as c:
-        yield c
 
 
 @pytest.fixture(scope="module")

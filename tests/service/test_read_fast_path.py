@@ -35,14 +35,6 @@ from tests.service.conftest import (
 )
 
 
-@pytest.fixture(params=["embedded", "redis"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, Any]:
-    """The settings naming one store: an embedded SQLite file, or the test Redis."""
-    if request.param == "embedded":
-        return {"store_path": tmp_path / "s.sqlite"}
-    return {"redis_url": request.getfixturevalue("redis_url")}
-
-
 @pytest.fixture
 def client(shared_fit: Path, store: dict[str, Any]) -> Iterator[TestClient]:
     with open_client(service_settings(shared_fit, **store)) as test_client:
