@@ -7,10 +7,9 @@ from typing import Any
 
 from ranking.next_battle import TARGETS
 from service.cli import progress
-from service.cli.common import UsageError, add_output_options, emit, load_battles
-from service.cli.recommend import read_queries
+from service.cli.common import UsageError, add_output_options, emit
+from service.cli.recommend import load_predictor_and_votes, read_queries
 from service.live.next_battle import next_battle_document
-from service.pipeline.artifacts import load_fit
 from service.recommendation import recommendation, unknown_models
 
 __all__ = ["add_parser", "format_next_battle"]
@@ -46,22 +45,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> None:
     """Execute ``plb next-battle``."""
     queries = read_queries(args.queries)
-    fit = load_fit(args.fit_dir)
-    if fit.predictor_dir is None:
-        raise UsageError(
-            f"the fit in {args.fit_dir} has no rating predictor (it was made without prompts "
-            "or with --no-features); rerun 'plb fit' on a log with prompts"
-        )
-    votes = None
-    if args.votes:
-        try:
-            votes = load_battles([args.votes], skip_invalid=False)
-        except UsageError as error:
-            raise UsageError(f"--votes: {error}") from None
-
-    from features.predictor import RatingPredictor  # heavy imports: only for this command
-
-    predictor = RatingPredictor.load(fit.predictor_dir)
+    _, predictor, votes = load_predictor_and_votes(args)
     if votes is not None:
         unknown = unknown_models(votes, predictor.models_)
         if unknown:

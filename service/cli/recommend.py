@@ -7,15 +7,20 @@ import gzip
 import json
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from service.cli import progress
 from service.cli.common import UsageError, add_output_options, emit, load_battles
 from service.cli.tables import format_table, odds_line
-from service.pipeline.artifacts import load_fit
+from service.pipeline.artifacts import FitArtifacts, load_fit
 from service.recommendation import recommendation, unknown_models, vote_prompts
 
-__all__ = ["add_parser", "read_queries"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from features.predictor import RatingPredictor
+
+__all__ = ["add_parser", "load_predictor_and_votes", "read_queries"]
 
 _JSONL_SUFFIXES = (".jsonl", ".jsonl.gz")
 
@@ -60,22 +65,7 @@ def run(args: argparse.Namespace) -> None:
     queries = read_queries(args.queries)
     if args.prompt is not None and not args.prompt.strip():
         raise UsageError("--prompt: is blank")
-    fit = load_fit(args.fit_dir)
-    if fit.predictor_dir is None:
-        raise UsageError(
-            f"the fit in {args.fit_dir} has no rating predictor (it was made without prompts "
-            "or with --no-features); rerun 'plb fit' on a log with prompts"
-        )
-    votes = None
-    if args.votes:
-        try:
-            votes = load_battles([args.votes], skip_invalid=False)
-        except UsageError as error:  # no vote left in it: say which option named the file
-            raise UsageError(f"--votes: {error}") from None
-
-    from features.predictor import RatingPredictor  # heavy imports: only for this command
-
-    predictor = RatingPredictor.load(fit.predictor_dir)
+    fit, predictor, votes = load_predictor_and_votes(args)
     if votes is not None:
         unknown = unknown_models(votes, predictor.models_)
         if unknown:
@@ -97,6 +87,34 @@ def run(args: argparse.Namespace) -> None:
     topic = document["prompt_topic"]
     head = f"For this prompt (read as topic {topic['topic']}: {topic['label']})"
     emit(document, head + "\n" + format_recommendation(document, predictor.confidence), args.format)
+
+
+def load_predictor_and_votes(
+    args: argparse.Namespace,
+) -> tuple[FitArtifacts, RatingPredictor, pd.DataFrame | None]:
+    """The fit of ``args.fit_dir``, its rating predictor and the battles of ``--votes``.
+
+    Raises
+    ------
+    UsageError
+        For a fit without a rating predictor, or a ``--votes`` file without a vote.
+    """
+    fit = load_fit(args.fit_dir)
+    if fit.predictor_dir is None:
+        raise UsageError(
+            f"the fit in {args.fit_dir} has no rating predictor (it was made without prompts "
+            "or with --no-features); rerun 'plb fit' on a log with prompts"
+        )
+    votes = None
+    if args.votes:
+        try:
+            votes = load_battles([args.votes], skip_invalid=False)
+        except UsageError as error:  # no vote left in it: say which option named the file
+            raise UsageError(f"--votes: {error}") from None
+
+    from features.predictor import RatingPredictor  # heavy imports: only for these commands
+
+    return fit, RatingPredictor.load(fit.predictor_dir), votes
 
 
 def read_queries(path: str) -> list[str]:
