@@ -6,44 +6,13 @@ import math
 import random
 import threading
 import time
-import uuid
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from service.store import EmbeddedStore, Ingested, RedisStore, Store, StoreUnavailable
-
-Opener = Callable[[], Store]
-
-
-@pytest.fixture(params=["embedded", "redis"])
-def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
-    """Opens more store objects on one fresh backend, as more processes would."""
-    opened: list[Store] = []
-    if request.param == "embedded":
-        path = tmp_path / "store.sqlite3"
-
-        def make() -> Store:
-            opened.append(EmbeddedStore(path))
-            return opened[-1]
-    else:
-        url = request.getfixturevalue("redis_url")
-        namespace = f"test-{uuid.uuid4().hex[:8]}"
-
-        def make() -> Store:
-            opened.append(RedisStore(url, namespace=namespace))
-            return opened[-1]
-
-    yield make
-    for store in opened:
-        store.close()
-
-
-@pytest.fixture
-def store(opener: Opener) -> Store:
-    return opener()
+from service.store import Ingested, Store, StoreUnavailable
+from tests.service.store.conftest import Opener
 
 
 def battle(i: int | str, user: str | None = None, **extra: Any) -> dict[str, Any]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import uuid
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,32 +21,7 @@ from starlette.responses import JSONResponse
 from service.store import EmbeddedStore, RedisStore, Store, StoreUnavailable
 from service.store.base import StoredDocument, dumps, encode_document
 from service.store.embedded import SCHEMA_VERSION
-
-Opener = Callable[[], Store]
-
-
-@pytest.fixture(params=["embedded", "redis"])
-def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
-    """Opens store objects on one fresh backend (as in test_store_contract.py)."""
-    opened: list[Store] = []
-    namespace = f"test-{uuid.uuid4().hex[:8]}"
-
-    def make() -> Store:
-        if request.param == "embedded":
-            opened.append(EmbeddedStore(tmp_path / "store.sqlite3"))
-        else:
-            opened.append(RedisStore(request.getfixturevalue("redis_url"), namespace=namespace))
-        return opened[-1]
-
-    yield make
-    for each in opened:
-        each.close()
-
-
-@pytest.fixture
-def store(opener: Opener) -> Store:
-    return opener()
-
+from tests.service.store.conftest import Opener
 
 DOCUMENTS: list[dict[str, Any]] = [
     {"user_id": "u1", "models": [{"model": "alpha", "rating": 1.5}], "version": 3},
