@@ -240,7 +240,9 @@ def embed(
     The backends of this module count the queries they have embedded (the stage
     ``"embedding queries"``); any other BERTopic backend is called as BERTopic calls it.
     """
-    if isinstance(embedder, MiniLMEmbedder | StaticEmbedder | TfidfEmbedder):
+    from features.embedding_cache import CachedEmbedder  # it calls this function
+
+    if isinstance(embedder, MiniLMEmbedder | StaticEmbedder | TfidfEmbedder | CachedEmbedder):
         return embedder.embed(documents, progress=progress)
     return np.asarray(embedder.embed(list(documents)))
 

@@ -53,6 +53,9 @@ class Settings(BaseSettings):
         How often a replica checks the store for a model version published by another.
     max_queries : int
         The most queries ``POST /v1/recommend`` takes at once.
+    embedding_cache : int
+        Query embeddings kept by text for the served rating predictor (recommend, the
+        next battle and the priors of personal boards share them); 0 keeps none.
     max_battles : int
         The most battles one ``POST /v1/battles`` takes.
     max_body_bytes : int
@@ -106,6 +109,7 @@ class Settings(BaseSettings):
     refit_predictor: bool = False
     version_poll_s: float = Field(default=1.0, ge=0.0)
     max_queries: int = Field(default=200, ge=1)
+    embedding_cache: int = Field(default=10_000, ge=0)
     max_battles: int = Field(default=10_000, ge=1)
     max_body_bytes: int = Field(default=16 * 2**20, ge=1024)
     segment_min_votes: int = Field(default=100, ge=1)

@@ -87,9 +87,12 @@ class Versions(LivePart):
         if path is None:
             return None
         if path not in self._predictors:
+            from features.embedding_cache import cache_embeddings
             from features.predictor import RatingPredictor  # heavy: only when served
 
-            self._predictors[path] = RatingPredictor.load(path)
+            predictor = RatingPredictor.load(path)
+            cache_embeddings(predictor, self.settings.embedding_cache)
+            self._predictors[path] = predictor
         return self._predictors[path]
 
     def load(self, version: int, document: Snapshot | Mapping[str, Any] | None) -> Served:

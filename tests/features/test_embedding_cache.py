@@ -1,0 +1,89 @@
+"""The serving cache of query embeddings (:mod:`features.embedding_cache`)."""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from features.embedding_cache import CachedEmbedder, cache_embeddings
+from features.embeddings import make_embedder
+from features.predictor import RatingPredictor
+from features.profile import UserProfiler
+from features.topics import TopicModel
+
+
+class Counting:
+    """A real backend that counts the texts it is asked to embed."""
+
+    def __init__(self) -> None:
+        self.inner = make_embedder("static")
+        self.asked: list[str] = []
+        self.name = self.inner.name
+
+    def embed(self, documents: Sequence[str], verbose: bool = False) -> np.ndarray:
+        self.asked.extend(documents)
+        return np.asarray(self.inner.embed(list(documents)))
+
+
+QUERIES = ["How do I sort a list in Python?", "Write a poem about rain", "What is DNA?"]
+
+
+def test_a_repeated_text_is_embedded_once_and_gets_the_same_vector() -> None:
+    backend = Counting()
+    cache = CachedEmbedder(backend, max_items=10)
+    first = cache.embed(QUERIES)
+    again = cache.embed([QUERIES[1], QUERIES[1], "Something new"])
+    assert backend.asked == [*QUERIES, "Something new"]
+    np.testing.assert_array_equal(again[0], first[1])
+    np.testing.assert_array_equal(again[1], first[1])
+    np.testing.assert_array_equal(first, backend.inner.embed(QUERIES))
+    info = cache.cache_info()
+    assert (info.hits, info.misses, info.size) == (2, 4, 4)
+
+
+def test_the_least_recently_used_text_is_dropped() -> None:
+    backend = Counting()
+    cache = CachedEmbedder(backend, max_items=2)
+    cache.embed(QUERIES[:2])
+    cache.embed([QUERIES[0]])  # used again: QUERIES[1] is now the oldest
+    cache.embed([QUERIES[2]])
+    backend.asked.clear()
+    cache.embed(QUERIES)
+    assert backend.asked == [QUERIES[1]]
+    assert cache.cache_info().size == 2
+
+
+def test_pickled_without_its_vectors_and_named_as_its_backend() -> None:
+    cache = CachedEmbedder(make_embedder("static"), max_items=5)
+    cache.embed(QUERIES)
+    copy = pickle.loads(pickle.dumps(cache))
+    assert copy.cache_info().size == 0 and copy.name == "static"
+    np.testing.assert_array_equal(copy.embed(QUERIES), cache.embed(QUERIES))
+
+
+def test_bad_size_is_refused() -> None:
+    with pytest.raises(ValueError, match="'max_items'"):
+        CachedEmbedder(make_embedder("static"), max_items=0)
+
+
+@pytest.fixture(scope="module")
+def fitted(labelled_battles: pd.DataFrame) -> RatingPredictor:
+    """A quick predictor on TF-IDF topics (its own: the cache is installed on it)."""
+    profiler = UserProfiler(TopicModel("tfidf", n_topics=3))
+    return RatingPredictor(profiler, style_components=2, folds=2, alpha=1.0).fit(labelled_battles)
+
+
+def test_installed_on_a_predictor_once_and_taken_away(fitted: RatingPredictor) -> None:
+    cache = cache_embeddings(fitted, 100)
+    assert cache is not None and cache_embeddings(fitted, 50) is cache
+    assert cache.max_items == 50
+    before = fitted.predict_queries(QUERIES).ratings
+    misses = cache.cache_info().misses
+    np.testing.assert_allclose(fitted.predict_queries(QUERIES).ratings, before)
+    assert cache.cache_info().misses == misses  # all found the second time
+    assert cache_embeddings(fitted, 0) is None
+    assert not isinstance(fitted.profiler_.topic_model_.embedder_, CachedEmbedder)
