@@ -167,6 +167,25 @@ def assert_error(response: Response, status: int, *words: str) -> str:
     return detail
 
 
+def read_as_owner(client: TestClient, path: str, token: str, other: str) -> dict[str, Any]:
+    """The document of a user's route ``path``, the same to ``token`` (as ``?token=`` and
+    as a bearer) and to the admin key; ``other`` (another user's token, either way) and
+    the ingest key are refused with a 403."""
+    assert_error(client.get(path, params={"token": other}), 403, "does not belong")
+    assert_error(client.get(path, headers=bearer(other)), 403)
+    assert_error(client.get(path, headers=INGEST), 403)
+    answers = [
+        client.get(path, params={"token": token}),
+        client.get(path, headers=bearer(token)),
+        client.get(path, headers=ADMIN),
+    ]
+    for response in answers:
+        assert response.status_code == 200, response.text
+    document: dict[str, Any] = answers[0].json()
+    assert answers[1].json() == document == answers[2].json()  # deterministic
+    return document
+
+
 LEADERBOARD_ROW = {"model", "rating", "lower", "upper", "rank", "battles", "wins", "losses", "ties"}
 
 
