@@ -14,14 +14,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Annotated, Any
 
-from fastapi import Depends, HTTPException, Query, Request, Response, status
+from fastapi import Depends, HTTPException, Path, Query, Request, Response, status
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.security.utils import get_authorization_scheme_param
 from starlette.datastructures import Headers
 
 from service.api.observability import Metrics
-from service.engine import Engine
+from service.engine import MAX_USER_ID_CHARS, Engine
 from service.settings import Settings
 from service.tokens import keys_match
 
@@ -32,6 +32,8 @@ __all__ = [
     "IngestDep",
     "MetricsDep",
     "SettingsDep",
+    "TokenQuery",
+    "UserId",
     "bearer_credential",
     "can_read_user",
     "fast_path_route",
@@ -131,6 +133,9 @@ AdminDep = Depends(require_admin_key)
 TokenQuery = Annotated[
     str | None,
     Query(description="the user's read token (or send it as Authorization: Bearer TOKEN)"),
+]
+UserId = Annotated[
+    str, Path(min_length=1, max_length=MAX_USER_ID_CHARS, description="the user's id")
 ]
 
 

@@ -8,8 +8,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, status
 from starlette.concurrency import run_in_threadpool
 
-from service.api.deps import AdminDep, EngineDep, MetricsDep
-from service.api.routes.users import UserId
+from service.api.deps import AdminDep, EngineDep, MetricsDep, UserId
 from service.api.schemas import (
     IntegrityPublic,
     ModelsIn,

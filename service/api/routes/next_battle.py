@@ -8,22 +8,17 @@ of ``POST /v1/recommend``).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
-from service.api.deps import BearerDep, EngineDep, SettingsDep, TokenQuery, can_read_user
+from service.api.deps import BearerDep, EngineDep, SettingsDep, TokenQuery, UserId, can_read_user
 from service.api.routes.recommend import recommend
 from service.api.schemas import NextBattleIn, NextBattlePublic, errors
-from service.engine import MAX_USER_ID_CHARS
 from service.live.next_battle import next_battle_document
 
 router = APIRouter(prefix="/v1", tags=["next-battle"])
-
-UserId = Annotated[
-    str, Path(min_length=1, max_length=MAX_USER_ID_CHARS, description="the user's id")
-]
 
 
 @router.get(

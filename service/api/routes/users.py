@@ -8,10 +8,10 @@ runs the route as declared.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 from urllib.parse import parse_qsl
 
-from fastapi import APIRouter, Path, Request, Response
+from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from ranking.types import Method
@@ -20,6 +20,7 @@ from service.api.deps import (
     EngineDep,
     SettingsDep,
     TokenQuery,
+    UserId,
     bearer_credential,
     can_read_user,
     fast_path_route,
@@ -32,9 +33,6 @@ from service.settings import Settings
 
 __all__ = ["router", "stored_board"]
 
-UserId = Annotated[
-    str, Path(min_length=1, max_length=MAX_USER_ID_CHARS, description="the user's id")
-]
 _METHODS: dict[str, Method] = {"bt": "bt", "elo": "elo"}
 
 

@@ -12,8 +12,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, HTTPException, Query, Response
 from fastapi.responses import FileResponse
 
-from service.api.deps import BearerDep, EngineDep, SettingsDep, TokenQuery, can_read_user
-from service.api.routes.users import UserId
+from service.api.deps import BearerDep, EngineDep, SettingsDep, TokenQuery, UserId, can_read_user
 from service.api.schemas import errors
 from service.engine import MAX_USER_ID_CHARS, NotAvailable
 from service.web import WEB_DIR, render_badge
