@@ -760,6 +760,10 @@ async function copySnippet(button) {
  * ---------------------------------------------------------------------------------- */
 
 function start() {
+  // both leaderboards share the header kept once in index.html's <template id="board-head">
+  for (const table of document.querySelectorAll('table.board')) {
+    table.tBodies[0].before($('board-head').content.cloneNode(true));
+  }
   for (const radio of document.querySelectorAll('input[name="method"]')) {
     radio.addEventListener('change', () => {
       loadAggregate();
