@@ -35,6 +35,7 @@ __all__ = [
     "machine_info",
     "make_row",
     "run_child",
+    "write_table",
 ]
 
 T = TypeVar("T")
@@ -133,6 +134,12 @@ def first_call_row(script: str, kernels: str, data: str, imported: str) -> Row:
             f"{warm['calls']:.3f} s; importing {imported} {warm['import']:.2f} s"
         ),
     )
+
+
+def write_table(path: Path, label: str, seconds: float, table: str) -> None:
+    """Write a table of docs/evaluation.md to ``path``, under a line naming the run."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"{label}; {seconds:.0f} s\n\n{table}\n", encoding="utf-8")
 
 
 def error_text(exc: BaseException) -> str:

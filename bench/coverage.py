@@ -56,7 +56,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from bench.common import Row, make_row
+from bench.common import Row, make_row, write_table
 from data.simulate import Simulation, simulate
 from ranking.elo import online_elo, online_elo_grouped
 from ranking.intervals import bootstrap_elo, percentile_intervals
@@ -376,8 +376,7 @@ def run(quick: bool) -> list[Row]:
     size = QUICK if quick else FULL
     tallies, notes, seconds = collect(size)
     if not quick:
-        TABLE_OUTPUT.parent.mkdir(parents=True, exist_ok=True)
-        TABLE_OUTPUT.write_text(f"{size.label}; {seconds:.0f} s\n\n{coverage_table(tallies)}\n")
+        write_table(TABLE_OUTPUT, size.label, seconds, coverage_table(tallies))
     rows = []
     for kind, _, target in KINDS:
         t = tallies.get((kind, target))

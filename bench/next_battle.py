@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from bench.common import Row, make_row
+from bench.common import Row, make_row, write_table
 from data.simulate import simulate
 from ranking.agreement import spearman_per_row
 from ranking.bt import fit_bt_posterior
@@ -254,9 +254,7 @@ def run(quick: bool) -> list[Row]:
     size = QUICK if quick else FULL
     per_seed, mean, seconds = collect(size)
     if not quick:
-        TABLE_OUTPUT.parent.mkdir(parents=True, exist_ok=True)
-        table = curves_table(size, per_seed, mean)
-        TABLE_OUTPUT.write_text(f"{size.label}; {seconds:.0f} s\n\n{table}\n", encoding="utf-8")
+        write_table(TABLE_OUTPUT, size.label, seconds, curves_table(size, per_seed, mean))
     rows = [
         make_row(
             f"after {n} votes: Spearman, best named",

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bench.common import Row, make_row
+from bench.common import Row, make_row, write_table
 from data.real_prompts import default_real_prompts_path
 from data.simulate import simulate
 from features.cold_start import MIN_HELD_OUT, split_users
@@ -207,8 +207,7 @@ def run(quick: bool) -> list[Row]:
     size = QUICK if quick else FULL
     results, seconds = collect(size, quick)
     if not quick:
-        TABLE_OUTPUT.parent.mkdir(parents=True, exist_ok=True)
-        TABLE_OUTPUT.write_text(f"{size.label}; {seconds:.0f} s\n\n{results_table(results)}\n")
+        write_table(TABLE_OUTPUT, size.label, seconds, results_table(results))
     rows = []
     for r in results:
         if r["way"] == WAYS[0]:
