@@ -7,10 +7,10 @@ from typing import Any
 
 from ranking.next_battle import TARGETS
 from service.cli import progress
-from service.cli.common import UsageError, add_output_options, emit
+from service.cli.common import add_output_options, emit
 from service.cli.recommend import load_predictor_and_votes, read_queries
 from service.live.next_battle import next_battle_document
-from service.recommendation import recommendation, unknown_models
+from service.recommendation import recommendation
 
 __all__ = ["add_parser", "format_next_battle"]
 
@@ -46,12 +46,6 @@ def run(args: argparse.Namespace) -> None:
     """Execute ``plb next-battle``."""
     queries = read_queries(args.queries)
     _, predictor, votes = load_predictor_and_votes(args)
-    if votes is not None:
-        unknown = unknown_models(votes, predictor.models_)
-        if unknown:
-            raise UsageError(
-                f"--votes: {args.votes} names model {unknown[0]!r}, which the fit does not know"
-            )
     progress.note("choosing the next battle")
     document = next_battle_document(recommendation(predictor, queries, votes), args.target)
     emit(document, format_next_battle(document), args.format)

@@ -66,13 +66,6 @@ def run(args: argparse.Namespace) -> None:
     if args.prompt is not None and not args.prompt.strip():
         raise UsageError("--prompt: is blank")
     fit, predictor, votes = load_predictor_and_votes(args)
-    if votes is not None:
-        unknown = unknown_models(votes, predictor.models_)
-        if unknown:
-            raise UsageError(
-                f"--votes: {args.votes} names model {unknown[0]!r}, which the fit does not "
-                f"know (it knows {', '.join(predictor.models_)})"
-            )
     n_prompts = len(queries) + (0 if votes is None else len(vote_prompts(votes)))
     progress.note(f"predicting from {n_prompts:,} queries")
     board = fit.leaderboards.get("bt", {}).get("models", [])
@@ -97,7 +90,8 @@ def load_predictor_and_votes(
     Raises
     ------
     UsageError
-        For a fit without a rating predictor, or a ``--votes`` file without a vote.
+        For a fit without a rating predictor, or a ``--votes`` file without a vote or
+        naming a model the predictor does not know.
     """
     fit = load_fit(args.fit_dir)
     if fit.predictor_dir is None:
@@ -114,7 +108,14 @@ def load_predictor_and_votes(
 
     from features.predictor import RatingPredictor  # heavy imports: only for these commands
 
-    return fit, RatingPredictor.load(fit.predictor_dir), votes
+    predictor = RatingPredictor.load(fit.predictor_dir)
+    unknown = [] if votes is None else unknown_models(votes, predictor.models_)
+    if unknown:
+        raise UsageError(
+            f"--votes: {args.votes} names model {unknown[0]!r}, which the fit does not "
+            f"know (it knows {', '.join(predictor.models_)})"
+        )
+    return fit, predictor, votes
 
 
 def read_queries(path: str) -> list[str]:
