@@ -30,6 +30,7 @@ names them in words).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
@@ -197,6 +198,26 @@ class Explanation:
         }
 
 
+#: Each predictor's :func:`_nobody`, computed once (a predictor is never refitted in place).
+_NOBODIES: weakref.WeakKeyDictionary[Any, tuple[list[FloatArray], FloatArray]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _nobody(predictor: RatingPredictor) -> tuple[list[FloatArray], FloatArray]:
+    """The contexts and the ratings of someone whose queries say nothing, per predictor.
+
+    The same for every query, so a service explaining many answers computes them once.
+    """
+    found = _NOBODIES.get(predictor)
+    if found is None:
+        frame = pd.DataFrame({"user_id": ["-"], "prompt": [None]})
+        nobody = predictor.profiler_.transform(frame)
+        found = (predictor.contexts(nobody), predictor.predict(nobody).ratings[0])
+        _NOBODIES[predictor] = found
+    return found
+
+
 def query_parts(
     predictor: RatingPredictor, profiles: UserProfiles, n_queries: npt.ArrayLike
 ) -> list[QueryParts]:
@@ -217,12 +238,12 @@ def query_parts(
         raise ValueError(
             f"Argument 'n_queries' must have {len(profiles.user_ids)} entries, not {counts.size}."
         )
-    nobody = predictor.profiler_.transform(pd.DataFrame({"user_id": ["-"], "prompt": [None]}))
+    references, typical = _nobody(predictor)
     n_topics = int(predictor.profiler_.topic_share_.size)
     topic = np.zeros((len(profiles.user_ids), len(predictor.models_)))
     style = np.zeros_like(topic)
     for member, context, reference in zip(
-        predictor.members_, predictor.contexts(profiles), predictor.contexts(nobody), strict=True
+        predictor.members_, predictor.contexts(profiles), references, strict=True
     ):
         coef = member.model.coef
         first_style = coef.shape[1] - int(member.components.n_components_)
@@ -230,7 +251,6 @@ def query_parts(
         topic += moved[:, 1:first_style] @ coef[:, 1:first_style].T
         style += moved[:, first_style:] @ coef[:, first_style:].T
     scale = ELO_PER_NAT / len(predictor.members_)
-    typical = predictor.predict(nobody).ratings[0]
     labels = _topic_labels(predictor, n_topics)
     return [
         QueryParts(

@@ -102,5 +102,11 @@ def vote_query_context(profiler: UserProfiler, present: npt.NDArray[np.bool_]) -
 
 
 def user_query_context(profiles: UserProfiles) -> FloatArray:
-    """Users' counterpart of :func:`vote_query_context`: topic shares, mean components."""
-    return profiles.to_frame().filter(regex="^(topic|query_pc):").to_numpy()
+    """Users' counterpart of :func:`vote_query_context`: topic shares, mean components.
+
+    The ``topic:`` and ``query_pc:`` columns of the profiles, in their order (read off the
+    array: this runs at every prediction, where a frame would cost more than the maths).
+    """
+    names = profiles.feature_names
+    columns = [i for i, name in enumerate(names) if name.startswith(("topic:", "query_pc:"))]
+    return profiles.values[:, columns]
