@@ -109,6 +109,22 @@ def test_a_users_stored_votes_need_their_token(client: TestClient, busiest_user:
     assert person.json()["n_votes"] == document["n_votes"]
 
 
+def test_the_next_battle_of_a_user_by_id_takes_the_same_credentials(
+    client: TestClient, busiest_user: str
+) -> None:
+    """``POST /v1/next-battle`` with a ``user_id`` checks the token as recommend does."""
+    body = {"queries": QUERIES, "user_id": busiest_user}
+    assert_error(client.post("/v1/next-battle", json=body), 401, "token")
+    other = client.get("/v1/admin/users/someone-else/token", headers=ADMIN).json()["token"]
+    assert_error(client.post("/v1/next-battle", json=body, headers=bearer(other)), 403)
+    token = client.get(f"/v1/admin/users/{busiest_user}/token", headers=ADMIN).json()["token"]
+    by_header = client.post("/v1/next-battle", json=body, headers=bearer(token))
+    in_body = client.post("/v1/next-battle", json={**body, "token": token})
+    assert by_header.status_code == 200, by_header.text
+    assert by_header.json() == in_body.json()
+    assert by_header.json()["source"] == "blended"
+
+
 @pytest.mark.parametrize(
     ("prompt", "words"),
     [

@@ -51,9 +51,14 @@ async def read_user_next_battle(
     "/next-battle",
     response_model=NextBattlePublic,
     response_model_exclude_none=True,
-    responses=errors(400, 404, 413, 422, 429, 503),
+    responses=errors(400, 401, 403, 404, 413, 422, 429, 503),
+    # anyone may ask; a bearer token is optional (a user's, with their user_id)
+    openapi_extra={"security": [{}]},
 )
-def next_battle(body: NextBattleIn, engine: EngineDep, settings: SettingsDep) -> dict[str, Any]:
+def next_battle(
+    body: NextBattleIn, engine: EngineDep, settings: SettingsDep, bearer: BearerDep = None
+) -> dict[str, Any]:
     """The battle to vote on next for someone known by their queries (and perhaps a few
-    votes): read off the ranking ``POST /v1/recommend`` gives them."""
-    return next_battle_document(recommend(body, engine, settings), body.target)
+    votes, or a ``user_id`` with that user's token): read off the ranking ``POST
+    /v1/recommend`` gives them."""
+    return next_battle_document(recommend(body, engine, settings, bearer), body.target)

@@ -19,6 +19,8 @@ MAX_QUERY_CHARS = 20_000
     "/recommend",
     response_model=RecommendPublic,
     responses=errors(400, 401, 403, 404, 413, 422, 429, 503),
+    # anyone may ask; a bearer token is optional (a user's, with their user_id)
+    openapi_extra={"security": [{}]},
 )
 def recommend(
     body: RecommendIn, engine: EngineDep, settings: SettingsDep, bearer: BearerDep = None
