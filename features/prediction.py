@@ -16,7 +16,7 @@ from sklearn.decomposition import PCA
 
 from ranking.contextual import ContextualBT
 from ranking.intervals import interval_ranks
-from ranking.odds import RankOdds, gaussian_draws, rank_odds, z_value
+from ranking.odds import RankOdds, gaussian_draws, interval_sd, rank_odds
 from ranking.types import FloatArray
 
 __all__ = ["Prediction", "Source", "StyleMember"]
@@ -79,7 +79,7 @@ class Prediction:
         models independent (what a prediction's intervals say); the odds are those of
         :data:`ranking.odds.ODDS_DRAWS` draws of it with a fixed seed.
         """
-        sd = (self.upper[row] - self.lower[row]) / (2.0 * z_value(confidence))
+        sd = interval_sd(self.lower[row], self.upper[row], confidence)
         draws = gaussian_draws(self.ratings[row], np.diag(sd**2))
         return rank_odds(draws, confidence)
 

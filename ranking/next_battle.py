@@ -44,7 +44,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from ranking.odds import ODDS_SEED, gaussian_draws, z_value
+from ranking.odds import ODDS_SEED, gaussian_draws, interval_sd
 from ranking.pairwise import ELO_PER_NAT
 from ranking.types import CENTER, FloatArray, IntArray
 
@@ -371,5 +371,5 @@ def board_posterior(
         raise ValueError("Argument 'lower' must not exceed 'ratings', nor 'ratings' 'upper'.")
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"Argument 'confidence' must be between 0 and 1, not {confidence}.")
-    sd = (hi - lo) / (2.0 * z_value(confidence)) / ELO_PER_NAT
+    sd = interval_sd(lo, hi, confidence) / ELO_PER_NAT
     return (r - CENTER) / ELO_PER_NAT, sd**2

@@ -23,6 +23,7 @@ __all__ = [
     "RankOdds",
     "competition_ranks",
     "gaussian_draws",
+    "interval_sd",
     "rank_odds",
     "standard_normal_draws",
     "z_value",
@@ -133,6 +134,11 @@ def gaussian_draws(
     z = standard_normal_draws(rounds, mu.shape[0], seed)
     draws: FloatArray = mu + z @ root.T
     return draws
+
+
+def interval_sd(lower: npt.ArrayLike, upper: npt.ArrayLike, confidence: float) -> FloatArray:
+    """The sd of the Gaussian whose ``confidence`` interval is ``[lower, upper]``."""
+    return (np.asarray(upper) - np.asarray(lower)) / (2.0 * z_value(confidence))
 
 
 def z_value(confidence: float) -> float:

@@ -25,7 +25,7 @@ from scipy.stats import norm
 
 from ranking.bt import DEFAULT_ALPHA, fit_bt, fit_bt_grouped, fit_bt_posterior
 from ranking.elo import K_FACTOR, online_elo, online_elo_grouped
-from ranking.odds import ODDS_SEED, RankOdds, standard_normal_draws, z_value
+from ranking.odds import ODDS_SEED, RankOdds, interval_sd, standard_normal_draws
 from ranking.odds_kernel import gaussian_rank_odds
 from ranking.pairwise import ELO_PER_NAT, collapse, to_elo_scale
 from ranking.shrinkage import learn_alpha
@@ -253,7 +253,7 @@ def user_rank_odds(
     if ratings.method != "bt" or n_users == 0 or k == 0:
         return p_best, rank_lower, rank_upper
     listed = ratings.seen if ratings.shrinkage == "none" else np.ones((n_users, k), dtype=bool)
-    sd = (ratings.upper - ratings.lower) / (2.0 * z_value(ratings.confidence))
+    sd = interval_sd(ratings.lower, ratings.upper, ratings.confidence)
     z = standard_normal_draws(draws, k, seed)
     return gaussian_rank_odds(ratings.ratings, sd, listed, z, ratings.confidence)
 
