@@ -1,0 +1,100 @@
+"""What the served version holds: its models, topics, agreement histogram, about and health."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "AboutIntegrityPublic",
+    "AboutPublic",
+    "CorrelationsPublic",
+    "HealthPublic",
+    "HistogramPublic",
+    "ModelCountPublic",
+    "ModelsPublic",
+    "TopicPublic",
+    "TopicsPublic",
+]
+
+
+class HistogramPublic(BaseModel):
+    """Counts of users per Spearman bin."""
+
+    edges: list[float]
+    counts: list[int]
+
+
+class CorrelationsPublic(BaseModel):
+    """How per-user rankings agree with the aggregate."""
+
+    method: Literal["bt", "elo"]
+    shrinkage: Literal["cv", "evidence", "none"]
+    min_battles: int
+    summary: dict[str, float | int | None]
+    histogram: HistogramPublic
+    version: int
+
+
+class ModelCountPublic(BaseModel):
+    """A model and how many battles it was in."""
+
+    model: str
+    battles: int
+
+
+class ModelsPublic(BaseModel):
+    """The models of the served version, most battles first."""
+
+    models: list[ModelCountPublic]
+    version: int
+
+
+class TopicPublic(BaseModel):
+    """A topic of the users' queries."""
+
+    model_config = ConfigDict(extra="allow")
+
+    topic: int
+    size: int
+    words: list[str]
+
+
+class TopicsPublic(BaseModel):
+    """The topics of the users' queries."""
+
+    topics: list[TopicPublic]
+    version: int
+
+
+class AboutIntegrityPublic(BaseModel):
+    """What the public boards count, in numbers (who is left out: admins only)."""
+
+    daily_cap: int = Field(description="votes of a user counted per UTC day; 0 for no cap")
+    votes_counted: int
+    votes_over_cap: int
+    voters_flagged: int = Field(description="users whose votes the public boards leave out")
+
+
+class AboutPublic(BaseModel):
+    """What the service serves."""
+
+    simulated: bool = Field(
+        description="true when the served fit is of a simulated arena (fitted with the "
+        "truth of 'plb simulate', as 'plb serve --demo' does): its models and users are "
+        "made up; false for a fit of a real battle log"
+    )
+    fit_created: str | None = Field(description="when the served fit was made (ISO 8601)")
+    integrity: AboutIntegrityPublic | None = Field(
+        description="how many votes and voters the public boards leave out; null when "
+        "the served version was not screened"
+    )
+    version: int
+
+
+class HealthPublic(BaseModel):
+    """Liveness, and the version served."""
+
+    status: Literal["ok"]
+    version: int

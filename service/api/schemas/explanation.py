@@ -1,0 +1,69 @@
+"""Why a personal ranking is what it is: topics, style traits, what moved each top model.
+
+Shared by the personal leaderboard (:mod:`.users`) and the recommendation (:mod:`.recommend`)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+__all__ = [
+    "ExplainedModelPublic",
+    "ExplanationPublic",
+    "StyleTraitPublic",
+    "TopicSharePublic",
+]
+
+
+class TopicSharePublic(BaseModel):
+    """A topic of the user's queries."""
+
+    topic: int = Field(description="the topic's id (GET /v1/topics)")
+    label: str = Field(description="the topic in words: its first top words")
+    share: float = Field(description="share of the user's queries in this topic")
+    population: float = Field(description="share of all training queries in this topic")
+
+
+class StyleTraitPublic(BaseModel):
+    """A style feature where the user's queries stand out from the training users'."""
+
+    feature: str = Field(description="the style feature (features.style.STYLE_FEATURES)")
+    label: str = Field(description="the trait in words, e.g. 'long queries'")
+    z: float = Field(description="the user's mean, in training users' standard deviations")
+
+
+class ExplainedModelPublic(BaseModel):
+    """What moved one top model from the aggregate, in Elo points: ``rating = aggregate +
+    baseline + topic + style + votes``, the null parts left out (up to rounding)."""
+
+    model: str
+    rating: float = Field(description="the rating shown")
+    aggregate: float | None = Field(
+        description="the aggregate Bradley-Terry (or, on an Elo board, Elo) rating; null "
+        "where the aggregate does not rate the model"
+    )
+    baseline: float | None = Field(
+        description="the rating predictor's rating of anyone (someone whose queries say "
+        "nothing) less the aggregate: the predictor's own fit, nothing of the user; null "
+        "where the ranking does not start from the prediction"
+    )
+    topic: float | None = Field(
+        description="what the user's queries are about moved it: their topic shares and "
+        "embedding components; null where the ranking does not start from the prediction"
+    )
+    style: float | None = Field(
+        description="how the user writes moved it: their style components; null where the "
+        "ranking does not start from the prediction"
+    )
+    votes: float = Field(description="what the user's own votes moved it")
+
+
+class ExplanationPublic(BaseModel):
+    """Why this ranking (docs/SPEC.md section 5)."""
+
+    topics: list[TopicSharePublic] = Field(description="the user's largest topics, largest first")
+    style: list[StyleTraitPublic] = Field(
+        description="the style traits that stand out most (at least 1 sd), strongest first"
+    )
+    models: list[ExplainedModelPublic] = Field(description="the top models, best first")
+    n_queries: int = Field(description="the queries the topics and style are read from")
+    note: str | None = Field(description="why a part is missing, when one is")

@@ -1,0 +1,90 @@
+"""Leaderboard bodies: a ranked row with its odds, the aggregate and public boards."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
+
+__all__ = [
+    "LeaderboardPublic",
+    "ModelRatingPublic",
+    "ProvisionalModelPublic",
+    "PublicBoardPublic",
+    "RankedModelPublic",
+]
+
+
+class RankedModelPublic(BaseModel):
+    """One model's rating, interval and rank (docs/SPEC.md section 2 ranks)."""
+
+    model: str
+    rating: float
+    lower: float
+    upper: float
+    rank: int
+
+
+#: The odds a leaderboard row may carry (docs/SPEC.md section 2).
+_ODDS = ("p_best", "rank_lower", "rank_upper")
+
+
+class ModelRatingPublic(RankedModelPublic):
+    """A leaderboard row: the rating, the battles behind it, and its odds when it has an
+    interval to draw them from."""
+
+    battles: int
+    wins: int
+    losses: int
+    ties: int
+    p_best: float | None = Field(
+        default=None,
+        description="probability that this model is the best of those listed, from the "
+        "same draws as its interval (docs/SPEC.md section 2); absent without them",
+    )
+    rank_lower: int | None = Field(
+        default=None, description="best rank of the range of its rank (1 is best)"
+    )
+    rank_upper: int | None = Field(default=None, description="worst rank of that range")
+
+    # No return annotation: one would replace this row's response schema by its type.
+    @model_serializer(mode="wrap")
+    def _absent_odds_left_out(self, handler: SerializerFunctionWrapHandler):
+        """A row without odds is answered without the keys, as the stored boards are."""
+        row = handler(self)
+        for key in _ODDS:
+            if row.get(key) is None:
+                row.pop(key, None)
+        return row
+
+
+class ProvisionalModelPublic(BaseModel):
+    """A model with too few votes to be ranked yet: its counts only."""
+
+    model: str
+    battles: int
+    wins: int
+    losses: int
+    ties: int
+
+
+class LeaderboardPublic(BaseModel):
+    """The leaderboard JSON of docs/SPEC.md section 3, best model first."""
+
+    method: Literal["bt", "elo"]
+    n_battles: int
+    interval: str | None = None
+    confidence: float | None = None
+    version: int = Field(description="the model version served")
+    models: list[ModelRatingPublic]
+
+
+class PublicBoardPublic(LeaderboardPublic):
+    """The aggregate leaderboard as public boards show it: only models with ``min_votes``
+    votes ranked, the others listed apart."""
+
+    min_votes: int = Field(description="the fewest votes a ranked model has")
+    provisional: list[ProvisionalModelPublic] = Field(
+        description="models with fewer than min_votes votes, most votes first: listed with "
+        "their counts, not ranked"
+    )

@@ -1,0 +1,85 @@
+"""``POST /v1/recommend``: a person known by queries (and votes), and their predicted ranking."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from service.api.schemas.explanation import ExplanationPublic
+from service.api.schemas.ingest import BATTLE_EXAMPLE
+from service.api.schemas.leaderboard import RankedModelPublic
+
+__all__ = ["PredictedModelPublic", "PromptTopicPublic", "RecommendIn", "RecommendPublic"]
+
+
+class RecommendIn(BaseModel):
+    """A user known by a few queries, and perhaps a few of their own votes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    queries: list[str] = Field(
+        min_length=1,
+        description="the user's queries, one string each",
+        examples=[["How do I reverse a linked list in Rust?", "Explain p-values simply"]],
+    )
+    votes: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="the user's own votes: battle records (docs/SPEC.md section 1)",
+        examples=[[BATTLE_EXAMPLE]],
+    )
+    prompt: str | None = Field(
+        default=None,
+        description="rank the models for this one prompt and this person: the prompt's "
+        "topic and embedding, the person's style and votes (docs/SPEC.md section 5)",
+        examples=["Why does my Rust borrow checker reject this closure?"],
+    )
+    user_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=256,
+        description="a user whose stored votes join the votes given; needs that user's "
+        "read token (token, or Authorization: Bearer TOKEN) or the admin key",
+    )
+    token: str | None = Field(default=None, description="the read token of user_id")
+
+
+class PredictedModelPublic(RankedModelPublic):
+    """A row of a predicted (or blended) ranking, with its odds."""
+
+    p_best: float = Field(
+        description="probability that this model is the person's best of those listed, "
+        "from the Gaussian its interval stands for (docs/SPEC.md section 2)"
+    )
+    rank_lower: int = Field(description="best rank of the range of its rank (1 is best)")
+    rank_upper: int = Field(description="worst rank of that range")
+
+
+class PromptTopicPublic(BaseModel):
+    """The topic a recommend request's prompt was read as (``GET /v1/topics`` ids)."""
+
+    topic: int
+    label: str
+
+
+class RecommendPublic(BaseModel):
+    """The recommend JSON of docs/SPEC.md section 3."""
+
+    source: Literal["predicted", "blended"]
+    models: list[PredictedModelPublic]
+    n_queries: int
+    n_votes: int
+    prior_sd: float
+    spearman: float | None = Field(default=None, description="agreement with the aggregate")
+    explanation: ExplanationPublic | None = Field(
+        default=None, description="why this ranking: topics, style, what moved the top models"
+    )
+    version: int
+    scope: Literal["person", "prompt"] = Field(
+        default="person",
+        description="what the ranking is for: the person on all their prompts, or the "
+        "one prompt of the request for this person",
+    )
+    prompt_topic: PromptTopicPublic | None = Field(
+        default=None, description="with a prompt: the topic it was read as"
+    )
