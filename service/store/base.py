@@ -14,35 +14,22 @@ The model catalogue (:meth:`Store.models`, :meth:`Store.register_models`) is the
 models in the online Elo state: a registered model enters it at the starting rating, in
 the same atomic step as an ingest, so both backends share it with every replica.
 
-Documents are stored as compact JSON text (:func:`dumps`); a stored battle reads back as a
-dict equal to the one ingested. A user's document is stored as the bytes the service answers
-(:func:`encode_document`: UTF-8, not ``\\u`` escapes), with the version it is stamped with
-kept beside it, so that :meth:`Store.get_user_raw` hands the service those bytes and that
-version without parsing the JSON.
+What both backends share besides this interface: how documents are written
+(:mod:`service.store.documents`) and how an ingest is worked out
+(:mod:`service.store.ingest_plan`).
 """
 
 from __future__ import annotations
 
-import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
 
-__all__ = [
-    "EloUpdate",
-    "IngestPlan",
-    "Ingested",
-    "Store",
-    "StoreUnavailable",
-    "StoredDocument",
-    "dumps",
-    "encode_document",
-    "loads",
-    "plan_ingest",
-    "prepare_batch",
-]
+from service.store.documents import StoredDocument, user_document_text
+
+__all__ = ["EloUpdate", "Ingested", "Store", "StoreUnavailable"]
 
 EloUpdate = Callable[[dict[str, float], list[dict[str, Any]]], dict[str, float]]
 """``update_elo(current_state, accepted_battles_in_order) -> new_state``; must be pure."""
@@ -74,245 +61,6 @@ class Ingested:
     duplicates: int
     new_users: tuple[str, ...]
     elo: dict[str, float]
-
-
-def dumps(document: Any) -> str:
-    """Serialise ``document`` as compact JSON; ``NaN`` and infinities are refused.
-
-    Raises
-    ------
-    ValueError
-        When ``document`` holds a non-finite float or something JSON cannot encode.
-    """
-    try:
-        return json.dumps(document, allow_nan=False, separators=(",", ":"))
-    except TypeError as exc:
-        raise ValueError(f"document is not JSON-serialisable: {exc}") from exc
-
-
-def loads(text: str | bytes) -> Any:
-    """Parse JSON text written by :func:`dumps`."""
-    return json.loads(text)
-
-
-def encode_document(document: Any) -> bytes:
-    """``document`` as the service answers it: the bytes Starlette's ``JSONResponse`` renders.
-
-    Compact JSON, non-ASCII characters as UTF-8 rather than ``\\u`` escapes, ``NaN`` and
-    infinities refused.
-
-    Raises
-    ------
-    ValueError
-        When ``document`` holds a non-finite float, something JSON cannot encode, or text
-        UTF-8 cannot encode (a lone surrogate).
-    """
-    try:
-        text = json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    except TypeError as exc:
-        raise ValueError(f"document is not JSON-serialisable: {exc}") from exc
-    return text.encode("utf-8")
-
-
-def user_document_text(document: Mapping[str, Any]) -> tuple[str, int | None]:
-    """The stored text of a user's document, and the version it is stamped with.
-
-    The text is :func:`encode_document`'s, or :func:`dumps`'s where UTF-8 cannot encode it
-    (then :class:`StoredDocument` re-encodes it on every read, as the service always did).
-    """
-    document = dict(document)
-    try:
-        text = encode_document(document).decode("utf-8")
-    except UnicodeEncodeError:
-        text = dumps(document)
-    version = document.get("version")
-    return text, version if type(version) is int else None
-
-
-@dataclass(frozen=True)
-class StoredDocument:
-    """A user's document as stored, ready to answer.
-
-    Attributes
-    ----------
-    body : bytes
-        Its JSON, byte for byte what ``JSONResponse(document)`` renders.
-    version : int or None
-        The ``version`` the document is stamped with; ``None`` when it has none.
-    """
-
-    body: bytes
-    version: int | None
-
-    @classmethod
-    def read(cls, body: str | bytes, version: object = None) -> StoredDocument:
-        """From what a backend read: the stored text, and the version kept beside it.
-
-        A document stored before bytes were kept (``\\u`` escapes, maybe no version
-        beside it) is parsed and re-encoded, so the bytes are always the answer's.
-
-        Raises
-        ------
-        ValueError
-            When the stored text cannot be encoded as the service answers it.
-        """
-        raw = body.encode("utf-8") if isinstance(body, str) else bytes(body)
-        if version is None or b"\\u" in raw:
-            document = loads(raw)
-            if b"\\u" in raw:
-                raw = encode_document(document)
-            if version is None and isinstance(document, dict):
-                version = document.get("version")
-        if isinstance(version, bytes | str) and version.isdigit():
-            version = int(version)
-        return cls(raw, version if type(version) is int else None)
-
-
-@dataclass(frozen=True)
-class PreparedBattle:
-    """One battle of a batch, checked and serialised once before a transaction starts."""
-
-    position: int
-    battle_id: str
-    user_id: str | None
-    doc: str
-    battle: dict[str, Any]
-
-
-def prepare_batch(battles: Sequence[Mapping[str, Any]]) -> list[PreparedBattle]:
-    """Check every battle's ``battle_id`` and ``user_id`` and serialise it.
-
-    Raises
-    ------
-    ValueError
-        Naming the position and the bad value when ``battle_id`` is not a non-empty string,
-        ``user_id`` is neither a string nor ``None``, or the battle is not JSON-able.
-    """
-    prepared = []
-    for position, battle in enumerate(battles):
-        if not isinstance(battle, Mapping):
-            raise ValueError(f"battle {position} must be a mapping, not {type(battle).__name__}")
-        battle_id = battle.get("battle_id")
-        if not isinstance(battle_id, str) or not battle_id:
-            raise ValueError(
-                f"battle {position}: 'battle_id' must be a non-empty string, not {battle_id!r}"
-            )
-        user_id = battle.get("user_id")
-        if user_id is not None and not isinstance(user_id, str):
-            raise ValueError(
-                f"battle {position}: 'user_id' must be a string or None, not {user_id!r}"
-            )
-        as_dict = dict(battle)
-        try:
-            doc = dumps(as_dict)
-        except ValueError as exc:
-            raise ValueError(f"battle {position} ({battle_id!r}): {exc}") from exc
-        prepared.append(PreparedBattle(position, battle_id, user_id, doc, as_dict))
-    return prepared
-
-
-def select_new(
-    batch: Sequence[PreparedBattle], stored_ids: Iterable[str]
-) -> tuple[list[PreparedBattle], int]:
-    """The battles whose id is neither stored nor seen earlier in ``batch``; the others' count."""
-    seen = set(stored_ids)
-    accepted = []
-    for item in batch:
-        if item.battle_id not in seen:
-            seen.add(item.battle_id)
-            accepted.append(item)
-    return accepted, len(batch) - len(accepted)
-
-
-def first_seen_users(accepted: Sequence[PreparedBattle], known_users: Iterable[str]) -> list[str]:
-    """User ids among ``accepted`` that are not in ``known_users``, in first-seen order."""
-    seen = set(known_users)
-    new = []
-    for item in accepted:
-        if item.user_id is not None and item.user_id not in seen:
-            seen.add(item.user_id)
-            new.append(item.user_id)
-    return new
-
-
-def checked_elo(state: Any) -> dict[str, float]:
-    """Check what ``update_elo`` returned: a mapping of model name to a finite number."""
-    if not isinstance(state, Mapping):
-        raise TypeError(f"update_elo must return a mapping, not {type(state).__name__}")
-    return {str(model): float(rating) for model, rating in state.items()}
-
-
-@dataclass(frozen=True)
-class IngestPlan:
-    """What one ingest writes, worked out the same way by both backends (:func:`plan_ingest`).
-
-    Attributes
-    ----------
-    accepted : list of PreparedBattle
-        The new battles, in input order.
-    duplicates : int
-        How many were dropped as already stored or repeated earlier in the batch.
-    new_users : list of str
-        User ids whose first stored battle is among ``accepted``, in first-seen order.
-    elo, elo_doc : dict, str
-        The online Elo state after the ingest, and its JSON text (:func:`dumps`).
-    raw_elo : str, bytes or None
-        The stored Elo document before the ingest (``None`` when there was none).
-    """
-
-    accepted: list[PreparedBattle]
-    duplicates: int
-    new_users: list[str]
-    elo: dict[str, float]
-    elo_doc: str
-    raw_elo: str | bytes | None
-
-    @property
-    def elo_changed(self) -> bool:
-        """Whether the Elo document to store differs, byte for byte, from the stored one."""
-        doc = self.elo_doc if isinstance(self.raw_elo, str) else self.elo_doc.encode()
-        return self.raw_elo != doc
-
-    def result(self) -> Ingested:
-        """The :class:`Ingested` that :meth:`Store.ingest` returns once this is written."""
-        return Ingested(
-            accepted=tuple(b.position for b in self.accepted),
-            duplicates=self.duplicates,
-            new_users=tuple(self.new_users),
-            elo=self.elo,
-        )
-
-
-def plan_ingest(
-    batch: Sequence[PreparedBattle],
-    stored_ids: Iterable[str],
-    known_users: Callable[[list[str]], Iterable[str]],
-    read_elo: Callable[[], str | bytes | None],
-    update_elo: EloUpdate,
-) -> IngestPlan:
-    """Work out one ingest from what the store holds, read in this order.
-
-    Parameters
-    ----------
-    batch : sequence of PreparedBattle
-        The battles of :func:`prepare_batch`.
-    stored_ids : iterable of str
-        Those of the batch's ``battle_id`` values already stored.
-    known_users : callable
-        Given the distinct user ids of the new battles (first-seen order, possibly
-        empty), returns those already stored.
-    read_elo : callable
-        Returns the stored Elo document, or ``None``.
-    update_elo : EloUpdate
-        The pure Elo update, given the stored state and the new battles in order.
-    """
-    accepted, duplicates = select_new(batch, stored_ids)
-    users = [u for u in dict.fromkeys(b.user_id for b in accepted) if u is not None]
-    new_users = first_seen_users(accepted, known_users(users))
-    raw = read_elo()
-    state = {} if raw is None else loads(raw)
-    elo = checked_elo(update_elo(state, [dict(b.battle) for b in accepted]))
-    return IngestPlan(accepted, duplicates, new_users, elo, dumps(elo), raw)
 
 
 class Store(ABC):

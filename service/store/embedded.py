@@ -18,7 +18,7 @@ Schema (``PRAGMA application_id`` marks the file as ours, ``PRAGMA user_version`
     kv        (key TEXT PRIMARY KEY, value)      -- 'elo', 'snapshot', 'version', 'secret'
     user_docs (user_id, method, doc, version INTEGER, PRIMARY KEY (user_id, method))
 
-A user's ``doc`` is the text the service answers (:func:`~service.store.base.encode_document`)
+A user's ``doc`` is the text the service answers (:func:`~service.store.documents.encode_document`)
 and ``version`` the version it is stamped with, written in the same statement, so that
 :meth:`EmbeddedStore.get_user_raw` hands both over without parsing any JSON. A file of
 schema version 1 (no ``version`` column) is migrated when opened: the column is added and
@@ -37,19 +37,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from service.store.base import (
-    EloUpdate,
-    Ingested,
-    Store,
-    StoredDocument,
-    StoreUnavailable,
-    checked_elo,
-    dumps,
-    loads,
-    plan_ingest,
-    prepare_batch,
-    user_document_text,
-)
+from service.store.base import EloUpdate, Ingested, Store, StoreUnavailable
+from service.store.documents import StoredDocument, dumps, loads, user_document_text
+from service.store.ingest_plan import checked_elo, plan_ingest, prepare_batch
 
 __all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "EmbeddedStore"]
 

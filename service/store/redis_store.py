@@ -27,9 +27,10 @@ Reads on the event loop
 ``redis.asyncio`` (a client per event loop, the same timeouts, retry and errors as the
 synchronous one), so that a user's board never blocks the loop on a round trip to Redis.
 The reads awaited in one turn of the loop go out together, as one pipeline (no
-``MULTI``: each ``HMGET`` is atomic by itself) in one round trip (:class:`_Coalescer`):
-under load that is one write and one read of a socket for many requests instead of one
-each, and each read's answer or error is its own.
+``MULTI``: each ``HMGET`` is atomic by itself) in one round trip
+(:class:`~service.store.redis_async.Coalescer`): under load that is one write and one read
+of a socket for many requests instead of one each, and each read's answer or error is its
+own.
 
 Atomicity
 ---------
@@ -82,26 +83,16 @@ from urllib.parse import urlsplit, urlunsplit
 
 import redis
 import redis.asyncio
-import redis.asyncio.retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, WatchError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
-from service.store.base import (
-    EloUpdate,
-    Ingested,
-    Store,
-    StoredDocument,
-    StoreUnavailable,
-    checked_elo,
-    dumps,
-    loads,
-    plan_ingest,
-    prepare_batch,
-    user_document_text,
-)
+from service.store.base import EloUpdate, Ingested, Store, StoreUnavailable
+from service.store.documents import StoredDocument, dumps, loads, user_document_text
+from service.store.ingest_plan import checked_elo, plan_ingest, prepare_batch
+from service.store.redis_async import Coalescer, async_client
 
 __all__ = ["RedisStore", "redact_url"]
 
@@ -127,55 +118,6 @@ def redact_url(url: str) -> str:
 def _version_field(method: str) -> bytes:
     """The hash field beside ``method``'s document holding its version (never UTF-8)."""
     return b"\xffversion:" + method.encode("utf-8")
-
-
-class _Coalescer:
-    """``HMGET`` calls awaited in one turn of the event loop, sent as one pipeline.
-
-    The first call of a turn schedules a flush for the next; the flush sends every call
-    made until then in one round trip (``transaction=False``) and hands each its own
-    answer or error. Flushes overlap: calls made while one is in flight go in the next.
-    """
-
-    def __init__(self, client: redis.asyncio.Redis, loop: asyncio.AbstractEventLoop) -> None:
-        self.client = client
-        self.loop = loop
-        self.pending: list[tuple[str, list[str | bytes], asyncio.Future[Any]]] = []
-        self.tasks: set[asyncio.Task[None]] = set()
-
-    async def hmget(self, key: str, fields: list[str | bytes]) -> Any:
-        future: asyncio.Future[Any] = self.loop.create_future()
-        if not self.pending:
-            self.loop.call_soon(self._flush)
-        self.pending.append((key, fields, future))
-        return await future
-
-    def _flush(self) -> None:
-        batch, self.pending = self.pending, []
-        task = self.loop.create_task(self._send(batch))
-        self.tasks.add(task)  # held until done: the loop keeps weak references only
-        task.add_done_callback(self.tasks.discard)
-
-    async def _send(self, batch: list[tuple[str, list[str | bytes], asyncio.Future[Any]]]) -> None:
-        try:
-            async with self.client.pipeline(transaction=False) as pipe:
-                for key, fields, _ in batch:
-                    pipe.hmget(key, fields)
-                answers = await pipe.execute(raise_on_error=False)
-        except BaseException as exc:  # the round trip failed: every call of it fails
-            for _, _, future in batch:
-                if not future.done():
-                    future.set_exception(exc if isinstance(exc, Exception) else RedisError(exc))
-            if not isinstance(exc, Exception):
-                raise
-            return
-        for (_, _, future), answer in zip(batch, answers, strict=True):
-            if future.done():  # the caller gave up (its request was cancelled)
-                continue
-            if isinstance(answer, Exception):
-                future.set_exception(answer)
-            else:
-                future.set_result(answer)
 
 
 def _members(client: Any, key: str, values: list[str]) -> list[str]:
@@ -226,7 +168,7 @@ class RedisStore(Store):
         self._timeout_s = timeout_s
         # redis.asyncio connections belong to one event loop: made for the loop that runs
         # (uvicorn has one; a test client may start another)
-        self._async: tuple[asyncio.AbstractEventLoop, redis.asyncio.Redis, _Coalescer] | None = None
+        self._async: tuple[asyncio.AbstractEventLoop, redis.asyncio.Redis, Coalescer] | None = None
         self._closed = False
 
     def __repr__(self) -> str:
@@ -248,20 +190,13 @@ class RedisStore(Store):
         except RedisError as exc:
             raise StoreUnavailable(f"Redis at {self._where} failed on {what}: {exc}") from exc
 
-    def _async_reads(self) -> _Coalescer:
+    def _async_reads(self) -> Coalescer:
         """The coalesced asynchronous reads of the running event loop."""
         loop = asyncio.get_running_loop()
         if self._async is not None and self._async[0] is loop:
             return self._async[2]
-        client = redis.asyncio.Redis.from_url(
-            self.url,
-            socket_connect_timeout=self._timeout_s,
-            socket_timeout=self._timeout_s,
-            retry=redis.asyncio.retry.Retry(
-                ExponentialBackoff(cap=0.1, base=0.025), 1, (RedisConnectionError,)
-            ),
-        )
-        reads = _Coalescer(client, loop)
+        client = async_client(self.url, self._timeout_s)
+        reads = Coalescer(client, loop)
         self._async = (loop, client, reads)
         return reads
 

@@ -19,7 +19,7 @@ import redis
 from starlette.responses import JSONResponse
 
 from service.store import EmbeddedStore, RedisStore, Store, StoreUnavailable
-from service.store.base import StoredDocument, dumps, encode_document
+from service.store.documents import StoredDocument, dumps, encode_document
 from service.store.embedded import SCHEMA_VERSION
 from tests.service.store.conftest import Opener
 
