@@ -40,21 +40,18 @@ from sklearn.utils.validation import check_is_fitted
 
 from features.persistence import Folder
 from features.prediction import Prediction, StyleMember
-from features.profile import STYLE_SOURCES, StyleSource, UserProfiler, UserProfiles
-from features.query_context import user_query_context, vote_query_context
-from features.style import style_features
-from ranking.contextual import ALPHA_GRID, fit_contextual_bt, search_alpha
+from features.predictor_fit import STYLE_COMPONENTS, check_settings, fit_members
+from features.profile import StyleSource, UserProfiler, UserProfiles
+from features.query_context import user_query_context
 from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
 from ranking.pairwise import ELO_PER_NAT, to_elo_scale
-from ranking.progress import Advance, Progress, start
+from ranking.progress import Progress
 from ranking.shrinkage import learn_alpha
 from ranking.types import FloatArray, PairwiseData
 from ranking.users import fit_user_ratings
 
 __all__ = ["STYLE_COMPONENTS", "Prediction", "RatingPredictor", "StyleMember"]
 
-#: Numbers of style components of the models :class:`RatingPredictor` averages.
-STYLE_COMPONENTS: tuple[int, ...] = (4, 8, 16)
 _FOLDER = Folder("predictor.joblib", "predictor.json", "plb-rating-predictor/2", "rating predictor")
 
 
@@ -147,23 +144,7 @@ class RatingPredictor(BaseEstimator):
             Told of the profiler's stages (:meth:`features.profile.UserProfiler.fit`),
             then of ``"rating predictor"``, in contextual Bradley-Terry fits.
         """
-        if self.folds < 2:
-            raise ValueError(f"Argument 'folds' must be at least 2, not {self.folds}.")
-        k = self.style_components
-        if k is not None and (isinstance(k, bool) or not (isinstance(k, int) and k >= 1)):
-            raise ValueError(
-                "Argument 'style_components' must be a positive integer, "
-                f"not {self.style_components!r}."
-            )
-        if self.style_context not in ("user", "query"):
-            raise ValueError(
-                f"Argument 'style_context' must be 'user' or 'query', not {self.style_context!r}."
-            )
-        if self.style_source not in STYLE_SOURCES:
-            raise ValueError(
-                "Argument 'style_source' must be 'raw', 'relative' or 'both', "
-                f"not {self.style_source!r}."
-            )
+        check_settings(self)
         battles = battles.iloc[vote_order(battles)]
         battles = battles[battles["user_id"].notna()]
         data = pairwise_from_battles(battles, models)
@@ -178,130 +159,44 @@ class RatingPredictor(BaseEstimator):
         style = profiles.style(self.style_source)
         self.style_center_ = style.mean(axis=0)
         self.style_scale_ = np.where(style.std(axis=0) > 0, style.std(axis=0), 1.0)
-        n_users = len(profiles.user_ids)
-        fold_of_user = np.random.default_rng(self.random_state).permutation(n_users) % self.folds
-        fold = fold_of_user[users]
-        user_style = np.clip((style - self.style_center_) / self.style_scale_, -5.0, 5.0)
-        sizes = (self.style_components,) if self.style_components else STYLE_COMPONENTS
-        searched = len(ALPHA_GRID) * len(np.unique(fold)) if self.alpha is None else 0
-        fits = len(sizes) * (searched + 1 + self.folds)
-        advance = start(progress, "rating predictor", fits, "fits")
-        self.members_ = []
-        crossed = np.zeros((n_users, data.n_models))
-        for k in sizes:
-            member, member_crossed = self._fit_member(
-                battles, data, users, profiles, user_style, k, fold, fold_of_user, advance
-            )
-            self.members_.append(member)
-            crossed += member_crossed / len(sizes)
+        self.members_, crossed = fit_members(self, battles, data, users, profiles, progress)
         self.training_predictions_ = to_elo_scale(crossed)  # not saved: see __getstate__
         self.blend_alpha_ = learn_alpha(
             data.n_models,
             data.matchups,
             data.outcomes,
             users,
-            n_users,
+            len(profiles.user_ids),
             crossed,
             rng=self.random_state,
         )
         return self
 
-    def _fit_member(
-        self,
-        battles: pd.DataFrame,
-        data: PairwiseData,
-        users: npt.NDArray[np.intp],
-        profiles: UserProfiles,
-        user_style: FloatArray,
-        components: int,
-        fold: npt.NDArray[np.intp],
-        fold_of_user: npt.NDArray[np.intp],
-        advance: Advance,
-    ) -> tuple[StyleMember, FloatArray]:
-        """One averaged model: its style components, penalty, fit and cross-fitted users.
+    def standard_style(self, style: FloatArray) -> FloatArray:
+        """Styles standardised on the training users' mean styles, clipped to 5 sd."""
+        return np.clip((style - self.style_center_) / self.style_scale_, -5.0, 5.0)
 
-        Returns the member and the ``(n_users, n_models)`` strengths of each training
-        user predicted by a model fitted without their fold; ``advance`` is told of each
-        contextual fit.
-        """
-        n = max(1, min(components, *user_style.shape))
-        pca = PCA(n, random_state=self.random_state).fit(user_style)
-        spread = pca.transform(user_style).std(axis=0)
-        scale = np.where(spread > 0, spread, 1.0)
-        user_contexts = self._user_contexts(profiles, pca, scale)
-        contexts = self._vote_contexts(battles, users, user_contexts, pca, scale)
-        if self.alpha is None:  # by held-out users' votes; its fold models are reused
-            search = search_alpha(
-                data.matchups, data.outcomes, contexts, data.n_models, fold, advance=advance
-            )
-            alpha, fold_models = search.alpha, search.fold_models
-        else:
-            alpha, fold_models = self.alpha, {}
-        model = fit_contextual_bt(
-            data.matchups, data.outcomes, contexts, data.n_models, alpha=alpha
-        )
-        advance(1)
-        crossed = np.zeros((len(user_contexts), data.n_models))
-        for f in range(self.folds):
-            train = fold != f
-            if f in fold_models:  # the search's fit at the chosen penalty
-                fold_model = fold_models[f]
-            else:
-                fold_model = fit_contextual_bt(
-                    data.matchups[train],
-                    data.outcomes[train],
-                    contexts[train],
-                    data.n_models,
-                    alpha=alpha,
-                )
-            held = fold_of_user == f
-            crossed[held] = fold_model.strengths(user_contexts[held])
-            advance(1)
-        return StyleMember(pca, scale, model), crossed
-
-    def _vote_contexts(
-        self,
-        battles: pd.DataFrame,
-        users: npt.NDArray[np.intp],
-        user_contexts: FloatArray,
-        components: PCA,
-        scale: FloatArray,
-    ) -> FloatArray:
-        """Each vote's context: 1, its query's topic (one-hot) and components, and style.
-
-        The style part is the voter's standardised mean style (``style_context="user"``),
-        or the query's own (``"query"``). A preference for a style belongs to the person,
-        and one query is a noisy measure of how they write: fitted on per-query style,
-        the style effects come out attenuated.
-        """
-        p = self.profiler_
-        present = battles["prompt"].notna().to_numpy()
-        topics = vote_query_context(p, present)
-        if self.style_context == "user":
-            style = user_contexts[users, 1 + topics.shape[1] :]
-        else:
-            style = np.zeros((len(battles), components.n_components_))
-            raw = style_features(battles["prompt"][present].astype(str).tolist())
-            parts = {"raw": [raw], "relative": [p.relative_style(raw, p.labels_)]}
-            parts["both"] = parts["raw"] + parts["relative"]
-            style[present] = self._style_part(
-                np.hstack(parts[self.style_source]), components, scale
-            )
-        return np.hstack([np.ones((len(battles), 1)), topics, style])
-
-    def _style_part(self, style: FloatArray, components: PCA, scale: FloatArray) -> FloatArray:
+    def style_part(self, style: FloatArray, components: PCA, scale: FloatArray) -> FloatArray:
         """Style as unit-variance principal components of the users' standardised styles.
 
-        Styles are standardised on the training users' mean styles (clipped to 5 sd).
+        Parameters
+        ----------
+        style : ndarray
+            ``(n, n_style)`` style summaries, as :attr:`style_source` selects them.
+        components, scale : PCA, ndarray
+            A member's principal components and their spreads (:class:`StyleMember`).
         """
-        standard = np.clip((style - self.style_center_) / self.style_scale_, -5.0, 5.0)
-        return np.asarray(components.transform(standard)) / scale
+        return np.asarray(components.transform(self.standard_style(style))) / scale
 
-    def _user_contexts(
+    def member_contexts(
         self, profiles: UserProfiles, components: PCA, scale: FloatArray
     ) -> FloatArray:
+        """The users' ``(n_users, p)`` contexts for a member of ``components`` and ``scale``.
+
+        1, the topic shares, the query components, then the member's style components.
+        """
         topics = user_query_context(profiles)
-        style_part = self._style_part(profiles.style(self.style_source), components, scale)
+        style_part = self.style_part(profiles.style(self.style_source), components, scale)
         return np.hstack([np.ones((len(topics), 1)), topics, style_part])
 
     # -- predicting ------------------------------------------------------------------------
@@ -314,7 +209,7 @@ class RatingPredictor(BaseEstimator):
         each member's ``model.strengths`` of its contexts.
         """
         check_is_fitted(self, "members_")
-        return [self._user_contexts(profiles, m.components, m.scale) for m in self.members_]
+        return [self.member_contexts(profiles, m.components, m.scale) for m in self.members_]
 
     def predict(self, profiles: UserProfiles) -> Prediction:
         """Ratings predicted from the users' query profiles alone."""

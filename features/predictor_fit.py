@@ -1,0 +1,176 @@
+"""How a :class:`~features.predictor.RatingPredictor` is fitted: its averaged members.
+
+Each member keeps a number of style components (:data:`STYLE_COMPONENTS`); its penalty is
+chosen by held-out users' votes (:func:`ranking.contextual.search_alpha`), it is fitted on
+every training vote, and each training user is predicted by a model fitted without their
+fold, so that the predictor can learn how far users stray from their prediction. The
+predictor's own module holds the settings, the predictions and the persistence; this one
+only what :meth:`~features.predictor.RatingPredictor.fit` needs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from sklearn.decomposition import PCA
+
+from features.prediction import StyleMember
+from features.profile import STYLE_SOURCES, UserProfiles
+from features.query_context import vote_query_context
+from features.style import style_features
+from ranking.contextual import ALPHA_GRID, fit_contextual_bt, search_alpha
+from ranking.progress import Progress, start
+from ranking.types import FloatArray, PairwiseData
+
+if TYPE_CHECKING:
+    from features.predictor import RatingPredictor
+
+__all__ = ["STYLE_COMPONENTS", "check_settings", "fit_members"]
+
+#: Numbers of style components of the models :class:`RatingPredictor` averages.
+STYLE_COMPONENTS: tuple[int, ...] = (4, 8, 16)
+
+
+def check_settings(predictor: RatingPredictor) -> None:
+    """Check the predictor's parameters before a fit.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter and its value: ``folds`` under 2, ``style_components`` not
+        a positive integer, an unknown ``style_context`` or ``style_source``.
+    """
+    if predictor.folds < 2:
+        raise ValueError(f"Argument 'folds' must be at least 2, not {predictor.folds}.")
+    k = predictor.style_components
+    if k is not None and (isinstance(k, bool) or not (isinstance(k, int) and k >= 1)):
+        raise ValueError(
+            "Argument 'style_components' must be a positive integer, "
+            f"not {predictor.style_components!r}."
+        )
+    if predictor.style_context not in ("user", "query"):
+        raise ValueError(
+            f"Argument 'style_context' must be 'user' or 'query', not {predictor.style_context!r}."
+        )
+    if predictor.style_source not in STYLE_SOURCES:
+        raise ValueError(
+            "Argument 'style_source' must be 'raw', 'relative' or 'both', "
+            f"not {predictor.style_source!r}."
+        )
+
+
+def fit_members(
+    predictor: RatingPredictor,
+    battles: pd.DataFrame,
+    data: PairwiseData,
+    users: npt.NDArray[np.intp],
+    profiles: UserProfiles,
+    progress: Progress | None = None,
+) -> tuple[list[StyleMember], FloatArray]:
+    """Fit the members the predictor averages, one per number of style components.
+
+    Parameters
+    ----------
+    predictor : RatingPredictor
+        Its settings, its fitted profiler and its style standardisation
+        (``style_center_``, ``style_scale_``) are read.
+    battles : DataFrame
+        The training votes, in vote order, each with a user.
+    data : PairwiseData
+        The same votes as pairwise data.
+    users : array of int
+        ``(n_votes,)`` row of ``profiles`` of each vote's user.
+    profiles : UserProfiles
+        The training users' profiles.
+    progress : Progress, optional
+        Told of ``"rating predictor"``, in contextual Bradley-Terry fits.
+
+    Returns
+    -------
+    members : list of StyleMember
+    crossed : ndarray
+        ``(n_users, n_models)`` strengths (natural-log units) of each training user,
+        averaged over the members, each predicted by a model fitted without their fold.
+    """
+    n_users = len(profiles.user_ids)
+    rng = np.random.default_rng(predictor.random_state)
+    fold_of_user = rng.permutation(n_users) % predictor.folds
+    fold = fold_of_user[users]
+    user_style = predictor.standard_style(profiles.style(predictor.style_source))
+    sizes = (predictor.style_components,) if predictor.style_components else STYLE_COMPONENTS
+    searched = len(ALPHA_GRID) * len(np.unique(fold)) if predictor.alpha is None else 0
+    fits = len(sizes) * (searched + 1 + predictor.folds)
+    advance = start(progress, "rating predictor", fits, "fits")
+    members = []
+    crossed = np.zeros((n_users, data.n_models))
+    for components in sizes:
+        n = max(1, min(components, *user_style.shape))
+        pca = PCA(n, random_state=predictor.random_state).fit(user_style)
+        spread = pca.transform(user_style).std(axis=0)
+        scale = np.where(spread > 0, spread, 1.0)
+        user_contexts = predictor.member_contexts(profiles, pca, scale)
+        contexts = _vote_contexts(predictor, battles, users, user_contexts, pca, scale)
+        if predictor.alpha is None:  # by held-out users' votes; its fold models are reused
+            search = search_alpha(
+                data.matchups, data.outcomes, contexts, data.n_models, fold, advance=advance
+            )
+            alpha, fold_models = search.alpha, search.fold_models
+        else:
+            alpha, fold_models = predictor.alpha, {}
+        model = fit_contextual_bt(
+            data.matchups, data.outcomes, contexts, data.n_models, alpha=alpha
+        )
+        advance(1)
+        member_crossed = np.zeros((n_users, data.n_models))
+        for f in range(predictor.folds):
+            train = fold != f
+            if f in fold_models:  # the search's fit at the chosen penalty
+                fold_model = fold_models[f]
+            else:
+                fold_model = fit_contextual_bt(
+                    data.matchups[train],
+                    data.outcomes[train],
+                    contexts[train],
+                    data.n_models,
+                    alpha=alpha,
+                )
+            held = fold_of_user == f
+            member_crossed[held] = fold_model.strengths(user_contexts[held])
+            advance(1)
+        members.append(StyleMember(pca, scale, model))
+        crossed += member_crossed / len(sizes)
+    return members, crossed
+
+
+def _vote_contexts(
+    predictor: RatingPredictor,
+    battles: pd.DataFrame,
+    users: npt.NDArray[np.intp],
+    user_contexts: FloatArray,
+    components: PCA,
+    scale: FloatArray,
+) -> FloatArray:
+    """Each vote's context: 1, its query's topic (one-hot) and components, and style.
+
+    The style part is the voter's standardised mean style (``style_context="user"``),
+    or the query's own (``"query"``). A preference for a style belongs to the person,
+    and one query is a noisy measure of how they write: fitted on per-query style,
+    the style effects come out attenuated.
+    """
+    p = predictor.profiler_
+    present = battles["prompt"].notna().to_numpy()
+    topics = vote_query_context(p, present)
+    if predictor.style_context == "user":
+        style = user_contexts[users, 1 + topics.shape[1] :]
+    else:
+        style = np.zeros((len(battles), components.n_components_))
+        raw = style_features(battles["prompt"][present].astype(str).tolist())
+        parts = {"raw": [raw], "relative": [p.relative_style(raw, p.labels_)]}
+        parts["both"] = parts["raw"] + parts["relative"]
+        style[present] = predictor.style_part(
+            np.hstack(parts[predictor.style_source]), components, scale
+        )
+    return np.hstack([np.ones((len(battles), 1)), topics, style])
