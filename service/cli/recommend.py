@@ -70,13 +70,10 @@ def run(args: argparse.Namespace) -> None:
     progress.note(f"predicting from {n_prompts:,} queries")
     board = fit.leaderboards.get("bt", {}).get("models", [])
     aggregate = {str(m["model"]): float(m["rating"]) for m in board}
+    document = recommendation(predictor, queries, votes, aggregate=aggregate, prompt=args.prompt)
     if args.prompt is None:
-        document = recommendation(predictor, queries, votes, aggregate=aggregate)
         emit(document, format_recommendation(document, predictor.confidence), args.format)
         return
-    from service.live.per_prompt import prompt_recommendation
-
-    document = prompt_recommendation(predictor, args.prompt, queries, votes, aggregate=aggregate)
     topic = document["prompt_topic"]
     head = f"For this prompt (read as topic {topic['topic']}: {topic['label']})"
     emit(document, head + "\n" + format_recommendation(document, predictor.confidence), args.format)

@@ -7,25 +7,23 @@ and, with ``user_id`` and that user's token, those stored for them) and those vo
 outcomes. The prompt sets the topic and embedding part of the context the predictor's
 contextual model is read at, the person the style part, and their votes the offset that
 applies on every prompt. The answer is a recommend document (docs/SPEC.md section 3) with
-``scope: "prompt"`` and ``prompt_topic`` added (section 5).
+``scope: "prompt"`` and ``prompt_topic`` added (section 5), written by
+:func:`service.recommendation.recommendation` as ``plb recommend --prompt`` writes it;
+this module checks the request and gathers the person's votes.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from features.per_prompt import rank_prompt
-from ranking.agreement import spearman_per_row
-from ranking.io.frames import pairwise_from_battles
 from ranking.io.validation import battles_from_records, to_battle_frame
 from service.live.errors import InputError, NotAvailable
-from service.recommendation import recommendation, unknown_models, vote_prompts
+from service.recommendation import recommendation, unknown_models
 from service.served import Served
 
-__all__ = ["check_text", "prompt_recommendation", "recommend_for"]
+__all__ = ["check_text", "recommend_for"]
 
 
 def check_text(name: str, text: str, limit: int) -> None:
@@ -42,66 +40,6 @@ def check_text(name: str, text: str, limit: int) -> None:
             f"{name}: is not valid Unicode text (a lone surrogate, "
             f"{text[error.start]!r} at character {error.start})"
         ) from None
-
-
-def _spearman(ratings: np.ndarray, models: tuple[str, ...], aggregate: dict[str, float]) -> Any:
-    reference = np.array([aggregate.get(m, np.nan) for m in models])
-    known = np.isfinite(reference)[None, :]
-    rho = float(spearman_per_row(ratings[None, :], reference, known)[0])
-    return round(rho, 4) if np.isfinite(rho) else None
-
-
-def prompt_recommendation(
-    predictor: Any,
-    prompt: str,
-    queries: list[str],
-    votes: pd.DataFrame | None = None,
-    *,
-    aggregate: dict[str, float] | None = None,
-) -> dict[str, Any]:
-    """The recommend document of one person for one prompt.
-
-    Parameters
-    ----------
-    predictor : RatingPredictor
-        A fitted rating predictor.
-    prompt : str
-        The prompt to rank the models for.
-    queries : list of str
-        The person's queries; their votes' prompts join them.
-    votes : pandas.DataFrame, optional
-        The person's own votes, naming only the predictor's models.
-    aggregate : dict, optional
-        Model to aggregate rating: adds ``spearman``.
-
-    Returns
-    -------
-    dict
-        The keys of :func:`service.recommendation.recommendation`, plus ``scope``
-        (``"prompt"``) and ``prompt_topic`` (``topic``, the topic model's id, and its
-        ``label``).
-    """
-    if votes is not None:
-        queries = queries + vote_prompts(votes)
-    data = None
-    if votes is not None and len(votes):
-        data = pairwise_from_battles(votes, models=predictor.models_)
-    ranked = rank_prompt(predictor, prompt, queries, data)
-    topics = getattr(predictor.profiler_.topic_model_, "topics_", None) or []
-    label = next((t.label for t in topics if t.topic == ranked.topic), f"topic {ranked.topic}")
-    prediction = ranked.prediction
-    document: dict[str, Any] = {
-        "source": prediction.source,
-        "models": prediction.ranking(0, predictor.confidence),
-        "n_queries": len(queries),
-        "n_votes": 0 if data is None else len(data.outcomes),
-        "prior_sd": round(predictor.prior_sd, 1),
-        "scope": "prompt",
-        "prompt_topic": {"topic": ranked.topic, "label": label},
-    }
-    if aggregate is not None:
-        document["spearman"] = _spearman(prediction.ratings[0], predictor.models_, aggregate)
-    return document
 
 
 def recommend_for(
@@ -160,8 +98,5 @@ def recommend_for(
             parts[0] if len(parts) == 1 else to_battle_frame(pd.concat(parts, ignore_index=True))
         )
     aggregate = served.ratings("bt")
-    if prompt is None:
-        document = recommendation(predictor, queries, votes, aggregate=aggregate)
-    else:
-        document = prompt_recommendation(predictor, prompt, queries, votes, aggregate=aggregate)
+    document = recommendation(predictor, queries, votes, aggregate=aggregate, prompt=prompt)
     return {**document, "version": served.version}
