@@ -34,8 +34,11 @@ __all__ = [
     "first_call_row",
     "machine_info",
     "make_row",
+    "quick_option",
     "run_child",
+    "table_text",
     "write_table",
+    "TABLES_DIR",
 ]
 
 T = TypeVar("T")
@@ -136,10 +139,47 @@ def first_call_row(script: str, kernels: str, data: str, imported: str) -> Row:
     )
 
 
+#: Where a full run of a benchmark writes its table of docs/evaluation.md (``NAME.md``).
+TABLES_DIR = ROOT / "bench" / "out"
+
+
+def table_text(label: str, seconds: float, table: str) -> str:
+    """A table of docs/evaluation.md under a line naming the run, as printed and written."""
+    return f"{label}; {seconds:.0f} s\n\n{table}"
+
+
 def write_table(path: Path, label: str, seconds: float, table: str) -> None:
     """Write a table of docs/evaluation.md to ``path``, under a line naming the run."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"{label}; {seconds:.0f} s\n\n{table}\n", encoding="utf-8")
+    path.write_text(table_text(label, seconds, table) + "\n", encoding="utf-8")
+
+
+def quick_option(
+    prog: str, description: str, quick_help: str, argv: Sequence[str] | None = None
+) -> bool:
+    """Parse ``python -m PROG [--quick]``, a benchmark's own command line.
+
+    Parameters
+    ----------
+    prog : str
+        The module, e.g. ``"bench.coverage"``.
+    description : str
+        The module docstring; its first line describes the command.
+    quick_help : str
+        What ``--quick`` runs instead of the full benchmark.
+    argv : sequence of str, optional
+        The arguments; ``sys.argv[1:]`` by default.
+
+    Returns
+    -------
+    bool
+        Whether ``--quick`` was given.
+    """
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {prog}", description=description.split("\n")[0]
+    )
+    parser.add_argument("--quick", action="store_true", help=quick_help)
+    return bool(parser.parse_args(argv).quick)
 
 
 def error_text(exc: BaseException) -> str:

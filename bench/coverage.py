@@ -45,18 +45,16 @@ Run ``python -m bench.coverage [--quick]`` for the Markdown table of docs/evalua
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from bench.common import Row, make_row, write_table
+from bench.common import TABLES_DIR, Row, make_row, quick_option, table_text, write_table
 from data.simulate import Simulation, simulate
 from ranking.elo import online_elo, online_elo_grouped
 from ranking.intervals import bootstrap_elo, percentile_intervals
@@ -367,7 +365,7 @@ def coverage_table(tallies: dict[tuple[str, str], Tally]) -> str:
 
 
 #: Where :func:`run` also writes the table of docs/evaluation.md.
-TABLE_OUTPUT = Path(__file__).resolve().parent / "out" / "coverage.md"
+TABLE_OUTPUT = TABLES_DIR / "coverage.md"
 
 
 def run(quick: bool) -> list[Row]:
@@ -418,15 +416,10 @@ def run(quick: bool) -> list[Row]:
 
 def main(argv: list[str] | None = None) -> int:
     """Print the coverage table (docs/evaluation.md) and the notes."""
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.coverage", description=__doc__.split("\n")[0]
-    )
-    parser.add_argument("--quick", action="store_true", help="two tiny worlds")
-    args = parser.parse_args(argv)
-    size = QUICK if args.quick else FULL
+    quick = quick_option("bench.coverage", __doc__, "two tiny worlds", argv)
+    size = QUICK if quick else FULL
     tallies, notes, seconds = collect(size)
-    print(f"{size.label}; {seconds:.0f} s\n")
-    print(coverage_table(tallies))
+    print(table_text(size.label, seconds, coverage_table(tallies)))
     print()
     for key, value in notes.items():
         print(f"{key}: {value:.4g}")

@@ -24,7 +24,6 @@ Run ``python -m bench.per_prompt [--quick]`` for the Markdown table of docs/eval
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bench.common import Row, make_row, write_table
+from bench.common import TABLES_DIR, Row, make_row, quick_option, table_text, write_table
 from data.real_prompts import default_real_prompts_path
 from data.simulate import simulate
 from features.cold_start import MIN_HELD_OUT, split_users
@@ -198,7 +197,7 @@ def results_table(rows: list[dict[str, object]]) -> str:
 
 
 #: Where :func:`run` also writes the table of docs/evaluation.md.
-TABLE_OUTPUT = Path(__file__).resolve().parent / "out" / "per_prompt.md"
+TABLE_OUTPUT = TABLES_DIR / "per_prompt.md"
 
 
 def run(quick: bool) -> list[Row]:
@@ -247,15 +246,10 @@ def run(quick: bool) -> list[Row]:
 
 def main(argv: list[str] | None = None) -> int:
     """Print the table of docs/evaluation.md."""
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.per_prompt", description=__doc__.split("\n")[0]
-    )
-    parser.add_argument("--quick", action="store_true", help="one tiny template world")
-    args = parser.parse_args(argv)
-    size = QUICK if args.quick else FULL
-    results, seconds = collect(size, args.quick)
-    print(f"{size.label}; {seconds:.0f} s\n")
-    print(results_table(results))
+    quick = quick_option("bench.per_prompt", __doc__, "one tiny template world", argv)
+    size = QUICK if quick else FULL
+    results, seconds = collect(size, quick)
+    print(table_text(size.label, seconds, results_table(results)))
     return 0
 
 
