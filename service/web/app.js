@@ -493,11 +493,8 @@ async function onRecommend(event) {
     $('queries').focus();
     return;
   }
-  const button = $('recommend-button');
-  button.disabled = true;
-  $('your-table').setAttribute('aria-busy', 'true');
-  setStatus(`Ranking the models for your ${queries.length} ${queries.length === 1 ? 'query' : 'queries'}…`);
-  try {
+  const status = `Ranking the models for your ${queries.length} ${queries.length === 1 ? 'query' : 'queries'}…`;
+  await fillYours('recommend-button', status, 'rank the models', async () => {
     const body = rankingBody(queries, prompt);
     const data = await api('/v1/recommend', { method: 'POST', body });
     const count = showYours(data, sourceDetail(data, queries, []));
@@ -506,9 +503,23 @@ async function onRecommend(event) {
     $('your-change').hidden = true;
     setStatus(`Ranked ${count} models for your ${prompt ? 'prompt' : 'queries'}.`);
     showNextBattle('/v1/next-battle', { body, canVote: true });
+  });
+}
+
+/**
+ * Fill "yours" by `work`, `buttonId` disabled and the table busy meanwhile: `status` first;
+ * on an error the old result is cleared and the status says "Could not <failure>: why".
+ */
+async function fillYours(buttonId, status, failure, work) {
+  const button = $(buttonId);
+  button.disabled = true;
+  $('your-table').setAttribute('aria-busy', 'true');
+  setStatus(status);
+  try {
+    await work();
   } catch (err) {
     $('your-result').hidden = true; // a new error clears the old result
-    setStatus(`Could not rank the models: ${err.message}`, { error: true });
+    setStatus(`Could not ${failure}: ${err.message}`, { error: true });
   } finally {
     button.disabled = false;
     $('your-table').removeAttribute('aria-busy');
@@ -516,11 +527,8 @@ async function onRecommend(event) {
 }
 
 async function loadUserBoard(userId, token) {
-  const button = $('token-button');
-  button.disabled = true;
-  $('your-table').setAttribute('aria-busy', 'true');
-  setStatus(`Loading the leaderboard of ${userId}…`);
-  try {
+  const status = `Loading the leaderboard of ${userId}…`;
+  await fillYours('token-button', status, 'load your leaderboard', async () => {
     const method = encodeURIComponent(currentMethod());
     const data = await api(`/v1/users/${encodeURIComponent(userId)}/leaderboard?method=${method}`, {
       token,
@@ -533,13 +541,7 @@ async function loadUserBoard(userId, token) {
     showUserEmbed(userId, token);
     setStatus(`Your leaderboard: ${count} models.`);
     showNextBattle(`/v1/users/${encodeURIComponent(userId)}/next-battle`, { token, canVote: false });
-  } catch (err) {
-    $('your-result').hidden = true; // a new error clears the old result
-    setStatus(`Could not load your leaderboard: ${err.message}`, { error: true });
-  } finally {
-    button.disabled = false;
-    $('your-table').removeAttribute('aria-busy');
-  }
+  });
 }
 
 function onToken(event) {
