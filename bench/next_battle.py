@@ -4,18 +4,17 @@ Simulated people with known true ratings (``plb simulate``; the test users are h
 of the arena whose aggregate and shrinkage are fitted) start from the product's prior:
 the arena's aggregate Bradley-Terry ratings, with the learnt prior precision ``alpha``
 (the personal board of a user with no vote). At each step every person votes once, in
-one of four arms that differ only in the pair shown:
+one of three arms that differ only in the pair shown:
 
 * **best** (the service's): the pair of :func:`ranking.next_battle.next_battle` on their
   current board (its ratings and Laplace variances, as ``GET /v1/users/{id}/next-battle``
   sees them), the largest expected drop in the entropy of ``p_best``;
 * **ranking**: the same with ``target="ranking"``, the most expected information about
   the order of every pair of models;
-* **both**: ``target="both"``, the two informations each scaled by its largest, summed;
 * **random**: two different models drawn uniformly.
 
 The outcome is drawn from the person's true Bradley-Terry model (decisive: ``a`` wins
-with probability ``sigmoid(true_a - true_b)``, the same uniform draw in both arms), and
+with probability ``sigmoid(true_a - true_b)``, the same uniform draw in every arm), and
 the board is refitted on all their votes (shrunk toward the prior with the same
 ``alpha``, as the service refits a voter's board). After each vote the arms are scored
 against the truth: mean Spearman of the board's ratings with the person's true ratings,
@@ -24,6 +23,18 @@ and the share of people whose board's top model is their true best.
 The question is the issue's: how many votes does a suggested arm need to reach the
 random arm's level at 10, 20 and 40 votes (linear between steps; the goal is at least
 30% fewer, per metric), across seeds.
+
+Beside it, two figures that say how much any rule could do here. A vote on ``(a, b)``
+carries Fisher information ``w x x^T`` about the strengths (``x = e_a - e_b``,
+``w = p (1 - p)`` at the truth, at most 1/4), so each arm's mean ``w`` at the truth says
+how informative its votes were. And the **ceiling**: ``n`` random votes leave a summed
+variance of the strengths' contrasts of about ``tr(M^+) / n`` (``M`` the mean information
+of a uniformly drawn pair, at the person's true strengths), while any ``n'`` votes, even
+chosen knowing the truth, leave at least ``(k - 1)^2 / tr(M') >= 2 (k - 1)^2 / n'``
+(``tr(M') <= n' / 2``; the harmonic-mean bound on the eigenvalues). To match the random
+arm's precision a rule needs ``n' / n >= 2 (k - 1)^2 / tr(M^+)`` of its votes, so it saves
+at most ``1 - 2 (k - 1)^2 / tr(M^+)``: asymptotic (many votes; a shared prior only
+narrows it) and for the whole ranking's precision, the quantity behind its Spearman.
 
 Run ``python -m bench.next_battle [--quick]`` for the tables of docs/evaluation.md;
 ``python -m bench.run next_battle`` writes the rows into bench/RESULTS.md, and the same
@@ -52,11 +63,11 @@ from ranking.shrinkage import learn_alpha
 from ranking.types import CENTER
 from ranking.users import aggregate_prior
 
-__all__ = ["ARMS", "Curves", "Size", "run", "savings", "simulate_arms"]
+__all__ = ["ARMS", "Curves", "Size", "run", "saving_ceiling", "savings", "simulate_arms"]
 
 #: The arms: the suggested pairs of each target of :func:`ranking.next_battle.next_battle`
 #: (the service's first), then random pairs, the reference (last).
-ARMS = ("best", "ranking", "both", "random")
+ARMS = ("best", "ranking", "random")
 SUGGESTED = ARMS[:-1]
 #: Votes at which the random arm's level is read, and the goal for the saving.
 CHECKPOINTS = (10, 20, 40)
@@ -85,20 +96,24 @@ class Size:
         )
 
 
-#: 2,000 posterior draws a choice, half the service's ``NEXT_BATTLE_DRAWS``: the run stays
-#: a few minutes on two shared cores, and only pairs within Monte Carlo noise of each
-#: other can be chosen differently.
-FULL = Size((0, 1), 400, 80, 60, 15, 40, 2000, CHECKPOINTS)
+#: Four worlds: with two, the savings swung by 10 points from one pair of seeds to the
+#: next. 2,000 posterior draws a choice, half the service's ``NEXT_BATTLE_DRAWS``: the run
+#: stays near ten minutes on two shared cores, and only pairs within Monte Carlo noise of
+#: each other can be chosen differently.
+FULL = Size((0, 1, 2, 3), 400, 80, 60, 15, 40, 2000, CHECKPOINTS)
 QUICK = Size((0,), 60, 8, 20, 6, 6, 300, (2, 4))
 
 
 @dataclass(frozen=True)
 class Curves:
     """``(arms, votes + 1)`` mean Spearman and best-named share after 0..votes votes (the
-    arms of :data:`ARMS`, random last)."""
+    arms of :data:`ARMS`, random last); ``(arms,)`` mean Fisher weight ``p (1 - p)`` of
+    the votes at the truth; ``(users,)`` each person's :func:`saving_ceiling`."""
 
     spearman: npt.NDArray[np.float64]
     best: npt.NDArray[np.float64]
+    weight: npt.NDArray[np.float64]
+    ceiling: npt.NDArray[np.float64]
 
     def metric(self, name: str) -> npt.NDArray[np.float64]:
         values: npt.NDArray[np.float64] = getattr(self, name)
@@ -135,12 +150,14 @@ def simulate_arms(seed: int, size: Size, arms: tuple[str, ...] = ARMS) -> Curves
     second += second >= first
     spearman = np.empty((len(arms), size.votes + 1))
     best = np.empty_like(spearman)
+    weight = np.empty(len(arms))
     users = np.arange(n_users)
     for arm_index, arm in enumerate(arms):
         theta = np.tile(mu, (n_users, 1))
         variance = np.full((n_users, k), 1.0 / alpha)
         matchups = np.empty((n_users, size.votes, 2), dtype=np.intp)
         outcomes = np.empty((n_users, size.votes))
+        weights = np.empty(size.votes)
         for step in range(size.votes + 1):
             spearman[arm_index, step], best[arm_index, step] = _score(theta, truth)
             if step == size.votes:
@@ -154,6 +171,7 @@ def simulate_arms(seed: int, size: Size, arms: tuple[str, ...] = ARMS) -> Curves
             a, b = matchups[:, step, 0], matchups[:, step, 1]
             p_a = 1.0 / (1.0 + np.exp(truth[users, b] - truth[users, a]))
             outcomes[:, step] = (uniform[:, step] < p_a).astype(np.float64)
+            weights[step] = (p_a * (1.0 - p_a)).mean()
             n = step + 1
             fit = fit_bt_posterior(
                 k,
@@ -165,7 +183,23 @@ def simulate_arms(seed: int, size: Size, arms: tuple[str, ...] = ARMS) -> Curves
                 alpha=alpha,
             )
             theta, variance = fit.theta, fit.variance
-    return Curves(spearman, best)
+        weight[arm_index] = weights.mean()
+    return Curves(spearman, best, weight, saving_ceiling(truth))
+
+
+def saving_ceiling(truth: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """The most votes any rule could save against random pairs, per person (module
+    docstring): ``1 - 2 (k - 1)^2 / tr(M^+)``, ``M`` the mean Fisher information of a
+    uniformly drawn pair at the person's true strengths ``truth`` ``(users, k)``."""
+    theta = np.asarray(truth, dtype=np.float64)
+    k = theta.shape[1]
+    a, b = np.triu_indices(k, 1)
+    design = np.zeros((len(a), k))
+    design[np.arange(len(a)), a], design[np.arange(len(a)), b] = 1.0, -1.0
+    p = 1.0 / (1.0 + np.exp(theta[:, b] - theta[:, a]))  # (users, P)
+    info = np.einsum("up,pi,pj->uij", p * (1.0 - p), design, design) / len(a)
+    spread = np.trace(np.linalg.pinv(info, hermitian=True), axis1=1, axis2=2)
+    return np.asarray(1.0 - 2.0 * (k - 1) ** 2 / spread)
 
 
 def votes_to_reach(curve: npt.ArrayLike, level: float) -> float:
@@ -205,6 +239,8 @@ def collect(size: Size) -> tuple[list[Curves], Curves, float]:
     mean = Curves(
         np.mean([c.spearman for c in per_seed], axis=0),
         np.mean([c.best for c in per_seed], axis=0),
+        np.mean([c.weight for c in per_seed], axis=0),
+        np.concatenate([c.ceiling for c in per_seed]),
     )
     return per_seed, mean, time.perf_counter() - start
 
@@ -237,7 +273,27 @@ def curves_table(size: Size, per_seed: list[Curves], mean: Curves) -> str:
                     f"| {target} | {_label(metric)} | {at} ({shown}) | {_needed(needed, size)} "
                     f"| {_saving(saved)} | {seeds} |"
                 )
+    lines += [
+        "",
+        "| pairs | Fisher weight p(1 − p) of a vote at the truth (at most 0.25) | per seed |",
+        "|---|---|---|",
+    ]
+    for arm, name in enumerate(ARMS):
+        seeds = ", ".join(f"{c.weight[arm]:.3f}" for c in per_seed)
+        lines.append(f"| {name} | {mean.weight[arm]:.3f} | {seeds} |")
+    lines += ["", f"The most votes any rule could save against random pairs: {_ceiling(per_seed)}."]
     return "\n".join(lines)
+
+
+def _ceiling(per_seed: list[Curves]) -> str:
+    """The ceiling of the module docstring, over every person and per world."""
+    every = np.concatenate([c.ceiling for c in per_seed])
+    seeds = ", ".join(f"{c.ceiling.mean():.0%}" for c in per_seed)
+    return (
+        f"{every.mean():.0%} on average (per seed {seeds}; per person "
+        f"{np.quantile(every, 0.1):.0%} to {np.quantile(every, 0.9):.0%}, 10th to 90th "
+        "percentile)"
+    )
 
 
 def _label(metric: str) -> str:
@@ -287,6 +343,23 @@ def run(quick: bool) -> list[Row]:
                         f"{seconds:.0f} s",
                     )
                 )
+    rows += [
+        make_row(
+            "Fisher weight p(1 − p) of a vote at the truth",
+            size.label,
+            ours=" / ".join(f"{mean.weight[a]:.3f}" for a in range(len(SUGGESTED))),
+            reference=f"{mean.weight[-1]:.3f}",
+            notes="ours: target " + " / ".join(SUGGESTED) + "; reference: random pairs; "
+            "at most 0.25, how much a vote can tell about the strengths",
+        ),
+        make_row(
+            "the most votes any rule could save against random pairs (ceiling)",
+            size.label,
+            ours=f"{mean.ceiling.mean():.0%}",
+            notes=_ceiling(per_seed) + "; the precision of the whole ranking, asymptotic, "
+            "even knowing the truth (bench/next_battle.py docstring)",
+        ),
+    ]
     return rows
 
 

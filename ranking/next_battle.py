@@ -25,10 +25,8 @@ tell most; so does a likely best against a close challenger.
 ``target="ranking"`` asks about the whole board instead: the information summed over the
 order of every pair of models, ``sum_{m<n} I([theta_m > theta_n]; y)``, from the same
 draws (the order indicators in place of ``best``). It spreads the votes over the board
-where ``"best"`` spends them on the contenders. ``target="both"`` asks the two questions
-at once: each pair's information about the best model and about the orders, each divided
-by the most any pair tells about it, summed (a score between 0 and 2, not bits).
-docs/evaluation.md compares the three on the simulator.
+where ``"best"`` spends them on the contenders. docs/evaluation.md compares the two with
+random pairs on the simulator, and gives the most votes any rule could save there.
 
 The draws come from a fixed seed, taken in a canonical order of the models (by mean, then
 variance), so the answer is the same whatever order the models are listed in, and the
@@ -58,9 +56,9 @@ __all__ = [
     "Target",
 ]
 
-Target = Literal["best", "ranking", "both"]
+Target = Literal["best", "ranking"]
 #: What a vote is to tell about: which model is best, or the order of every pair.
-TARGETS: tuple[Target, ...] = ("best", "ranking", "both")
+TARGETS: tuple[Target, ...] = ("best", "ranking")
 
 #: Posterior draws behind the expected information of each pair.
 NEXT_BATTLE_DRAWS = 4000
@@ -194,9 +192,9 @@ def pair_information(
         Posterior draws (fixed seed ``seed``).
     seed : int
         Seed of the draws.
-    target : {"best", "ranking", "both"}
-        What the vote is to tell about: which model is best (the entropy of ``p_best``),
-        the order of every pair, or both at once (module docstring).
+    target : {"best", "ranking"}
+        What the vote is to tell about: which model is best (the entropy of ``p_best``)
+        or the order of every pair (module docstring).
 
     Returns
     -------
@@ -205,8 +203,7 @@ def pair_information(
         ``P = k (k - 1) / 2``.
     information : ndarray
         ``(P,)`` expected drop in the entropy of ``p_best`` (or the summed entropies of
-        the pairs' orders), bits (never negative); for ``"both"``, the score of the
-        module docstring.
+        the pairs' orders), bits (never negative).
     p_first : ndarray
         ``(P,)`` probability that the first model of the pair wins.
     p_best : ndarray
@@ -236,11 +233,11 @@ def pair_information(
     by_model = np.ascontiguousarray(sample.T)  # (k, R): a pair's rows gathered fast
     first, second = np.triu_indices(k, 1)
     orders, p_order = np.empty((0, draws)), np.empty(0)
-    if target != "best":
+    if target == "ranking":
         orders = (by_model[first] > by_model[second]).astype(np.float64)  # (Q, R)
         p_order = orders.mean(axis=1)
     pairs = np.stack([first, second], axis=1).astype(np.intp)
-    about_best, about_orders = np.zeros(len(first)), np.zeros(len(first))
+    information = np.zeros(len(first))
     p_first = np.empty(len(first))
     step = max(1, _CHUNK // draws)
     for start in range(0, len(first), step):
@@ -251,19 +248,12 @@ def pair_information(
         win += 1.0
         np.reciprocal(win, out=win)
         p_y = win.mean(axis=1)
-        if target != "ranking":
-            about_best[rows] = _best_information(win, one_hot[:, seen], p_best[seen], p_y)
-        if target != "best":
-            about_orders[rows] = _order_information(win, orders, p_order, p_y)
+        if target == "best":
+            information[rows] = _best_information(win, one_hot[:, seen], p_best[seen], p_y)
+        else:
+            information[rows] = _order_information(win, orders, p_order, p_y)
         p_first[rows] = p_y
-    if target == "best":
-        return pairs, about_best, p_first, p_best
-    if target == "ranking":
-        return pairs, about_orders, p_first, p_best
-    # both questions at once, each scaled by the most any pair tells about it
-    score = about_best / max(float(about_best.max()), 1e-12)
-    score += about_orders / max(float(about_orders.max()), 1e-12)
-    return pairs, score, p_first, p_best
+    return pairs, information, p_first, p_best
 
 
 def next_battle(
@@ -287,9 +277,9 @@ def next_battle(
         Posterior draws behind the information.
     seed : int
         Seed of the draws: the same posterior always gives the same pair.
-    target : {"best", "ranking", "both"}
-        Tell most about which model is best (the default), about the order of every
-        pair of models, or about both (:func:`pair_information`).
+    target : {"best", "ranking"}
+        Tell most about which model is best (the default) or about the order of every
+        pair of models (:func:`pair_information`).
 
     Returns
     -------

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from bench.common import Row
@@ -48,3 +49,17 @@ def test_ceiling_table_runs_on_a_small_simulation(
     table = capsys.readouterr().out
     assert "| shrunk elo: true ratings | +" in table  # the exact truth beats the mean
     assert table.count("\n") == 2 + 2 + 3 * 3
+
+
+def test_next_battle_ceiling_is_what_one_pair_allows() -> None:
+    """With two models the only pair is every rule's pair: a vote carries ``w = p (1 -
+    p)`` at the truth where at most 1/4 is possible, so no rule saves more than ``1 - 4w``;
+    models of equal strength leave nothing to save."""
+    from bench.next_battle import saving_ceiling
+
+    gap = 1.3
+    p = 1.0 / (1.0 + np.exp(-gap))
+    np.testing.assert_allclose(saving_ceiling([[gap, 0.0]]), [1.0 - 4.0 * p * (1.0 - p)])
+    np.testing.assert_allclose(saving_ceiling(np.zeros((3, 6))), 0.0, atol=1e-12)
+    spread = saving_ceiling([[0.0, 0.5, 1.0, 2.0, 3.0]])
+    assert 0.0 < spread[0] < 1.0

@@ -126,15 +126,6 @@ def test_ranking_target_spreads_votes_beyond_the_contenders() -> None:
     assert (ranking.model_a, ranking.model_b) == (2, 3)
 
 
-def test_both_sums_the_two_scaled_by_their_largest() -> None:
-    mean, var = np.array([1.0, 0.9, 0.0, 0.0, -0.5]), np.full(5, 0.2)
-    _, best, _, _ = pair_information(mean, var, target="best")
-    _, orders, _, _ = pair_information(mean, var, target="ranking")
-    _, both, _, _ = pair_information(mean, var, target="both")
-    np.testing.assert_allclose(both, best / best.max() + orders / orders.max())
-    assert both.max() <= 2.0
-
-
 def test_two_models_against_quadrature() -> None:
     """With two models, I(best; y) is a one-dimensional integral over their difference."""
     mu, var = 0.3, 0.8
