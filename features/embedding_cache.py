@@ -1,47 +1,38 @@
-"""A bounded cache of query embeddings by text, for serving: a repeated query is free.
+"""Bounded caches of per-query work by text, for serving: a repeated query is free.
 
 :class:`CachedEmbedder` wraps an embedding backend (:mod:`features.embeddings`): the
 texts it has seen are looked up, the others embedded in one call and kept, the least
-recently used dropped beyond ``max_items``. Only the service installs it
-(:meth:`features.predictor.RatingPredictor.cache_embeddings`), so a fit never depends on
-what was embedded before. A cached vector is the one computed when the text was first
-seen, in that call's batch: at full precision within about 1e-6 of embedding it again
-among other texts (a vector depends on its batch mates only through padding); with the
-int8 backend, whose activation scales are per batch, up to about 0.1 apart.
+recently used dropped beyond ``max_items``. :func:`cached_style_features` does the same
+for each query's writing-style statistics. Only the service installs them
+(:func:`cache_embeddings`, from ``PLB_EMBEDDING_CACHE``), so a fit never depends on what
+was seen before. A cached vector is the one computed when the text was first seen, in
+that call's batch: at full precision within about 1e-6 of embedding it again among other
+texts (a vector depends on its batch mates only through padding); with the int8
+backend, whose activation scales are per batch, up to about 0.1 apart. A style row
+depends on its text alone: cached or not, it is the same.
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from bertopic.backend import BaseEmbedder
 
+from features.style import STYLE_FEATURES, style_features
+from features.text_cache import CacheInfo, TextCache, stacked
 from ranking.progress import Progress
 
-__all__ = ["CacheInfo", "CachedEmbedder", "cache_embeddings"]
-
-
-@dataclass(frozen=True)
-class CacheInfo:
-    """How a :class:`CachedEmbedder` has done: texts found, texts embedded, texts kept."""
-
-    hits: int
-    misses: int
-    size: int
-    max_items: int
+__all__ = ["CacheInfo", "CachedEmbedder", "cache_embeddings", "cached_style_features"]
 
 
 class CachedEmbedder(BaseEmbedder):
     """``embedder`` with a least-recently-used cache of ``max_items`` vectors by text.
 
-    Thread-safe: the service embeds from several threads at once. Two threads missing
-    the same text may both embed it; the second vector kept is as good as the first.
+    Thread-safe (:class:`features.text_cache.TextCache`): the service embeds from several
+    threads at once. Pickled without its vectors (a worker starts with an empty cache).
 
     Parameters
     ----------
@@ -53,19 +44,22 @@ class CachedEmbedder(BaseEmbedder):
 
     def __init__(self, embedder: Any, max_items: int = 10_000) -> None:
         super().__init__()
-        if max_items < 1:
-            raise ValueError(f"Argument 'max_items' must be at least 1, not {max_items}.")
         self.embedder = embedder
-        self.max_items = max_items
-        self._vectors: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
-        self._lock = threading.Lock()
-        self._hits = 0
-        self._misses = 0
+        self.cache = TextCache(max_items)
 
     @property
     def name(self) -> str:
         """The wrapped backend's name (what a saved topic model records)."""
         return str(self.embedder.name)
+
+    @property
+    def max_items(self) -> int:
+        """The most vectors kept."""
+        return self.cache.max_items
+
+    @max_items.setter
+    def max_items(self, value: int) -> None:
+        self.cache.max_items = value
 
     def embed(
         self, documents: Sequence[str], verbose: bool = False, *, progress: Progress | None = None
@@ -73,75 +67,64 @@ class CachedEmbedder(BaseEmbedder):
         """Embeddings of ``documents``, ``(n, d)``: cached ones looked up, the rest embedded."""
         from features.embeddings import embed
 
-        documents = [str(d) for d in documents]
-        with self._lock:
-            found = {d: self._vectors.get(d) for d in dict.fromkeys(documents)}
-            for text, vector in found.items():
-                if vector is not None:
-                    self._vectors.move_to_end(text)
-        missing = [text for text, vector in found.items() if vector is None]
-        if missing:
-            computed = np.asarray(embed(self.embedder, missing, progress), dtype=np.float32)
-            with self._lock:
-                for text, vector in zip(missing, computed, strict=True):
-                    found[text] = vector
-                    self._vectors[text] = vector
-                    self._vectors.move_to_end(text)
-                while len(self._vectors) > self.max_items:
-                    self._vectors.popitem(last=False)
-        with self._lock:
-            self._hits += len(documents) - len(missing)
-            self._misses += len(missing)
-        if not documents:
+        def compute(missing: list[str]) -> npt.NDArray[np.float32]:
+            return np.asarray(embed(self.embedder, missing, progress), dtype=np.float32)
+
+        rows = self.cache.rows([str(d) for d in documents], compute)
+        if not rows:
             return np.zeros((0, 0), dtype=np.float32)
-        rows = [found[d] for d in documents]
-        return np.stack([row for row in rows if row is not None]).astype(np.float32, copy=False)
+        return np.stack(rows).astype(np.float32, copy=False)
 
     def cache_info(self) -> CacheInfo:
         """Texts found and embedded so far (a text repeated in one call counts each time)."""
-        with self._lock:
-            return CacheInfo(self._hits, self._misses, len(self._vectors), self.max_items)
+        return self.cache.cache_info()
 
-    def __getstate__(self) -> dict[str, Any]:
-        """Pickled without its vectors or its lock (a worker starts with an empty cache)."""
-        state = self.__dict__.copy()
-        state["_vectors"] = OrderedDict()
-        state["_lock"] = None
-        state["_hits"] = state["_misses"] = 0
-        return state
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
+def cached_style_features(texts: Sequence[str], cache: TextCache | None) -> npt.NDArray[Any]:
+    """:func:`features.style.style_features` of ``texts``, each text's row looked up in
+    ``cache`` (computed and kept when missing; no cache: all computed). A row depends on
+    its text alone, so it is the same whatever the batch."""
+    if cache is None:
+        return style_features(texts)
+    return stacked(cache.rows(list(texts), style_features), len(STYLE_FEATURES))
 
 
 def cache_embeddings(predictor: Any, max_items: int = 10_000) -> CachedEmbedder | None:
-    """Give a fitted rating predictor's topic model a :class:`CachedEmbedder`.
+    """Give a fitted rating predictor's topic model a :class:`CachedEmbedder`, and its
+    profiler a cache of each query's style statistics (``profiler_.style_cache_``).
 
-    Every query the predictor embeds from then on (its predictions from queries, the
-    service's priors of personal boards) goes through the one cache. Installing it again
-    keeps the cache there (its size set anew).
+    Every query the predictor embeds and profiles from then on (its predictions from
+    queries, the service's priors of personal boards) goes through the two caches, of
+    ``max_items`` texts each. Installing them again keeps them there (their size set
+    anew).
 
     Parameters
     ----------
     predictor : RatingPredictor
         Fitted; its ``profiler_.topic_model_.embedder_`` (fitted attributes) is wrapped.
     max_items : int
-        The most vectors kept; 0 takes the cache away.
+        The most texts each cache keeps; 0 takes the caches away.
 
     Returns
     -------
     CachedEmbedder or None
         The cache, or None with ``max_items`` 0 or a predictor without a topic model.
     """
-    model = getattr(getattr(predictor, "profiler_", None), "topic_model_", None)
+    profiler: Any = getattr(predictor, "profiler_", None)
+    model = getattr(profiler, "topic_model_", None)
     embedder = getattr(model, "embedder_", None)
     if model is None or embedder is None:
         return None
     inner = embedder.embedder if isinstance(embedder, CachedEmbedder) else embedder
     if max_items == 0:
         model.embedder_ = inner
+        profiler.style_cache_ = None
         return None
+    style = getattr(profiler, "style_cache_", None)
+    if style is None:
+        profiler.style_cache_ = TextCache(max_items)
+    else:
+        style.max_items = max_items
     if isinstance(embedder, CachedEmbedder):
         embedder.max_items = max_items
         return embedder

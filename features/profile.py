@@ -38,6 +38,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from features.embedding_cache import cached_style_features
 from features.query_context import QueryComponents
 from features.query_vectors import distinct_vectors
 from features.style import STYLE_FEATURES, style_features
@@ -205,6 +206,9 @@ class UserProfiler(BaseEstimator):
         ``(rows with a prompt, n_components)`` components of each training row's query.
     feature_names_ : tuple of str
         Names of the profile's columns.
+    style_cache_ : TextCache or None
+        Each query's style row kept by text, for serving; only where
+        :func:`features.embedding_cache.cache_embeddings` installed it.
     """
 
     def __init__(
@@ -321,7 +325,8 @@ class UserProfiler(BaseEstimator):
         present = prompts.notna().to_numpy()
         texts = prompts[present].astype(str).tolist()
         topics, query = self.topics_and_context(texts, embeddings, progress)
-        return self._profiles(codes, names, present, topics, style_features(texts), query)
+        style = cached_style_features(texts, getattr(self, "style_cache_", None))
+        return self._profiles(codes, names, present, topics, style, query)
 
     def topics_and_context(
         self,
