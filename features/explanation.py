@@ -219,7 +219,10 @@ def _nobody(predictor: RatingPredictor) -> tuple[list[FloatArray], FloatArray]:
 
 
 def query_parts(
-    predictor: RatingPredictor, profiles: UserProfiles, n_queries: npt.ArrayLike
+    predictor: RatingPredictor,
+    profiles: UserProfiles,
+    n_queries: npt.ArrayLike,
+    contexts: list[FloatArray] | None = None,
 ) -> list[QueryParts]:
     """Each profiled user's prediction split into its parts, with topics and traits.
 
@@ -232,6 +235,8 @@ def query_parts(
     n_queries : array_like of int
         ``(n_users,)`` prompts each profile was made from, to undo the smoothing of the
         topic shares.
+    contexts : list of ndarray, optional
+        ``predictor.contexts(profiles)``, when computed already.
     """
     counts = np.asarray(n_queries, dtype=np.float64).reshape(-1)
     if counts.size != len(profiles.user_ids):
@@ -243,7 +248,10 @@ def query_parts(
     topic = np.zeros((len(profiles.user_ids), len(predictor.models_)))
     style = np.zeros_like(topic)
     for member, context, reference in zip(
-        predictor.members_, predictor.contexts(profiles), references, strict=True
+        predictor.members_,
+        predictor.contexts(profiles) if contexts is None else contexts,
+        references,
+        strict=True,
     ):
         coef = member.model.coef
         first_style = coef.shape[1] - int(member.components.n_components_)

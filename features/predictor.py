@@ -211,9 +211,16 @@ class RatingPredictor(BaseEstimator):
         check_is_fitted(self, "members_")
         return [self.member_contexts(profiles, m.components, m.scale) for m in self.members_]
 
-    def predict(self, profiles: UserProfiles) -> Prediction:
-        """Ratings predicted from the users' query profiles alone."""
-        contexts = self.contexts(profiles)
+    def predict(
+        self, profiles: UserProfiles, contexts: list[FloatArray] | None = None
+    ) -> Prediction:
+        """Ratings predicted from the users' query profiles alone.
+
+        ``contexts``, when given, are :meth:`contexts` of ``profiles`` computed already
+        (a caller that explains the prediction needs them too).
+        """
+        if contexts is None:
+            contexts = self.contexts(profiles)
         strengths = [m.model.strengths(c) for m, c in zip(self.members_, contexts, strict=True)]
         ratings = to_elo_scale(np.mean(strengths, axis=0))
         half = self._z() * self.prior_sd

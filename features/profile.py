@@ -30,6 +30,7 @@ counts twice. Rows without a prompt count as votes only.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -81,15 +82,7 @@ class UserProfiles:
 
     def style(self, source: StyleSource = "raw") -> npt.NDArray[np.float64]:
         """``(n_users, n)`` style summaries: raw means, relative to topic, or both."""
-        prefixes = STYLE_SOURCES[source]
-        names = self.feature_names
-        columns = [i for prefix in prefixes for i, c in enumerate(names) if c.startswith(prefix)]
-        if "style_rel:" in prefixes and not any(n.startswith("style_rel:") for n in names):
-            raise ValueError(
-                f"style source {source!r} needs 'style_rel:' columns, which profiles of a "
-                "profiler fitted before them lack; refit the predictor"
-            )
-        return self.values[:, columns]
+        return self.values[:, list(_style_columns(self.feature_names, source))]
 
     @classmethod
     def from_frame(cls, frame: pd.DataFrame) -> UserProfiles:
@@ -99,6 +92,18 @@ class UserProfiles:
             values=frame.to_numpy(dtype=np.float64),
             feature_names=tuple(str(c) for c in frame.columns),
         )
+
+
+@lru_cache(maxsize=64)
+def _style_columns(names: tuple[str, ...], source: StyleSource) -> tuple[int, ...]:
+    """The columns of ``source`` among ``names`` (one profiler's names, looked up once)."""
+    prefixes = STYLE_SOURCES[source]
+    if "style_rel:" in prefixes and not any(n.startswith("style_rel:") for n in names):
+        raise ValueError(
+            f"style source {source!r} needs 'style_rel:' columns, which profiles of a "
+            "profiler fitted before them lack; refit the predictor"
+        )
+    return tuple(i for prefix in prefixes for i, c in enumerate(names) if c.startswith(prefix))
 
 
 def _topic_styles(

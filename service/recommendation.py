@@ -74,7 +74,8 @@ def recommendation(
     if prompt is not None:
         return _prompt_recommendation(predictor, prompt, queries, votes, aggregate)
     profiles = predictor.profiler_.transform(pd.DataFrame({"user_id": "you", "prompt": queries}))
-    prediction = predictor.predict(profiles)
+    contexts = predictor.contexts(profiles)  # the prediction's, and its explanation's
+    prediction = predictor.predict(profiles, contexts)
     predicted = prediction.ratings[0]
     data = _vote_data(predictor, votes)
     if data is not None:
@@ -86,7 +87,7 @@ def recommendation(
         document["spearman"] = _spearman(prediction.ratings[0], reference)
         from features.explanation import explain, query_parts  # heavy: only when asked
 
-        parts = query_parts(predictor, profiles, [len(queries)])[0]
+        parts = query_parts(predictor, profiles, [len(queries)], contexts)[0]
         explanation = explain(predictor.models_, prediction.ratings[0], reference, predicted, parts)
         document["explanation"] = explanation.to_dict()
     return document
