@@ -207,13 +207,16 @@ async def _exchange(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, 
     return int(head[9:12])
 
 
-async def _drive(spec: dict[str, Any], duration: float) -> dict[str, Any]:
-    """``clients`` connections, each sending requests back to back, for ``duration`` s."""
+async def _drive(spec: dict[str, Any], duration: float, skip: int = 0) -> dict[str, Any]:
+    """``clients`` connections, each sending requests back to back, for ``duration`` s,
+    from request ``skip`` on; with ``spec["fresh"]``, none sent twice (it stops first)."""
     import numpy as np
 
     requests = [_encode(spec["base"], *r) for r in spec["requests"]]
     address = urllib.parse.urlsplit(spec["base"])
     clients, limit = int(spec["clients"]), int(spec["max_requests"])
+    if spec.get("fresh"):
+        limit = min(limit, len(requests) - skip)
     latencies: list[float] = []
     errors = issued = 0
     start = time.perf_counter()
@@ -224,7 +227,7 @@ async def _drive(spec: dict[str, Any], duration: float) -> dict[str, Any]:
         reader, writer = await asyncio.open_connection(address.hostname, address.port)
         try:
             while issued < limit and time.perf_counter() < deadline:
-                raw = requests[issued % len(requests)]
+                raw = requests[(skip + issued) % len(requests)]
                 issued += 1
                 began = time.perf_counter()
                 try:
@@ -393,11 +396,13 @@ async def _drive_open(spec: dict[str, Any], duration: float) -> dict[str, Any]:
 
 
 def _run_loop(spec: dict[str, Any]) -> dict[str, Any]:
-    drive = _drive_open if spec.get("rate") else _drive
     with event_loop_runner() as runner:
-        if spec["warmup_s"] > 0:
-            runner.run(drive(spec, spec["warmup_s"]))
-        return runner.run(drive(spec, spec["duration_s"]))
+        if spec.get("rate"):
+            if spec["warmup_s"] > 0:
+                runner.run(_drive_open(spec, spec["warmup_s"]))
+            return runner.run(_drive_open(spec, spec["duration_s"]))
+        warm = runner.run(_drive(spec, spec["warmup_s"])) if spec["warmup_s"] > 0 else {}
+        return runner.run(_drive(spec, spec["duration_s"], skip=warm.get("requests", 0)))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -573,7 +578,7 @@ def _workload(
     prompts = battles["prompt"].dropna().drop_duplicates().astype(str).tolist()
     bodies = [
         {"queries": prompts[i : i + N_QUERIES]}
-        for i in range(0, min(len(prompts), 50 * N_QUERIES) - N_QUERIES + 1, N_QUERIES)
+        for i in range(0, len(prompts) - N_QUERIES + 1, N_QUERIES)
     ]
     manifest = json.loads((fit / "manifest.json").read_text())
     store = "Redis" if "PLB_REDIS_URL" in env else "SQLite"
@@ -671,9 +676,13 @@ class _Load:
         spec.update(duration_s=self.duration, warmup_s=self.warmup)
         return _python_load(spec, self.tmp)
 
-    def http(self, base: str, requests: list[Request], clients: int, limit: int) -> LoadResult:
+    def http(
+        self, base: str, requests: list[Request], clients: int, limit: int, fresh: bool = False
+    ) -> LoadResult:
+        """Closed loop over ``requests`` in turn, the measured ones after the warm-up's;
+        ``fresh``: none sent twice (the phase ends early rather than repeat one)."""
         spec = {"base": base, "requests": requests, "clients": clients, "max_requests": limit}
-        spec.update(duration_s=self.duration, warmup_s=self.warmup)
+        spec.update(duration_s=self.duration, warmup_s=self.warmup, fresh=fresh)
         return _python_load(spec, self.tmp)
 
 
@@ -740,6 +749,16 @@ def _user_notes(paths: list[str], store: str) -> str:
     )
 
 
+def _new_queries(load: _Load, base: str, posts: list[Request]) -> dict[int, LoadResult]:
+    """Recommend at each of :data:`RECOMMEND_CLIENTS`, every request with queries the
+    server has not seen: the phases take turns over the batches, and none repeats one."""
+    phases = len(RECOMMEND_CLIENTS)
+    return {
+        n: load.http(base, posts[i::phases], n, 5_000, fresh=True)
+        for i, n in enumerate(RECOMMEND_CLIENTS)
+    }
+
+
 def _recommend_rows(
     name: str, data: str, recommend: dict[int, LoadResult], bodies: int, load: _Load, quick: bool
 ) -> list[Row]:
@@ -755,8 +774,9 @@ def _recommend_rows(
                 met=_meets(result, RECOMMEND_P99_GOAL_MS, 0.0, quick),
                 notes=f"{_PYTHON_LOAD}, {clients} back to back for "
                 f"{load.duration:.0f} s after {load.warmup:.0f} s of warm-up (the goal is "
-                f"latency); each request {N_QUERIES} simulated prompts, {bodies} batches "
-                "in turn",
+                f"latency); each request {N_QUERIES} simulated prompts not sent before "
+                f"(each phase its own of {bodies // len(RECOMMEND_CLIENTS)} batches, warm-up "
+                "included; it ends early rather than repeat one)",
             )
         )
     return rows
@@ -808,7 +828,7 @@ def _one_worker_rows(
         if store == "Redis":
             board_open = {r: load.open(base, ["/v1/leaderboard"], r) for r in OPEN_RATES}
             posts: list[Request] = [("POST", "/v1/recommend", b) for b in bodies]
-            recommend = {n: load.http(base, posts, n, 5_000) for n in RECOMMEND_CLIENTS}
+            recommend = _new_queries(load, base, posts)
             # one batch over and over: after the first, every query is in the cache
             repeated = load.http(base, posts[:1], max(RECOMMEND_CLIENTS), 5_000)
     user_goal = USER_RPS_GOALS[store]
@@ -870,7 +890,7 @@ def _two_worker_rows(env: dict[str, str], load: _Load, quick: bool) -> list[Row]
         board = load.get(base, ["/v1/leaderboard"])
         user = load.get(base, paths)
         posts: list[Request] = [("POST", "/v1/recommend", b) for b in bodies]
-        recommend = {n: load.http(base, posts, n, 5_000) for n in RECOMMEND_CLIENTS}
+        recommend = _new_queries(load, base, posts)
     get_goal = f"p99 ≤ {GET_P99_GOAL_MS:.0f} ms at ≥ {GET_RPS_GOAL:,.0f} req/s"
     rows = [
         make_row(
