@@ -116,3 +116,21 @@ def test_the_installed_style_cache_keeps_predictions_unchanged(fitted: RatingPre
     np.testing.assert_allclose(fitted.predict_queries(QUERIES).ratings, before)
     assert style.cache_info().hits >= len(QUERIES)
     cache_embeddings(fitted, 0)
+
+
+def test_serving_embeds_in_small_batches_cached_or_not() -> None:
+    """The service's backend embeds a request's queries 8 at a time (less padding than
+    the fit's 64); ``batch_size=None`` leaves the fitted size."""
+    from types import SimpleNamespace
+
+    from features.embedding_cache import SERVING_BATCH_SIZE
+
+    def served(max_items: int, **options: int | None) -> int:
+        backend = make_embedder("minilm-int8")  # the network loads only when it embeds
+        profiler = SimpleNamespace(topic_model_=SimpleNamespace(embedder_=backend))
+        cache_embeddings(SimpleNamespace(profiler_=profiler), max_items, **options)
+        return int(backend.batch_size)
+
+    fitted = int(make_embedder("minilm-int8").batch_size)
+    assert served(100) == served(0) == SERVING_BATCH_SIZE != fitted
+    assert served(100, batch_size=None) == fitted
