@@ -83,7 +83,7 @@ class TextCache:
             with self._lock:
                 for text, row in zip(missing, computed, strict=True):
                     found[text] = row
-                    self._rows[text] = row
+                    self._rows[text] = np.array(row)  # its own: not a view keeping the batch
                     self._rows.move_to_end(text)
                 while len(self._rows) > self.max_items:
                     self._rows.popitem(last=False)
