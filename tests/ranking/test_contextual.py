@@ -24,6 +24,30 @@ def test_design_row_is_the_kronecker_product_of_pair_and_context() -> None:
     np.testing.assert_allclose(x, expected)
 
 
+def test_design_is_the_canonical_csr_of_its_entries() -> None:
+    """Built row by row, the design holds exactly the entries (and their order) of the
+    COO matrix of ``+c`` at the first model's block and ``-c`` at the second's, made
+    canonical: what the logistic regression was always given."""
+    from scipy import sparse
+
+    rng = np.random.default_rng(7)
+    n, p, k = 500, 4, 6
+    first = rng.integers(0, k, n)
+    second = (first + rng.integers(1, k, n)) % k  # either order, never the same model
+    matchups = np.column_stack([first, second])
+    contexts = rng.normal(size=(n, p))
+    rows = np.repeat(np.arange(n), 2 * p)
+    blocks = [first[:, None] * p + np.arange(p), second[:, None] * p + np.arange(p)]
+    columns = np.concatenate(blocks, axis=1).ravel()
+    values = np.concatenate([contexts, -contexts], axis=1).ravel()
+    expected = sparse.coo_matrix((values, (rows, columns)), shape=(n, k * p)).tocsr()
+    expected.sort_indices()
+    x = contextual_design(matchups, contexts, k)
+    for name in ("indptr", "indices", "data"):
+        np.testing.assert_array_equal(getattr(x, name), getattr(expected, name))
+    assert x.has_sorted_indices and x.shape == expected.shape
+
+
 def test_a_constant_context_is_plain_bradley_terry_with_the_same_prior() -> None:
     data, _ = simulate_votes(n_models=6, n_votes=3000, seed=1, tie_share=0.2)
     ones = np.ones((len(data.outcomes), 1))
