@@ -124,7 +124,7 @@ def _expanded_design(
     y = np.asarray(outcomes, dtype=np.float64)
     tie = np.flatnonzero(y == 0.5)
     if tie.size:
-        matchups = np.concatenate([np.asarray(matchups, dtype=np.intp), matchups[tie]])
+        matchups = np.concatenate([matchups, matchups[tie]])
         contexts = np.concatenate([contexts, contexts[tie]])
     x = contextual_design(matchups, contexts, n_models)
     label = np.concatenate([(y >= 0.5).astype(np.int8), np.zeros(tie.size, dtype=np.int8)])

@@ -83,7 +83,7 @@ def recommendation(
         prediction = predictor.blend(prediction, data, users)
     document = _ranking_document(predictor, prediction, len(queries), data)
     if aggregate is not None:
-        reference = np.array([aggregate.get(m, np.nan) for m in predictor.models_])
+        reference = _aggregate_ratings(predictor, aggregate)
         document["spearman"] = _spearman(prediction.ratings[0], reference)
         from features.explanation import explain, query_parts  # heavy: only when asked
 
@@ -111,7 +111,7 @@ def _prompt_recommendation(
     document["scope"] = "prompt"
     document["prompt_topic"] = {"topic": ranked.topic, "label": label}
     if aggregate is not None:
-        reference = np.array([aggregate.get(m, np.nan) for m in predictor.models_])
+        reference = _aggregate_ratings(predictor, aggregate)
         document["spearman"] = _spearman(ranked.prediction.ratings[0], reference)
     return document
 
@@ -137,6 +137,11 @@ def _ranking_document(
         "n_votes": 0 if data is None else len(data.outcomes),
         "prior_sd": round(predictor.prior_sd, 1),
     }
+
+
+def _aggregate_ratings(predictor: RatingPredictor, aggregate: dict[str, float]) -> FloatArray:
+    """The aggregate's rating of each of the predictor's models, NaN where it has none."""
+    return np.array([aggregate.get(m, np.nan) for m in predictor.models_])
 
 
 def _spearman(ratings: FloatArray, reference: FloatArray) -> float | None:
