@@ -77,9 +77,7 @@ class CachedEmbedder(BaseEmbedder):
             return np.asarray(embed(self.embedder, missing, progress), dtype=np.float32)
 
         rows = self.cache.rows([str(d) for d in documents], compute)
-        if not rows:
-            return np.zeros((0, 0), dtype=np.float32)
-        return np.stack(rows).astype(np.float32, copy=False)
+        return stacked(rows, 0, np.float32)  # no documents: (0, 0), the width unknown
 
     def cache_info(self) -> CacheInfo:
         """Texts found and embedded so far (a text repeated in one call counts each time)."""
