@@ -24,28 +24,64 @@ def test_design_row_is_the_kronecker_product_of_pair_and_context() -> None:
     np.testing.assert_allclose(x, expected)
 
 
-def test_design_is_the_canonical_csr_of_its_entries() -> None:
-    """Built row by row, the design holds exactly the entries (and their order) of the
-    COO matrix of ``+c`` at the first model's block and ``-c`` at the second's, made
-    canonical: what the logistic regression was always given."""
-    from scipy import sparse
-
-    rng = np.random.default_rng(7)
-    n, p, k = 500, 4, 6
+def _design_case(seed: int = 7) -> tuple[np.ndarray, np.ndarray, int]:
+    """Votes of 6 models whose contexts hold a one-hot part (mostly zero) and a dense one."""
+    rng = np.random.default_rng(seed)
+    n, k = 500, 6
     first = rng.integers(0, k, n)
     second = (first + rng.integers(1, k, n)) % k  # either order, never the same model
-    matchups = np.column_stack([first, second])
-    contexts = rng.normal(size=(n, p))
+    one_hot = np.eye(3)[rng.integers(0, 3, n)]
+    contexts = np.hstack([np.ones((n, 1)), one_hot, rng.normal(size=(n, 2))])
+    contexts[rng.random(n) < 0.1, 1:] = 0.0  # some rows with nothing but the constant
+    return np.column_stack([first, second]), contexts, k
+
+
+def test_design_is_the_canonical_csr_of_its_nonzero_entries() -> None:
+    """Built row by row, the design holds exactly the nonzero entries (and their order)
+    of the COO matrix of ``+c`` at the first model's block and ``-c`` at the second's,
+    made canonical."""
+    from scipy import sparse
+
+    matchups, contexts, k = _design_case()
+    (n, p), (first, second) = contexts.shape, matchups.T
     rows = np.repeat(np.arange(n), 2 * p)
     blocks = [first[:, None] * p + np.arange(p), second[:, None] * p + np.arange(p)]
     columns = np.concatenate(blocks, axis=1).ravel()
     values = np.concatenate([contexts, -contexts], axis=1).ravel()
     expected = sparse.coo_matrix((values, (rows, columns)), shape=(n, k * p)).tocsr()
     expected.sort_indices()
+    expected.eliminate_zeros()
     x = contextual_design(matchups, contexts, k)
     for name in ("indptr", "indices", "data"):
         np.testing.assert_array_equal(getattr(x, name), getattr(expected, name))
     assert x.has_sorted_indices and x.shape == expected.shape
+    assert x.nnz < 2 * n * p  # the zeros were left out
+
+
+def test_zero_entries_left_out_change_no_bit_of_the_fit() -> None:
+    """The logistic regression's products add the same terms in the same order without
+    the stored zeros, so its coefficients are the same to the last bit."""
+    from scipy import sparse
+    from sklearn.linear_model import LogisticRegression
+
+    matchups, contexts, k = _design_case(seed=3)
+    y = (np.random.default_rng(4).random(len(matchups)) < 0.6).astype(np.int8)
+    sparse_design = contextual_design(matchups, contexts, k)
+    width = sparse_design.shape[1]
+    every_entry = sparse.csr_matrix(  # each row stores all its columns, zeros included
+        (
+            sparse_design.toarray().ravel(),
+            np.tile(np.arange(width), len(y)),
+            np.arange(0, width * (len(y) + 1), width),
+        ),
+        shape=sparse_design.shape,
+    )
+    assert every_entry.nnz > 2 * sparse_design.nnz
+    fits = [
+        LogisticRegression(fit_intercept=False, tol=1e-6, max_iter=500).fit(x, y).coef_
+        for x in (sparse_design, every_entry)
+    ]
+    np.testing.assert_array_equal(fits[0], fits[1])
 
 
 def test_a_constant_context_is_plain_bradley_terry_with_the_same_prior() -> None:
