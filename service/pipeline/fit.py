@@ -28,7 +28,7 @@ from service.pipeline.steps import (
     fit_users,
     held_out_evaluation,
 )
-from service.pipeline.timings import Stopwatch
+from service.pipeline.timings import Stopwatch, timed_stages
 
 __all__ = ["FitResult", "fit_all", "manifest_document", "write_result"]
 
@@ -127,7 +127,9 @@ def fit_all(
         if note is not None:
             note("fitting topics, query profiles and the rating predictor")
         with watch.step("query features"):
-            features = fit_query_features(battles, data.models, config, progress=progress)
+            parts = timed_stages(watch, "query features", progress)
+            features = fit_query_features(battles, data.models, config, progress=parts)
+            watch.end()
     return FitResult(
         analyses, evaluation, features, battles, data.models, len(names), watch.to_dict()
     )

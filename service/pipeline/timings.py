@@ -6,7 +6,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["SEPARATOR", "Stopwatch", "substep"]
+from ranking.progress import Advance, Progress, start
+
+__all__ = ["SEPARATOR", "Stopwatch", "substep", "timed_stages"]
 
 #: Between a step and a part of it, in a step's name: ``"per-user fits / bt cv"``.
 SEPARATOR = " / "
@@ -66,3 +68,19 @@ class Stopwatch:
     def to_dict(self) -> dict[str, float]:
         """Step to seconds (3 decimals), in order: the ``timings`` of ``plb fit``'s JSON."""
         return {name: round(seconds, 3) for name, seconds in self._seconds.items()}
+
+
+def timed_stages(watch: Stopwatch, step: str, progress: Progress | None = None) -> Progress:
+    """A :class:`~ranking.progress.Progress` that times each stage it is told of as a part
+    of ``step`` (each until the next stage begins), and passes it on to ``progress``.
+
+    For a step whose parts are announced by the code it calls (the query features'
+    embedding, topics and rating predictor), which knows nothing of stopwatches. End the
+    last part with :meth:`Stopwatch.end`.
+    """
+
+    def stage(name: str, total: int, unit: str) -> Advance:
+        watch.begin(substep(step, name))
+        return start(progress, name, total, unit)
+
+    return stage

@@ -346,6 +346,8 @@ class TestPerUserCommands:
         assert fit.profiles is not None and len(fit.profiles) == 80
         assert fit.topics is not None and len(fit.topics) == len(doc["topics"]) == 10
         assert fit.topic_model_dir is not None and (fit.topic_model_dir / "topics.json").exists()
+        parts = [n.partition(" / ")[2] for n in doc["timings"] if n.startswith("query features")]
+        assert parts[0] == "" and {"embedding queries", "topics", "rating predictor"} <= set(parts)
 
     def test_fit_without_features(
         self, simulated: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -10,7 +10,7 @@ import pytest
 
 from data.simulate import simulate, write_simulation
 from service.cli import main
-from service.pipeline.timings import SEPARATOR, Stopwatch, substep
+from service.pipeline.timings import SEPARATOR, Stopwatch, substep, timed_stages
 
 
 def test_steps_add_up_in_order_and_parts_nest() -> None:
@@ -37,6 +37,30 @@ def test_laps_end_where_the_next_begins() -> None:
     seconds = watch.to_dict()
     assert list(seconds) == ["first", "second"]
     assert seconds["first"] >= 0.01 > seconds["second"]
+
+
+def test_timed_stages_time_each_stage_as_a_part_and_pass_it_on() -> None:
+    watch, told = Stopwatch(), []
+
+    def progress(stage: str, total: int, unit: str) -> object:
+        told.append((stage, total, unit))
+        return lambda steps: told.append(steps)
+
+    parts = timed_stages(watch, "features", progress)
+    with watch.step("features"):
+        parts("embedding", 10, "queries")(3)
+        time.sleep(0.01)
+        parts("topics", 1, "fits")
+        watch.end()
+    assert told == [("embedding", 10, "queries"), 3, ("topics", 1, "fits")]
+    seconds = watch.to_dict()
+    assert list(seconds) == [
+        "features",
+        substep("features", "embedding"),
+        substep("features", "topics"),
+    ]
+    assert seconds["features"] >= seconds[substep("features", "embedding")] >= 0.01
+    timed_stages(Stopwatch(), "alone")("stage", 1, "steps")(1)  # no progress to pass on
 
 
 @pytest.fixture(scope="module")
