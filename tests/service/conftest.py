@@ -145,6 +145,15 @@ def client(shared_fit: Path, tmp_path: Path) -> Iterator[TestClient]:
         yield c
 
 
+@pytest.fixture
+def client_no_features(shared_fit_no_features: Path, tmp_path: Path) -> Iterator[TestClient]:
+    """The service on :func:`shared_fit_no_features` (no topics, no predictor), an embedded
+    store."""
+    settings = service_settings(shared_fit_no_features, store_path=tmp_path / "s.sqlite")
+    with open_client(settings) as c:
+        yield c
+
+
 def bearer(key: str) -> dict[str, str]:
     """The Authorization header presenting ``key``."""
     return {"Authorization": f"Bearer {key}"}

@@ -55,16 +55,14 @@ def test_a_body_over_the_limit_is_413_and_nothing_is_stored(
         assert after["n_battles"] == before["n_battles"]
 
 
-def test_a_garbled_content_length_is_400(shared_fit_no_features: Path, tmp_path: Path) -> None:
-    settings = service_settings(shared_fit_no_features, store_path=tmp_path / "s.sqlite")
-    with open_client(settings) as client:
-        headers = {
-            **bearer(INGEST_KEY),
-            "content-length": "lots",
-            "content-type": "application/json",
-        }
-        response = client.post("/v1/battles", content=b"{}", headers=headers)
-        assert_error(response, 400, "Content-Length")
+def test_a_garbled_content_length_is_400(client_no_features: TestClient) -> None:
+    headers = {
+        **bearer(INGEST_KEY),
+        "content-length": "lots",
+        "content-type": "application/json",
+    }
+    response = client_no_features.post("/v1/battles", content=b"{}", headers=headers)
+    assert_error(response, 400, "Content-Length")
 
 
 def test_rate_limit_per_address(shared_fit_no_features: Path, tmp_path: Path) -> None:

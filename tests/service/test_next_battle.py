@@ -13,9 +13,7 @@ from tests.service.conftest import (
     ADMIN,
     INGEST,
     assert_error,
-    open_client,
     read_as_owner,
-    service_settings,
 )
 
 QUERIES = ["How do I reverse a linked list in Rust?", "Write a short poem about autumn rain"]
@@ -156,10 +154,9 @@ def test_next_battle_rejects_bad_input_naming_the_field(client: TestClient) -> N
     )
 
 
-def test_without_a_predictor_queries_give_404(shared_fit_no_features: Path, tmp_path: Path) -> None:
-    settings = service_settings(shared_fit_no_features, store_path=tmp_path / "s.sqlite")
-    with open_client(settings) as client:
-        assert_error(client.post("/v1/next-battle", json={"queries": QUERIES}), 404, "predictor")
+def test_without_a_predictor_queries_give_404(client_no_features: TestClient) -> None:
+    response = client_no_features.post("/v1/next-battle", json={"queries": QUERIES})
+    assert_error(response, 404, "predictor")
 
 
 def test_both_routes_are_in_the_schema(client: TestClient) -> None:

@@ -15,8 +15,6 @@ from tests.service.conftest import (
     INGEST,
     assert_error,
     bearer,
-    open_client,
-    service_settings,
 )
 
 QUERIES = ["How do I reverse a linked list in Rust?", "Explain p-values simply"]
@@ -148,8 +146,6 @@ def test_a_bad_user_id_or_prompt_type_is_422(client: TestClient) -> None:
     assert response.status_code == 422 and "prompt" in str(response.json()["detail"])
 
 
-def test_without_a_predictor_a_prompt_is_404(shared_fit_no_features: Path, tmp_path: Path) -> None:
-    settings = service_settings(shared_fit_no_features, store_path=tmp_path / "s.sqlite")
-    with open_client(settings) as c:
-        response = c.post("/v1/recommend", json={"queries": QUERIES, "prompt": CODE})
-        assert_error(response, 404, "predictor")
+def test_without_a_predictor_a_prompt_is_404(client_no_features: TestClient) -> None:
+    response = client_no_features.post("/v1/recommend", json={"queries": QUERIES, "prompt": CODE})
+    assert_error(response, 404, "predictor")
