@@ -43,16 +43,14 @@ tables into bench/out/next_battle.md.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
-from bench.common import Row, make_row, write_table
+from bench.common import TABLES_DIR, Row, make_row, quick_option, table_text, write_table
 from data.simulate import simulate
 from ranking.agreement import spearman_per_row
 from ranking.bt import fit_bt_posterior
@@ -301,7 +299,7 @@ def _label(metric: str) -> str:
 
 
 #: Where :func:`run` also writes the tables of docs/evaluation.md.
-TABLE_OUTPUT = Path(__file__).resolve().parent / "out" / "next_battle.md"
+TABLE_OUTPUT = TABLES_DIR / "next_battle.md"
 
 
 def run(quick: bool) -> list[Row]:
@@ -365,15 +363,10 @@ def run(quick: bool) -> list[Row]:
 
 def main(argv: list[str] | None = None) -> int:
     """Print the tables of docs/evaluation.md."""
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.next_battle", description=__doc__.split("\n")[0]
-    )
-    parser.add_argument("--quick", action="store_true", help="one tiny world")
-    args = parser.parse_args(argv)
-    size = QUICK if args.quick else FULL
+    quick = quick_option("bench.next_battle", __doc__, "one tiny world", argv)
+    size = QUICK if quick else FULL
     per_seed, mean, seconds = collect(size)
-    print(f"{size.label}; {seconds:.0f} s\n")
-    print(curves_table(size, per_seed, mean))
+    print(table_text(size.label, seconds, curves_table(size, per_seed, mean)))
     return 0
 
 
