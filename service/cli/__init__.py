@@ -65,15 +65,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: The packages whose details ``plb -v`` logs; other libraries log their notices only.
+OWN_LOGGERS = ("ranking", "features", "service", "data")
+
+
+def configure_logging(*, verbose: bool) -> None:
+    """Warnings to stderr; with ``verbose``, this project's details too, and other
+    libraries' notices (their debug output, numba's compiler dumps among it, stays off)."""
+    level = logging.INFO if verbose else logging.WARNING
+    logging.basicConfig(level=level, format="plb: %(message)s", stream=sys.stderr)
+    logging.getLogger().setLevel(level)  # also where a handler was there before
+    for name in OWN_LOGGERS:
+        logging.getLogger(name).setLevel(logging.DEBUG if verbose else logging.NOTSET)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``plb``; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING,
-        format="plb: %(message)s",
-        stream=sys.stderr,
-    )
+    configure_logging(verbose=args.verbose)
     progress.configure(quiet=args.quiet)
     try:
         args.run(args)

@@ -243,3 +243,21 @@ def test_a_real_terminal_gets_bars_and_quiet_silences_them(
     code, out, err = _on_a_terminal(["--quiet", *argv], size)
     assert code == 0 and err == ""
     assert one_json(out)["n_battles"] == 300
+
+
+def test_verbose_logs_our_details_and_only_the_notices_of_other_libraries(
+    tmp_path: Path,
+) -> None:
+    """``plb -v`` is for our details: numba's compiler dumps (DEBUG) would bury them."""
+    import logging
+
+    try:
+        assert main(["-q", "-v", "simulate", "--out", str(tmp_path), "--users", "5"]) == 0
+        for own in ("ranking", "features.topics", "service.pipeline"):
+            assert logging.getLogger(own).isEnabledFor(logging.DEBUG)
+        numba = logging.getLogger("numba.core.ssa")
+        assert numba.isEnabledFor(logging.INFO) and not numba.isEnabledFor(logging.DEBUG)
+        assert main(["-q", "simulate", "--out", str(tmp_path), "--users", "5"]) == 0
+        assert not logging.getLogger("ranking").isEnabledFor(logging.INFO)
+    finally:
+        logging.getLogger().setLevel(logging.WARNING)
