@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 
+from service.api.fast_reads import FastReads
 from service.api.guards import BodySizeLimit, RateLimit, parse_rates
 from service.api.observability import Metrics, ObservabilityMiddleware
 from service.api.routes import (
@@ -141,6 +142,8 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     app.include_router(next_battle.router)
     app.mount("/static", StaticFiles(directory=WEB_DIR), name="static")
     app.mount("/docs/assets", StaticFiles(directory=DOCS_ASSETS_DIR), name="docs-assets")
+    # innermost: the limits and the access log see every request
+    app.add_middleware(FastReads, answers=[users.FAST_READ, leaderboard.FAST_READ])
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(
         RateLimit,

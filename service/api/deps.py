@@ -3,19 +3,16 @@
 They are ``async def`` because they only look things up: FastAPI runs a plain ``def``
 dependency in its thread pool, a hop that costs more than the lookup itself.
 
-The most read routes also have a fast path (:func:`fast_path_route`): a plain function of
-the request that answers the common case with stored bytes, before FastAPI solves any
-dependency or validates any parameter, and hands every other request (a bad parameter, a
-missing or wrong token, a miss) to the route as declared, which answers it as before.
+The most read routes also answer their common case before the router
+(:mod:`service.api.fast_reads`), with :func:`may_read_user` and :func:`bearer_credential`
+checking a token exactly as the route's dependencies do.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Coroutine
-from typing import Annotated, Any
+from typing import Annotated
 
-from fastapi import Depends, HTTPException, Path, Query, Request, Response, status
-from fastapi.routing import APIRoute
+from fastapi import Depends, HTTPException, Path, Query, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.security.utils import get_authorization_scheme_param
 from starlette.datastructures import Headers
@@ -36,7 +33,6 @@ __all__ = [
     "UserId",
     "bearer_credential",
     "can_read_user",
-    "fast_path_route",
     "may_read_user",
 ]
 
@@ -160,29 +156,3 @@ def can_read_user(
     if may_read_user(engine, settings, user_id, presented):
         return
     raise HTTPException(status.HTTP_403_FORBIDDEN, "the token does not belong to this user")
-
-
-FastPath = Callable[[Request], Awaitable[Response | None]]
-"""``answer(request)``: the response of the common case, or None to run the route as declared."""
-
-
-def fast_path_route(answer: FastPath) -> type[APIRoute]:
-    """A route class whose requests ``answer`` tries first (``APIRouter(route_class=...)``).
-
-    The route keeps its declared parameters, dependencies and schema: its OpenAPI entry and
-    every answer ``answer`` leaves to it (None) are those of the route as declared. So
-    ``answer`` need only recognise the common case, valid and authorised, and may leave
-    anything else, errors included, to the route.
-    """
-
-    class FastPathRoute(APIRoute):
-        def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-            declared = super().get_route_handler()
-
-            async def handler(request: Request) -> Response:
-                response = await answer(request)
-                return await declared(request) if response is None else response
-
-            return handler
-
-    return FastPathRoute

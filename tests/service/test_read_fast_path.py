@@ -25,6 +25,7 @@ from service.api import observability
 from service.api.observability import AccessLog, Metrics
 from service.api.routes import users as users_module
 from service.engine import MAX_USER_ID_CHARS
+from service.store import StoreUnavailable
 from tests.service.conftest import (
     ADMIN,
     INGEST,
@@ -150,6 +151,28 @@ def test_bad_input_is_the_declared_routes_422(client: TestClient) -> None:
     (error,) = response.json()["detail"]
     assert error["loc"] == ["path", "user_id"] and error["input"] == long_id
     assert_error(client.get(path_of("nobody-at-all"), headers=ADMIN), 404, "nobody")
+
+
+def test_the_fast_answer_is_counted_under_its_route_and_a_store_failure_is_a_503(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    token = new_user(client, "counted-user")
+    path = path_of("counted-user")
+    assert client.get(path, params={"token": token}).status_code == 200  # stored now
+    for _ in range(3):
+        assert client.get(path, params={"token": token}).status_code == 200
+    metrics = client.get("/metrics").text
+    label = 'method="GET",route="/v1/users/{user_id}/leaderboard",status="200"'
+    assert f"plb_requests_total{{{label}}} 4.0" in metrics
+
+    engine = client.app.state.engine  # type: ignore[attr-defined]
+
+    async def down(*args: Any) -> bytes:
+        raise StoreUnavailable("get_user: the store is down")
+
+    monkeypatch.setattr(engine, "stored_user_leaderboard_body", down)
+    client.event_hooks = {"request": [], "response": []}  # the 503 is what is asserted
+    assert_error(client.get(path, params={"token": token}), 503, "store is down")
 
 
 def test_a_board_of_an_older_version_is_refitted_not_served(client: TestClient) -> None:
