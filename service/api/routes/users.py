@@ -31,7 +31,7 @@ from service.api.tables import TABLE_RESPONSE, FormatQuery, table_response
 from service.engine import MAX_USER_ID_CHARS, Engine
 from service.settings import Settings
 
-__all__ = ["FAST_READ", "stored_board", "router"]
+__all__ = ["FAST_READ", "router", "stored_board"]
 
 _METHODS: dict[str, Method] = {"bt": "bt", "elo": "elo"}
 
