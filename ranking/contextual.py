@@ -83,60 +83,78 @@ class ContextualBT:
         return 1.0 / (1.0 + np.exp(-d))
 
 
+#: Context entries made into design entries at a time: bounds what building a design
+#: needs beside the design itself (about 40 bytes an entry, some 160 MB).
+_DESIGN_CHUNK_ENTRIES = 1 << 22
+
+
 def contextual_design(
     matchups: Matchups, contexts: npt.ArrayLike, n_models: int
 ) -> sparse.csr_matrix:
     """The ``(n, n_models * p)`` rows ``(e_a - e_b) (x) c`` of the logistic regression.
 
-    Only the nonzero entries are stored: a context's one-hot topic columns are mostly
-    zero, and a stored zero adds nothing to a product but its time. Built as CSR
-    directly, each row's columns in order (the lower model's block first), without the
-    row and column arrays of a COO matrix: at two million votes of 170 features those
-    took three times the matrix's own 8 GB while it was built.
+    Only the nonzero entries are stored (a context's one-hot topic columns are mostly
+    zero, and a stored zero adds nothing to a product but its time), each row's columns
+    in order, the lower model's block first. Built as CSR directly, a block of rows at a
+    time, so that building it takes little more memory than the design itself.
     """
     c = np.asarray(contexts, dtype=np.float64)
-    n, p = c.shape
-    m = np.asarray(matchups, dtype=np.intp)
-    low, high = m.min(axis=1), m.max(axis=1)
-    nonzero = c != 0
-    row, feature = np.nonzero(nonzero)  # row-major: each row's features in order
-    per_row = np.count_nonzero(nonzero, axis=1)
-    del nonzero
+    return _design(np.asarray(matchups, dtype=np.intp), c, n_models, np.arange(len(c)))
+
+
+def _design(
+    matchups: npt.NDArray[np.intp],
+    contexts: FloatArray,
+    n_models: int,
+    rows: npt.NDArray[np.intp],
+) -> sparse.csr_matrix:
+    """:func:`contextual_design` of the votes ``rows`` (in that order, repeats allowed),
+    read from the whole arrays rather than from a copy of those rows."""
+    n, p = len(rows), contexts.shape[1]
+    chunk = max(1, _DESIGN_CHUNK_ENTRIES // max(p, 1))
+    blocks = range(0, n, chunk)
+    per_row = np.empty(n, dtype=np.int64)
+    for first in blocks:
+        per_row[first : first + chunk] = np.count_nonzero(contexts[rows[first : first + chunk]], 1)
     starts = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(per_row, out=starts[1:])
-    # the entry of rank q in row r goes to 2 * starts[r] + q (low block), then per_row[r] on
-    at_low = np.arange(row.size, dtype=np.int64) + starts[row]
-    at_high = at_low + per_row[row]
     index = np.int32 if n_models * p < 2**31 else np.int64
-    columns = np.empty(2 * row.size, dtype=index)
-    columns[at_low] = low[row] * p + feature
-    columns[at_high] = high[row] * p + feature
-    values = np.empty(2 * row.size)
-    values[at_low] = c[row, feature] * np.where(m[row, 0] == low[row], 1.0, -1.0)
-    values[at_high] = -values[at_low]
+    columns = np.empty(2 * int(starts[-1]), dtype=index)
+    values = np.empty(2 * int(starts[-1]))
+    for first in blocks:
+        block = rows[first : first + chunk]
+        c, m = contexts[block], matchups[block]
+        low, high = m.min(axis=1), m.max(axis=1)
+        row, feature = np.nonzero(c)  # row-major: each row's features in order
+        # entry t of the block, of rank q in its row r, goes to 2 * starts[r] + q (the
+        # lower model's block), and per_row[r] further on (the higher model's)
+        at_low = np.arange(row.size, dtype=np.int64) + starts[first] + starts[first + row]
+        at_high = at_low + per_row[first + row]
+        columns[at_low] = low[row] * p + feature
+        columns[at_high] = high[row] * p + feature
+        values[at_low] = c[row, feature] * np.where(m[row, 0] == low[row], 1.0, -1.0)
+        values[at_high] = -values[at_low]
     design = sparse.csr_matrix((values, columns, 2 * starts), shape=(n, n_models * p))
     design.has_sorted_indices = True
     return design
 
 
 def _expanded_design(
-    matchups: Matchups,
+    matchups: npt.NDArray[np.intp],
     contexts: FloatArray,
     n_models: int,
-    outcomes: Outcomes,
+    outcomes: FloatArray,
     weights: FloatArray,
+    rows: npt.NDArray[np.intp],
 ) -> tuple[sparse.csr_matrix, npt.NDArray[np.int8], FloatArray]:
-    """The design with wins as one row, a tie as half a win each way (two rows of half
-    weight: the tied votes' rows again at the end, built with the rest rather than
-    stacked onto a finished design, which would copy it)."""
-    y = np.asarray(outcomes, dtype=np.float64)
+    """The design of the votes ``rows`` with wins as one row, a tie as half a win each way
+    (two rows of half weight: the tied votes' rows again at the end), and its labels and
+    weights; no copy of the contexts is made."""
+    y, weight = outcomes[rows], weights[rows]
     tie = np.flatnonzero(y == 0.5)
-    if tie.size:
-        matchups = np.concatenate([matchups, matchups[tie]])
-        contexts = np.concatenate([contexts, contexts[tie]])
-    x = contextual_design(matchups, contexts, n_models)
+    x = _design(matchups, contexts, n_models, np.concatenate([rows, rows[tie]]))
     label = np.concatenate([(y >= 0.5).astype(np.int8), np.zeros(tie.size, dtype=np.int8)])
-    w = np.concatenate([np.where(y == 0.5, 0.5, 1.0) * weights, 0.5 * weights[tie]])
+    w = np.concatenate([np.where(y == 0.5, 0.5, 1.0) * weight, 0.5 * weight[tie]])
     return x, label, w
 
 
@@ -192,22 +210,42 @@ def contextual_path(
         The fit at each penalty, in the order of ``alphas``.
     """
     c = _check_fit(outcomes, contexts, alphas)
-    w = np.ones(len(outcomes)) if weights is None else np.asarray(weights, dtype=np.float64)
-    x, y, w = _expanded_design(np.asarray(matchups, dtype=np.intp), c, n_models, outcomes, w)
-    p = c.shape[1]
+    y = np.asarray(outcomes, dtype=np.float64)
+    w = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=np.float64)
+    m = np.asarray(matchups, dtype=np.intp)
+    design = _expanded_design(m, c, n_models, y, w, np.arange(len(y)))
+    path = _WarmPath(n_models, c.shape[1], max_iter)
     del c, contexts  # a lazy path holds its design alone, not the dense contexts too
-    model = LogisticRegression(fit_intercept=False, max_iter=max_iter, tol=1e-6, warm_start=True)
-    one_class = np.unique(y).size < 2  # nothing to learn beyond the prior
     for alpha in alphas:
-        if one_class:
-            yield ContextualBT(np.zeros((n_models, p)), alpha)
-            continue
-        model.set_params(C=1.0 / alpha)
+        yield path.fit(*design, alpha)
+
+
+class _WarmPath:
+    """Logistic fits of one problem along a path of penalties, each fit starting from the
+    previous one's coefficients (scikit-learn's ``warm_start``). It keeps no design: the
+    caller may build each step's design again, and let it go between steps."""
+
+    def __init__(self, n_models: int, p: int, max_iter: int = 500) -> None:
+        self.shape = (n_models, p)
+        self.model = LogisticRegression(
+            fit_intercept=False, max_iter=max_iter, tol=1e-6, warm_start=True
+        )
+
+    def fit(
+        self,
+        x: sparse.csr_matrix,
+        label: npt.NDArray[np.int8],
+        w: FloatArray,
+        alpha: float,
+    ) -> ContextualBT:
+        if np.unique(label).size < 2:  # one class: nothing to learn beyond the prior
+            return ContextualBT(np.zeros(self.shape), alpha)
+        self.model.set_params(C=1.0 / alpha)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            model.fit(x, y, sample_weight=w)
-        coef = model.coef_.reshape(n_models, p)
-        yield ContextualBT(coef - coef.mean(axis=0), alpha)
+            self.model.fit(x, label, sample_weight=w)
+        coef = self.model.coef_.reshape(self.shape)
+        return ContextualBT(coef - coef.mean(axis=0), alpha)
 
 
 def fit_contextual_bt(
@@ -289,9 +327,10 @@ def search_alpha(
     c = np.asarray(contexts, dtype=np.float64)
     m = np.asarray(matchups, dtype=np.intp)
     y = np.asarray(outcomes, dtype=np.float64)
+    ones = np.ones(len(y))
     order = sorted(range(len(grid)), key=lambda i: -grid[i])
-    descending = [grid[i] for i in order]
-    paths: dict[int, Iterator[ContextualBT]] = {}
+    paths = {f: _WarmPath(n_models, c.shape[1]) for f in labels}
+    train = {f: np.flatnonzero(fold != f) for f in labels}
     held = {f: fold == f for f in labels}
     losses = np.full(len(grid), np.inf)
     best: tuple[float, dict[int, ContextualBT]] = (np.inf, {})
@@ -299,10 +338,11 @@ def search_alpha(
     for step, i in enumerate(order):
         models, total = {}, 0.0
         for f in labels:
-            if step == 0:  # made as it is first used: each copy of the contexts is let go
-                train = fold != f
-                paths[f] = contextual_path(m[train], y[train], c[train], n_models, descending)
-            models[f] = model = next(paths[f])
+            # each fold's design is built again at each penalty, and let go after it: one
+            # design at a time, not one a fold (at two million votes, 5 GB each)
+            design = _expanded_design(m, c, n_models, y, ones, train[f])
+            models[f] = model = paths[f].fit(*design, grid[i])
+            del design
             total += held_out_log_loss(model, m[held[f]], y[held[f]], c[held[f]]) * held[f].sum()
             if advance is not None:
                 advance(1)

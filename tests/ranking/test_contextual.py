@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ranking import contextual
 from ranking.bt import fit_bt
 from ranking.contextual import (
     ALPHA_GRID,
@@ -36,12 +37,16 @@ def _design_case(seed: int = 7) -> tuple[np.ndarray, np.ndarray, int]:
     return np.column_stack([first, second]), contexts, k
 
 
-def test_design_is_the_canonical_csr_of_its_nonzero_entries() -> None:
-    """Built row by row, the design holds exactly the nonzero entries (and their order)
-    of the COO matrix of ``+c`` at the first model's block and ``-c`` at the second's,
-    made canonical."""
+@pytest.mark.parametrize("block_entries", [1 << 22, 50, 1])
+def test_design_is_the_canonical_csr_of_its_nonzero_entries(
+    block_entries: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Built a block of rows at a time (of one row, of several, or all at once), the
+    design holds exactly the nonzero entries (and their order) of the COO matrix of
+    ``+c`` at the first model's block and ``-c`` at the second's, made canonical."""
     from scipy import sparse
 
+    monkeypatch.setattr(contextual, "_DESIGN_CHUNK_ENTRIES", block_entries)
     matchups, contexts, k = _design_case()
     (n, p), (first, second) = contexts.shape, matchups.T
     rows = np.repeat(np.arange(n), 2 * p)
@@ -56,6 +61,28 @@ def test_design_is_the_canonical_csr_of_its_nonzero_entries() -> None:
         np.testing.assert_array_equal(getattr(x, name), getattr(expected, name))
     assert x.has_sorted_indices and x.shape == expected.shape
     assert x.nnz < 2 * n * p  # the zeros were left out
+
+
+def test_building_a_design_takes_little_more_memory_than_the_design(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A block of rows at a time: no index arrays over all of its entries at once."""
+    import tracemalloc
+
+    monkeypatch.setattr(contextual, "_DESIGN_CHUNK_ENTRIES", 1 << 14)
+    rng = np.random.default_rng(5)
+    n, p, k = 20_000, 40, 8
+    first = rng.integers(0, k, n)
+    matchups = np.column_stack([first, (first + rng.integers(1, k, n)) % k])
+    contexts = rng.normal(size=(n, p))
+    tracemalloc.start()
+    try:
+        x = contextual_design(matchups, contexts, k)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    stored = x.data.nbytes + x.indices.nbytes + x.indptr.nbytes
+    assert peak < 1.15 * stored + (2 << 20), (peak, stored)
 
 
 def test_zero_entries_left_out_change_no_bit_of_the_fit() -> None:
