@@ -28,7 +28,7 @@ from service.cli import (
 )
 from service.cli.common import UsageError
 
-__all__ = ["OWN_LOGGERS", "build_parser", "configure_logging", "main"]
+__all__ = ["build_parser", "main"]
 
 log = logging.getLogger("plb")
 
