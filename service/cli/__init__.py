@@ -72,9 +72,9 @@ OWN_LOGGERS = ("ranking", "features", "service", "data")
 def configure_logging(*, verbose: bool) -> None:
     """Warnings to stderr; with ``verbose``, this project's details too, and other
     libraries' notices (their debug output, numba's compiler dumps among it, stays off)."""
-    level = logging.INFO if verbose else logging.WARNING
-    logging.basicConfig(level=level, format="plb: %(message)s", stream=sys.stderr)
-    logging.getLogger().setLevel(level)  # also where a handler was there before
+    logging.basicConfig(format="plb: %(message)s", stream=sys.stderr)
+    # set here, not by basicConfig, which does nothing where a handler was there before
+    logging.getLogger().setLevel(logging.INFO if verbose else logging.WARNING)
     for name in OWN_LOGGERS:
         logging.getLogger(name).setLevel(logging.DEBUG if verbose else logging.NOTSET)
 
