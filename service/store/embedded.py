@@ -20,7 +20,11 @@ Schema (``PRAGMA application_id`` marks the file as ours, ``PRAGMA user_version`
 
 A user's ``doc`` is the text the service answers (:func:`~service.store.documents.encode_document`)
 and ``version`` the version it is stamped with, written in the same statement, so that
-:meth:`EmbeddedStore.get_user_raw` hands both over without parsing any JSON. A file of
+:meth:`EmbeddedStore.get_user_raw` hands both over without parsing any JSON. It keeps
+the last :data:`RAW_CACHE_SIZE` documents it read in memory while the file is unchanged:
+``PRAGMA data_version`` tells it when another connection (another process) has committed,
+and every write of its own connection empties it, so an answer is never older than
+what a read of the file would give. A file of
 schema version 1 (no ``version`` column) is migrated when opened: the column is added and
 filled from the documents (``json_extract``), in one transaction.
 """
@@ -41,13 +45,16 @@ from service.store.base import EloUpdate, Ingested, Store, StoreUnavailable
 from service.store.documents import StoredDocument, dumps, loads, user_document_text
 from service.store.ingest_plan import checked_elo, plan_ingest, prepare_batch
 
-__all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "EmbeddedStore"]
+__all__ = ["APPLICATION_ID", "RAW_CACHE_SIZE", "SCHEMA_VERSION", "EmbeddedStore"]
 
 logger = logging.getLogger(__name__)
 
 APPLICATION_ID = 0x504C4231  # "PLB1": marks a SQLite file as a personal-leaderboard store
 SCHEMA_VERSION = 2
 _CHUNK = 500  # bound parameters per IN (...) query
+#: User documents :meth:`EmbeddedStore.get_user_raw` keeps in memory (the oldest read
+#: dropped first): a few KB each.
+RAW_CACHE_SIZE = 4096
 
 _SCHEMA = """
 CREATE TABLE battles (
@@ -100,6 +107,9 @@ class EmbeddedStore(Store):
         self.busy_timeout = busy_timeout
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
+        # get_user_raw's documents, valid while the file's data_version is _raw_seen
+        self._raw: dict[tuple[str, str], StoredDocument | None] = {}
+        self._raw_seen: int | None = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -192,6 +202,7 @@ class EmbeddedStore(Store):
         """One ``BEGIN IMMEDIATE`` transaction: committed on success, rolled back on error."""
         with self._read(what) as conn:
             conn.execute("BEGIN IMMEDIATE")
+            self._raw.clear()  # this connection's commits leave data_version as it is
             try:
                 yield conn
                 conn.execute("COMMIT")
@@ -291,17 +302,28 @@ class EmbeddedStore(Store):
 
     def get_user_raw(self, user_id: str, method: str) -> StoredDocument | None:
         # _read spelt out: the service's most frequent read, on the event loop
+        key = (user_id, method)
         with self._lock:
             if self._conn is None:
                 raise self._fail("get_user", "the store is closed")
             try:
+                seen = self._conn.execute("PRAGMA data_version").fetchone()[0]
+                if seen != self._raw_seen:  # another connection has committed
+                    self._raw.clear()
+                    self._raw_seen = seen
+                elif key in self._raw:
+                    return self._raw[key]
                 row = self._conn.execute(
                     "SELECT doc, version FROM user_docs WHERE user_id = ? AND method = ?",
-                    (user_id, method),
+                    key,
                 ).fetchone()
             except sqlite3.Error as exc:
                 raise self._fail("get_user", exc) from exc
-        return None if row is None else StoredDocument.read(row[0], row[1])
+            stored = None if row is None else StoredDocument.read(row[0], row[1])
+            if len(self._raw) >= RAW_CACHE_SIZE:
+                del self._raw[next(iter(self._raw))]
+            self._raw[key] = stored
+        return stored
 
     def publish(self, snapshot: Mapping[str, Any]) -> int:
         doc = dumps(dict(snapshot))

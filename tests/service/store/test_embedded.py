@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from service.store import EmbeddedStore, StoreUnavailable, open_store
+from service.store import EmbeddedStore, StoreUnavailable, embedded, open_store
+from service.store.documents import StoredDocument
 from service.store.embedded import APPLICATION_ID, SCHEMA_VERSION
 from tests.service.store.test_store_contract import battle, count_elo, ids
 
@@ -80,6 +81,34 @@ def test_two_objects_on_one_file_share_writes_and_never_double_an_id(tmp_path: P
         assert one.elo() == two.elo() == {"n": 5.0}
         assert one.publish({"v": 1}) == 1 and two.publish({"v": 2}) == 2
         assert one.snapshot() == (2, {"v": 2})
+
+
+def test_a_user_document_read_again_follows_every_write_to_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "store.sqlite3"
+    with EmbeddedStore(path) as one, EmbeddedStore(path) as two:
+        assert one.get_user_raw("u1", "bt") is None  # kept in memory as missing
+        one.put_user("u1", "bt", {"n": 1, "version": 1})  # this object's own write
+        assert one.get_user_raw("u1", "bt") == StoredDocument(b'{"n":1,"version":1}', 1)
+        two.put_user("u1", "bt", {"n": 2, "version": 2})  # another connection's
+        assert one.get_user_raw("u1", "bt") == StoredDocument(b'{"n":2,"version":2}', 2)
+        with sqlite3.connect(path) as other:  # not a store at all
+            other.execute("UPDATE user_docs SET doc = '{\"n\":3}', version = 3")
+        assert one.get_user_raw("u1", "bt") == StoredDocument(b'{"n":3}', 3)
+        assert two.get_user_raw("u1", "bt") == one.get_user_raw("u1", "bt")
+
+
+def test_the_user_documents_kept_in_memory_are_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(embedded, "RAW_CACHE_SIZE", 2)
+    with EmbeddedStore(tmp_path / "store.sqlite3") as store:
+        for user in ("u1", "u2", "u3"):
+            store.put_user(user, "bt", {"user": user, "version": 1})
+        for _ in range(2):
+            for user in ("u1", "u2", "u3"):
+                raw = store.get_user_raw(user, "bt")
+                assert raw is not None and raw.body == f'{{"user":"{user}","version":1}}'.encode()
+        assert len(store._raw) == 2
 
 
 def test_parent_directories_are_created(tmp_path: Path) -> None:
