@@ -63,6 +63,10 @@ BENCHMARKS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "coverage": ("O. Interval coverage on the simulator (issue 19)", coverage.run),
     "next_battle": ("P. The next battle: suggested pairs or random (issue 19)", next_battle.run),
     "per_prompt": ("Q. Per-prompt, per-person rankings (issue 19)", per_prompt.run),
+    "scale_features": (
+        "R. plb fit with the query features, 100,000 users (issue 18)",
+        scale.run_features,
+    ),
 }
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = HERE / "RESULTS.md"

@@ -12,6 +12,9 @@ Each fit's own step timings (``timings`` of its JSON; the Dask fit's are its cli
 steps, each until the next begins) follow its row, so the steps that scale with workers
 and those that do not are visible.
 
+Benchmark R (:func:`run_features`) fits the same log once more with the query features
+(topics, style, the rating predictor), in one process, and lists its steps likewise.
+
 On one machine a cluster can only win where the local fit leaves cores idle: the Elo
 bootstrap's batches and the per-user fits run in parallel on the workers, while reading
 a single file stays on one worker and the client adds transfers.
@@ -30,7 +33,7 @@ from pathlib import Path
 from bench.common import ROOT, Row, make_row
 from service.pipeline.timings import SEPARATOR
 
-__all__ = ["run"]
+__all__ = ["run", "run_features"]
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / "out" / "scale"
@@ -83,10 +86,15 @@ def _log(users: int, per_user: int) -> Path:
     return battles
 
 
-def _fit(battles: Path, mode: str, out: Path) -> tuple[float, float, dict[str, object]]:
-    """Wall seconds, client peak RSS (MB) and the JSON document of one ``plb fit``."""
+def _fit(
+    battles: Path, mode: str, out: Path, *, features: bool = False
+) -> tuple[float, float, dict[str, object]]:
+    """Wall seconds, client peak RSS (MB) and the JSON document of one ``plb fit``
+    (``--no-features`` unless ``features``)."""
     rss = out.parent / f"{out.name}.rss"
-    argv = ["fit", str(battles), "--out", str(out), "--no-features", "--format", "json"]
+    argv = ["fit", str(battles), "--out", str(out), "--format", "json"]
+    if not features:
+        argv.append("--no-features")
     if mode != "local":
         argv += ["--scheduler", mode]
     start = time.perf_counter()
@@ -103,6 +111,46 @@ def _fit(battles: Path, mode: str, out: Path) -> tuple[float, float, dict[str, o
         tail = " | ".join(done.stderr.strip().splitlines()[-3:])
         raise RuntimeError(f"plb fit ({mode}) exited with {done.returncode}: {tail}")
     return wall, int(rss.read_text()) * 1024 / 1e6, json.loads(done.stdout)
+
+
+def run_features(quick: bool = False) -> list[Row]:
+    """``plb fit`` with the query features on benchmark H's log, one process, with its steps.
+
+    The simulator writes one prompt a vote (about 2 million, 100,000 users), so the topic
+    model, the style profiles and the rating predictor meet Arena-scale text; no goal is
+    set: issue 18 asks for the time and the steps.
+    """
+    users, per_user = QUICK if quick else FULL
+    battles = _log(users, per_user)
+    with tempfile.TemporaryDirectory(prefix="plb-bench-features-") as tmp:
+        load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+        seconds, mb, document = _fit(battles, "local", Path(tmp) / "fit", features=True)
+        prompts = _distinct_prompts(Path(tmp) / "fit" / "battles.parquet")
+    label = (
+        f"simulator: {users:,} users, {int(document['n_battles']):,} votes "
+        f"({prompts:,} distinct prompts), 15 models"
+    )
+    return [
+        make_row(
+            "plb fit (aggregate, per-user, topics, style, predictor), one process",
+            label,
+            ours=seconds,
+            notes=f"peak {mb:,.0f} MB; load average at start {load}; {os.cpu_count()} CPUs; "
+            "its steps below (the fit's own timings, wall seconds)",
+        ),
+        *_step_rows("with features", document),
+    ]
+
+
+def _distinct_prompts(battles: Path) -> int:
+    """Distinct prompts of a fit's votes (0 where it kept none)."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    if not battles.exists():
+        return 0
+    column = pq.read_table(battles, columns=["prompt"]).column("prompt")
+    return int(pc.count_distinct(column).as_py())
 
 
 def _same(reference: dict[str, object], other: dict[str, object]) -> bool:
