@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from bench.common import ROOT, Row, make_row
@@ -40,6 +41,8 @@ CACHE = HERE / "out" / "scale"
 #: (users, votes per user): 100,000 x 20 is about 2 million votes.
 FULL = (100_000, 20)
 QUICK = (1_000, 20)
+#: Benchmark R's quick log: a few thousand prompts (the topic model is the slow part).
+QUICK_FEATURES = (60, 30)
 MODES = ("local", "local:1", "local:2")
 #: Wall seconds ``plb fit --no-features`` may take on the full log (issue 18).
 GOAL_S = 60.0
@@ -87,14 +90,13 @@ def _log(users: int, per_user: int) -> Path:
 
 
 def _fit(
-    battles: Path, mode: str, out: Path, *, features: bool = False
+    battles: Path, mode: str, out: Path, *, features: Sequence[str] | None = None
 ) -> tuple[float, float, dict[str, object]]:
-    """Wall seconds, client peak RSS (MB) and the JSON document of one ``plb fit``
-    (``--no-features`` unless ``features``)."""
+    """Wall seconds, client peak RSS (MB) and the JSON document of one ``plb fit``:
+    ``--no-features``, or with the query features and the options ``features``."""
     rss = out.parent / f"{out.name}.rss"
     argv = ["fit", str(battles), "--out", str(out), "--format", "json"]
-    if not features:
-        argv.append("--no-features")
+    argv += ["--no-features"] if features is None else list(features)
     if mode != "local":
         argv += ["--scheduler", mode]
     start = time.perf_counter()
@@ -120,11 +122,12 @@ def run_features(quick: bool = False) -> list[Row]:
     model, the style profiles and the rating predictor meet Arena-scale text; no goal is
     set: issue 18 asks for the time and the steps.
     """
-    users, per_user = QUICK if quick else FULL
+    users, per_user = QUICK_FEATURES if quick else FULL
     battles = _log(users, per_user)
+    options = ["--n-topics", "4"] if quick else []
     with tempfile.TemporaryDirectory(prefix="plb-bench-features-") as tmp:
         load = " ".join(f"{x:.1f}" for x in os.getloadavg())
-        seconds, mb, document = _fit(battles, "local", Path(tmp) / "fit", features=True)
+        seconds, mb, document = _fit(battles, "local", Path(tmp) / "fit", features=options)
         prompts = _distinct_prompts(Path(tmp) / "fit" / "battles.parquet")
     label = (
         f"simulator: {users:,} users, {int(document['n_battles']):,} votes "
