@@ -333,7 +333,7 @@ def _backend_rows(real: _Real) -> tuple[list[Row], dict[str, np.ndarray]]:
     rows: list[Row] = []
     kept: dict[str, np.ndarray] = {}
     today: dict[str, object] = {}
-    for backend in ("minilm-int8", "minilm", "static", "tfidf"):
+    for backend in ("minilm-int8", "minilm-onnx", "minilm", "static", "tfidf"):
         try:
             embedder = make_embedder(backend)
             if backend != "tfidf":

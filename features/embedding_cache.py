@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 from bertopic.backend import BaseEmbedder
 
+from features.query_text import SERVING_BATCH_SIZE
 from features.style import STYLE_FEATURES, style_features
 from features.text_cache import CacheInfo, TextCache, stacked
 from ranking.progress import Progress
@@ -93,14 +94,8 @@ def cached_style_features(texts: Sequence[str], cache: TextCache | None) -> npt.
     return stacked(cache.rows(list(texts), style_features), len(STYLE_FEATURES))
 
 
-#: Texts a batch when serving: a request's few queries, longest first, in batches of 8
-#: pad less than in one batch of all (20 new queries: about 75 ms of CPU against 110 with
-#: the fit's 64 here); a fit's thousands, sorted by length, pad little either way.
-SERVING_BATCH_SIZE = 8
-
-
 def cache_embeddings(
-    predictor: Any, max_items: int = 10_000, *, batch_size: int | None = SERVING_BATCH_SIZE
+    predictor: Any, max_items: int = 10_000, *, serve: bool = True
 ) -> CachedEmbedder | None:
     """Give a fitted rating predictor's topic model a :class:`CachedEmbedder`, and its
     profiler a cache of each query's style statistics (``profiler_.style_cache_``).
@@ -108,9 +103,9 @@ def cache_embeddings(
     Every query the predictor embeds and profiles from then on (its predictions from
     queries, the service's priors of personal boards) goes through the two caches, of
     ``max_items`` texts each. Installing them again keeps them there (their size set
-    anew). The backend embeds ``batch_size`` texts a batch from then on (a backend
-    with batches; None leaves it as fitted): like the cache, what serving wants, not a
-    fit.
+    anew). With ``serve``, the backend embeds as a service should from then on (its
+    ``serve()``: a request's few queries in small batches, on one thread a request where
+    requests run in parallel): like the cache, what serving wants, not a fit.
 
     Parameters
     ----------
@@ -118,9 +113,9 @@ def cache_embeddings(
         Fitted; its ``profiler_.topic_model_.embedder_`` (fitted attributes) is wrapped.
     max_items : int
         The most texts each cache keeps; 0 takes the caches away.
-    batch_size : int or None
-        Texts a batch of the backend (:data:`SERVING_BATCH_SIZE`), with or without the
-        caches.
+    serve : bool
+        Set the backend up for serving (a backend with a ``serve`` method), with or
+        without the caches; False leaves it as fitted.
 
     Returns
     -------
@@ -133,8 +128,8 @@ def cache_embeddings(
     if model is None or embedder is None:
         return None
     inner = embedder.embedder if isinstance(embedder, CachedEmbedder) else embedder
-    if batch_size is not None and hasattr(inner, "batch_size"):
-        inner.batch_size = batch_size
+    if serve and hasattr(inner, "serve"):
+        inner.serve()
     if max_items == 0:
         model.embedder_ = inner
         profiler.style_cache_ = None

@@ -1,6 +1,6 @@
 """Sentence-embedding backends for the topic model, all offline.
 
-Four backends, each a BERTopic :class:`~bertopic.backend.BaseEmbedder`, so the topic model
+Five backends, each a BERTopic :class:`~bertopic.backend.BaseEmbedder`, so the topic model
 takes any of them as its injected ``embedding_model``:
 
 ``minilm``
@@ -9,6 +9,12 @@ takes any of them as its injected ``embedding_model``:
 ``minilm-int8``
     The same network with its linear layers quantised to int8 by PyTorch's dynamic
     quantisation: about twice as fast on a CPU, slightly less exact.
+``minilm-onnx``
+    The same network exported to ONNX on this machine the first time it is asked for,
+    its matrix products quantised to int8, run by ONNX Runtime
+    (:mod:`features.onnx_minilm`): as fast as ``minilm-int8`` on one thread, nearer the
+    full-precision vectors, and without holding the GIL, so that requests embedded on
+    several threads use several cores. The default.
 ``static``
     A static (bag-of-token-vectors) model distilled from all-MiniLM-L6-v2 by model2vec on
     this machine, the first time it is asked for, and cached under :func:`cache_dir`.
@@ -16,7 +22,7 @@ takes any of them as its injected ``embedding_model``:
     TF-IDF and truncated SVD (scikit-learn), fitted on the topic model's own corpus: the
     fallback where PyTorch is not installed.
 
-The backends that embed each batch alone (``minilm``, ``minilm-int8``, ``static``) say how
+The backends that embed each batch alone (all but ``tfidf``) say how
 they batch (``batches``), so that the batches can be embedded elsewhere, e.g. on a Dask
 cluster, with the same result; ``tfidf`` is fitted on its corpus and cannot.
 
@@ -28,7 +34,6 @@ Which backend is the default, and why, is measured in ``bench/topics.py``.
 from __future__ import annotations
 
 import logging
-import re
 import sys
 import warnings
 from collections.abc import Sequence
@@ -47,13 +52,24 @@ from features.light_embedders import (
     distilled_static_model,
 )
 from features.model_files import cache_dir, minilm_path, offline
+from features.onnx_minilm import OnnxMiniLMEmbedder
+from features.query_text import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_TEXT,
+    SERVING_BATCH_SIZE,
+    TEXTS,
+    length_batches,
+    select_text,
+)
 from ranking.progress import Progress, start
 
 __all__ = [
     "BACKENDS",
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_TEXT",
+    "SERVING_BATCH_SIZE",
     "MiniLMEmbedder",
+    "OnnxMiniLMEmbedder",
     "StaticEmbedder",
     "STATIC_DIMENSIONS",
     "TEXTS",
@@ -61,6 +77,8 @@ __all__ = [
     "cache_dir",
     "distilled_static_model",
     "embed",
+    "length_batches",
+    "load_minilm",
     "make_embedder",
     "minilm_path",
     "select_text",
@@ -68,54 +86,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-BACKENDS = ("minilm", "minilm-int8", "static", "tfidf")
-DEFAULT_MAX_TOKENS = 64
-"""Word pieces read of each query by the MiniLM backends. On the 500 real Arena prompts
-(``bench/topics.py``, ``run_real``) 64 finds a prompt's cluster mate clearly more often
-than 32, at 1.5 times the cost; 128 and 256 find it no more often, and reading chosen
-sentences instead of the head finds it less often. (Saved models keep the length they
-were fitted with.)"""
-
-TEXTS = ("head", "ends", "ask")
-DEFAULT_TEXT = "head"
-"""What the MiniLM backends read of a query (:func:`select_text`), measured in
-``bench/topics.py`` (``run_real``) on real Arena prompts."""
-
-
-_SENTENCE = re.compile(r"(?<=[.!?:])\s+|\n+")
-_ASK = re.compile(
-    r"^\W*(please\s+)?(write|explain|create|make|generate|give|tell|help|how|what|why|which|"
-    r"who|can|could|would|implement|describe|list|summari[sz]e|translate|solve|find|show|"
-    r"design|suggest|act|rewrite|convert|fix|provide|i need|i want|i'd like)\b",
-    re.IGNORECASE,
-)
-_SENTENCE_WORDS = 24
-
-
-def select_text(text: str, how: str = DEFAULT_TEXT) -> str:
-    """The part of a query an embedding reads.
-
-    ``"head"`` is the query itself (the backend then reads its first word pieces);
-    ``"ends"`` its first and last sentences; ``"ask"`` its first sentence and its first
-    and last questions or instructions ("How ...", "Write ...", "...?"), the first and
-    last sentences where it has none. Sentences end at ``.``, ``!``, ``?``, ``:`` or a
-    line break; each chosen one is cut at 24 words, so that a pasted page cannot fill
-    the budget of word pieces. A query of one sentence is read whole.
-    """
-    if how not in TEXTS:
-        raise ValueError(f"Argument 'text' must be one of {', '.join(TEXTS)}, not {how!r}.")
-    if how == "head":
-        return text
-    sentences = [s.strip() for s in _SENTENCE.split(text) if s.strip()]
-    if len(sentences) <= 1:
-        return text
-    chosen = [sentences[0], sentences[-1]]
-    if how == "ask":
-        asks = [s for s in sentences[1:] if s.endswith("?") or _ASK.match(s)]
-        if asks:
-            chosen = [sentences[0], asks[0], asks[-1]]
-    parts = dict.fromkeys(" ".join(s.split()[:_SENTENCE_WORDS]) for s in chosen)
-    return " ".join(parts)
+BACKENDS = ("minilm", "minilm-int8", "minilm-onnx", "static", "tfidf")
 
 
 class MiniLMEmbedder(BaseEmbedder):
@@ -156,9 +127,13 @@ class MiniLMEmbedder(BaseEmbedder):
 
     def _load(self) -> Any:
         if self._model is None:
-            self._model = _load_minilm(self.quantize)
+            self._model = load_minilm(self.quantize)
         self._model.max_seq_length = self.max_tokens
         return self._model
+
+    def serve(self) -> None:
+        """Embed as a service does: :data:`SERVING_BATCH_SIZE` queries a batch."""
+        self.batch_size = SERVING_BATCH_SIZE
 
     def batches(self, documents: Sequence[str]) -> list[npt.NDArray[np.intp]]:
         """Positions of ``documents`` in the batches :meth:`embed` encodes, in order.
@@ -171,11 +146,7 @@ class MiniLMEmbedder(BaseEmbedder):
         (bit for bit with int8; within 1e-6 at full precision, whose kernels depend
         on the number of threads): ``service.scale`` embeds them on a Dask cluster.
         """
-        read = [select_text(document, self.text) for document in documents]
-        order = sorted(range(len(read)), key=lambda i: (-len(read[i]), read[i]))
-        positions = np.asarray(order, dtype=np.intp)
-        size = max(1, self.batch_size)
-        return [positions[i : i + size] for i in range(0, positions.size, size)]
+        return length_batches([select_text(d, self.text) for d in documents], self.batch_size)
 
     def embed(
         self, documents: Sequence[str], verbose: bool = False, *, progress: Progress | None = None
@@ -212,8 +183,11 @@ class MiniLMEmbedder(BaseEmbedder):
 
 
 @lru_cache(maxsize=2)
-def _load_minilm(quantize: bool) -> Any:
-    """One loaded network per process and setting; loading costs about half a second."""
+def load_minilm(quantize: bool = False) -> Any:
+    """all-MiniLM-L6-v2 as a ``SentenceTransformer`` (PyTorch), int8 when ``quantize``.
+
+    One loaded network per process and setting; loading costs about half a second.
+    """
     offline()
     import torch
     from sentence_transformers import SentenceTransformer
@@ -242,7 +216,8 @@ def embed(
     """
     from features.embedding_cache import CachedEmbedder  # it calls this function
 
-    if isinstance(embedder, MiniLMEmbedder | StaticEmbedder | TfidfEmbedder | CachedEmbedder):
+    ours = MiniLMEmbedder | OnnxMiniLMEmbedder | StaticEmbedder | TfidfEmbedder | CachedEmbedder
+    if isinstance(embedder, ours):
         return embedder.embed(documents, progress=progress)
     return np.asarray(embedder.embed(list(documents)))
 
@@ -263,6 +238,8 @@ def make_embedder(
         return MiniLMEmbedder(max_tokens=max_tokens, text=text)
     if name == "minilm-int8":
         return MiniLMEmbedder(max_tokens=max_tokens, quantize=True, text=text)
+    if name == "minilm-onnx":
+        return OnnxMiniLMEmbedder(max_tokens=max_tokens, text=text)
     if name == "static":
         return StaticEmbedder()
     if name == "tfidf":

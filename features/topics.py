@@ -47,7 +47,7 @@ logger = logging.getLogger(__name__)
 REDUCERS = ("pca", "umap")
 CLUSTERERS = ("kmeans", "hdbscan")
 DEFAULTS: dict[str, Any] = {
-    "embedding": "minilm-int8",
+    "embedding": "minilm-onnx",
     "reducer": "pca",
     "clusterer": "kmeans",
     "n_topics": 10,
@@ -61,8 +61,12 @@ Embeddings = npt.ArrayLike | Mapping[str, npt.ArrayLike]
 
 
 def default_embedding() -> str:
-    """The default embedding backend: MiniLM where PyTorch is installed, else TF-IDF."""
-    return str(DEFAULTS["embedding"]) if find_spec("torch") is not None else "tfidf"
+    """The default embedding backend: MiniLM by ONNX Runtime where it and PyTorch (which
+    exports the network once) are installed, MiniLM int8 by PyTorch where only PyTorch
+    is, else TF-IDF."""
+    if find_spec("torch") is None:
+        return "tfidf"
+    return str(DEFAULTS["embedding"]) if find_spec("onnxruntime") is not None else "minilm-int8"
 
 
 @dataclass(frozen=True)
@@ -100,7 +104,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    embedding : {"minilm", "minilm-int8", "static", "tfidf"} or None
+    embedding : {"minilm", "minilm-int8", "minilm-onnx", "static", "tfidf"} or None
         Embedding backend (:func:`features.embeddings.make_embedder`); None picks
         :func:`default_embedding`.
     reducer : {"pca", "umap"}

@@ -58,7 +58,7 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
 
 #: The topic model's embedding backends (``features.embeddings.BACKENDS``, which is heavy
 #: to import just for ``--help``).
-EMBEDDINGS = ("minilm", "minilm-int8", "static", "tfidf")
+EMBEDDINGS = ("minilm", "minilm-int8", "minilm-onnx", "static", "tfidf")
 
 
 def add_topic_options(parser: argparse.ArgumentParser) -> None:
@@ -66,7 +66,7 @@ def add_topic_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--embedding",
         choices=EMBEDDINGS,
-        help="embedding backend (default: minilm-int8; tfidf where PyTorch is missing)",
+        help="embedding backend (default: minilm-onnx; tfidf where PyTorch is missing)",
     )
     parser.add_argument(
         "--n-topics",

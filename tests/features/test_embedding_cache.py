@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Sequence
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -119,13 +120,13 @@ def test_the_installed_style_cache_keeps_predictions_unchanged(fitted: RatingPre
 
 
 def test_serving_embeds_in_small_batches_cached_or_not() -> None:
-    """The service's backend embeds a request's queries 8 at a time (less padding than
-    the fit's 64); ``batch_size=None`` leaves the fitted size."""
+    """The service's PyTorch backend embeds a request's queries 8 at a time (less padding
+    than the fit's 64); ``serve=False`` leaves the fitted size."""
     from types import SimpleNamespace
 
     from features.embedding_cache import SERVING_BATCH_SIZE
 
-    def served(max_items: int, **options: int | None) -> int:
+    def served(max_items: int, **options: bool) -> int:
         backend = make_embedder("minilm-int8")  # the network loads only when it embeds
         profiler = SimpleNamespace(topic_model_=SimpleNamespace(embedder_=backend))
         cache_embeddings(SimpleNamespace(profiler_=profiler), max_items, **options)
@@ -133,4 +134,12 @@ def test_serving_embeds_in_small_batches_cached_or_not() -> None:
 
     fitted = int(make_embedder("minilm-int8").batch_size)
     assert served(100) == served(0) == SERVING_BATCH_SIZE != fitted
-    assert served(100, batch_size=None) == fitted
+    assert served(100, serve=False) == fitted
+
+
+def test_serving_runs_the_onnx_backend_a_query_at_a_time_on_one_thread() -> None:
+    backend = make_embedder("minilm-onnx")
+    profiler = SimpleNamespace(topic_model_=SimpleNamespace(embedder_=backend))
+    assert (backend.batch_size, backend.threads) == (16, None)  # a fit's: every core
+    cache_embeddings(SimpleNamespace(profiler_=profiler), 100)
+    assert (backend.batch_size, backend.threads) == (1, 1)

@@ -32,7 +32,7 @@ def test_minilm_weights_come_from_the_installed_package() -> None:
     assert (path / "model.safetensors").exists()
 
 
-@pytest.mark.parametrize("name", ["minilm", "minilm-int8", "static"])
+@pytest.mark.parametrize("name", ["minilm", "minilm-int8", "minilm-onnx", "static"])
 def test_network_backends_give_unit_vectors_that_mean_something(name: str) -> None:
     vectors = make_embedder(name).embed(SENTENCES)
     assert vectors.shape[0] == 3 and vectors.shape[1] in (256, 384)
@@ -42,9 +42,10 @@ def test_network_backends_give_unit_vectors_that_mean_something(name: str) -> No
     assert os.environ.get("HF_HUB_OFFLINE") == "1"
 
 
-def test_quantised_minilm_stays_close_to_full_precision() -> None:
+@pytest.mark.parametrize("name", ["minilm-int8", "minilm-onnx"])
+def test_quantised_minilm_stays_close_to_full_precision(name: str) -> None:
     full = make_embedder("minilm").embed(SENTENCES)
-    quantised = make_embedder("minilm-int8").embed(SENTENCES)
+    quantised = make_embedder(name).embed(SENTENCES)
     assert np.min(np.sum(full * quantised, axis=1)) > 0.9
 
 
@@ -75,10 +76,10 @@ def test_a_pickled_backend_leaves_the_network_behind() -> None:
 def test_unknown_backend_is_named() -> None:
     with pytest.raises(ValueError, match="'embedding' must be one of .*not 'bert'"):
         make_embedder("bert")
-    assert set(BACKENDS) == {"minilm", "minilm-int8", "static", "tfidf"}
+    assert set(BACKENDS) == {"minilm", "minilm-int8", "minilm-onnx", "static", "tfidf"}
 
 
-@pytest.mark.parametrize("name", ["minilm-int8", "static"])
+@pytest.mark.parametrize("name", ["minilm-int8", "minilm-onnx", "static"])
 def test_each_batch_embedded_alone_gives_the_vectors_of_embed(
     name: str, corpus: tuple[list[str], np.ndarray]
 ) -> None:
@@ -99,6 +100,7 @@ def test_each_batch_embedded_alone_gives_the_vectors_of_embed(
     ("name", "stage"),
     [
         ("minilm-int8", "embedding queries"),
+        ("minilm-onnx", "embedding queries"),
         ("static", "embedding queries"),
         ("tfidf", "embedding queries (TF-IDF)"),
     ],
@@ -106,15 +108,15 @@ def test_each_batch_embedded_alone_gives_the_vectors_of_embed(
 def test_progress_counts_the_queries_and_changes_no_vector(
     name: str, stage: str, corpus: tuple[list[str], np.ndarray]
 ) -> None:
-    docs = corpus[0][:150]  # three MiniLM batches
+    docs = corpus[0][:150]  # several batches
     plain = make_embedder(name).embed(docs)
     progress = RecordedProgress()
     told = embed(make_embedder(name), docs, progress)
     np.testing.assert_array_equal(told, plain)
     assert [(s.name, s.total, s.unit) for s in progress.stages] == [(stage, 150, "queries")]
     progress.assert_complete()
-    if name == "minilm-int8":
-        assert progress.stages[0].calls == 3  # one a batch
+    if name.startswith("minilm"):
+        assert progress.stages[0].calls == len(make_embedder(name).batches(docs))  # one a batch
 
 
 def test_embed_calls_another_backend_as_bertopic_does() -> None:

@@ -30,7 +30,7 @@ def test_topics_table_and_json(
     argv = ["topics", str(log), "--n-topics", "6", "--out", str(out), "--format", "json"]
     assert main(argv) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["embedding"] == "minilm-int8" and len(doc["topics"]) == 6
+    assert doc["embedding"] == "minilm-onnx" and len(doc["topics"]) == 6
     assert sum(t["size"] for t in doc["topics"]) == doc["n_queries"]
     assert {"topic", "size", "share", "words", "label"} <= set(doc["topics"][0])
     assert TopicModel.load(out).n_topics_ == 6
