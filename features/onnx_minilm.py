@@ -10,10 +10,10 @@ fetched: the weights are the package's.
 Why a second int8 MiniLM: ONNX Runtime runs the whole network without holding Python's
 GIL, so queries embedded on several threads use several cores, where PyTorch's eager
 modules take the GIL between kernels (two threads embedding at once here: 6.3 requests
-of 20 queries a second with PyTorch int8 against 7.2 on one thread; 17.8 with ONNX
-Runtime against 8.8). Its int8 vectors are also nearer the full-precision ones (mean
-cosine 0.956 on 200 simulated prompts, PyTorch's dynamic int8 0.935); bench K compares
-the backends' topics on real prompts.
+of 20 queries a second with PyTorch int8 against 7.2 on one thread; 19.3 with ONNX
+Runtime, a query a run, against 10.0). Its int8 vectors are also nearer the
+full-precision ones (mean cosine 0.958 on 200 simulated prompts, PyTorch's dynamic int8
+0.937); bench K compares the backends' topics on real prompts.
 
 Tokens are read by the model's own ``tokenizer.json`` (the ``tokenizers`` library, as
 sentence-transformers reads it: cut at ``max_tokens`` word pieces, padded to the longest
