@@ -1,7 +1,9 @@
 """Battle-log files as Arrow tables, a block at a time: the columnar reader's formats.
 
 CSV is cut into blocks of whole lines, each parsed by Arrow with every column as text
-(``tstamp`` as a number), so that ids such as ``"007"`` stay intact; JSON Lines likewise,
+(``tstamp`` as a number), so that ids such as ``"007"`` stay intact; text that pandas reads
+as missing (``""``, ``"NA"``, ...) is kept as text, for :func:`missing` to find, in the
+columns where the battle frame needs it (Arrow would look up every value); JSON Lines likewise,
 its ISO dates read back as text; Parquet in record batches. What Arrow cannot read as the
 row path would raises :class:`Fallback`, and the file is read again by rows.
 """
@@ -12,26 +14,40 @@ import csv
 import gzip
 import io
 from collections.abc import Callable, Iterator
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 import pyarrow.parquet as pq
 
-__all__ = ["BLOCK_BYTES", "TABLES", "Fallback", "Stream"]
+__all__ = ["BLOCK_BYTES", "NA_TEXT", "TABLES", "Fallback", "Stream", "missing"]
 
 #: Bytes of text parsed at a time (CSV and JSON Lines).
 BLOCK_BYTES = 16 << 20
+#: Bytes of a block that Arrow parses at a time, in parallel.
+_PARSE_BYTES = 4 << 20
 #: What ``pandas.read_csv`` reads as missing by default, for the same answer on both paths.
 _NA_VALUES = [
     *("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND"),
     *("1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"),
 ]
+#: The same, as a set of Python strings and as Arrow's.
+NA_TEXT = frozenset(_NA_VALUES)
+_NA_ARRAY = pa.array(_NA_VALUES, pa.string())
+#: Bytes of the longest of them, and the first bytes of those not empty.
+_NA_LONGEST = max(len(v.encode()) for v in _NA_VALUES)
+_NA_FIRST = np.zeros(256, dtype=bool)
+_NA_FIRST[[v.encode()[0] for v in _NA_VALUES if v]] = True
 #: Columns Arrow converts as it reads a CSV block (text that is not a number in
-#: ``tstamp`` fails the block, which then goes by rows); every other one is text.
-_CSV_TYPES = {"tstamp": pa.float64()}
+#: ``tstamp`` fails the block, which then goes by rows); every other one is text, the
+#: battle frame's text columns as it keeps them (large strings).
+_CSV_TYPES = {
+    "tstamp": pa.float64(),
+    **dict.fromkeys(("battle_id", "user_id", "prompt"), pa.large_string()),
+}
 #: A file as read: Arrow's own (plain files), or Python's gzip stream.
 Stream: TypeAlias = pa.NativeFile | gzip.GzipFile
 
@@ -58,21 +74,77 @@ def _csv_tables(stream: Stream, chunksize: int) -> Iterator[pa.Table]:
     """Blocks of whole lines, each parsed by Arrow on all cores, every column as text.
 
     Cutting at a line end inside a quoted value leaves a block that Arrow refuses (an
-    unterminated quote, or a row of the wrong width), so such a file goes by rows.
+    unterminated quote, or a row of the wrong width), so such a file goes by rows. Each
+    block is checked to be UTF-8 as a whole (quicker than value by value). Text is never
+    missing here: :func:`missing` finds pandas' missing values in it.
     """
     convert = pacsv.ConvertOptions(
-        column_types=None, null_values=_NA_VALUES, strings_can_be_null=True
+        column_types=None, null_values=_NA_VALUES, strings_can_be_null=False, check_utf8=False
     )
     names: list[str] = []
     for number, block in enumerate(_line_blocks(stream)):
+        _check_utf8(block)
         if number == 0:
             names = _csv_header(block.slice(0, min(block.size, 1 << 16)).to_pybytes())
             convert.column_types = {n: _CSV_TYPES.get(n, pa.string()) for n in names}
-        read = pacsv.ReadOptions(column_names=names, skip_rows=int(number == 0))
+        read = pacsv.ReadOptions(
+            column_names=names, skip_rows=int(number == 0), block_size=_PARSE_BYTES
+        )
         table = pacsv.read_csv(block, read_options=read, convert_options=convert)
         if table.column_names != names:
             raise Fallback("header read differently")
         yield table
+
+
+def missing(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A text column of a CSV block with what pandas reads as missing (``""``, ``"NA"``,
+    ``"null"``, ...) as nulls, as ``pandas.read_csv`` reads it.
+
+    Only the values short enough, and that begin as one of those does, are looked up.
+    """
+    offset: type[np.signedinteger[Any]]
+    if pa.types.is_string(column.type):
+        offset = np.int32
+    elif pa.types.is_large_string(column.type):
+        offset = np.int64
+    else:
+        return column
+    chunks = [_missing(chunk, offset) for chunk in column.chunks]
+    return pa.chunked_array(chunks, column.type)
+
+
+def _missing(array: pa.Array, offset: type[np.signedinteger[Any]]) -> pa.Array:
+    if not len(array):
+        return array
+    _, offsets_buffer, data_buffer = array.buffers()
+    offsets = np.frombuffer(offsets_buffer, offset)[array.offset : array.offset + len(array) + 1]
+    lengths = np.diff(offsets)
+    rows = np.flatnonzero(lengths <= _NA_LONGEST)
+    filled = lengths[rows] > 0
+    if filled.any():
+        first = np.frombuffer(data_buffer, np.uint8)[offsets[rows[filled]]]
+        keep = ~filled
+        keep[filled] = _NA_FIRST[first]
+        rows = rows[keep]
+    if rows.size:
+        found = pc.is_in(array.take(pa.array(rows)), value_set=_NA_ARRAY)
+        rows = rows[pc.fill_null(found, False).to_numpy(zero_copy_only=False)]
+    if not rows.size:
+        return array
+    null = np.zeros(len(array), dtype=bool)
+    null[rows] = True
+    return pc.if_else(pa.array(null), pa.scalar(None, array.type), array)
+
+
+def _check_utf8(block: pa.Buffer) -> None:
+    """:class:`Fallback` unless ``block`` is UTF-8 text (then so is each value in it: the
+    delimiters, quotes and line ends that cut it into values are ASCII)."""
+    offsets = pa.array([0, block.size], pa.int64()).buffers()[1]
+    text = pa.Array.from_buffers(pa.large_binary(), 1, [None, offsets, block])
+    try:
+        text.cast(pa.large_string())
+    except pa.ArrowInvalid:
+        raise Fallback("not UTF-8 text") from None
 
 
 def _line_blocks(stream: Stream) -> Iterator[pa.Buffer]:

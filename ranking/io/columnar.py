@@ -25,7 +25,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ranking.io.arrow_tables import TABLES, Fallback
+from ranking.io.arrow_tables import NA_TEXT, TABLES, Fallback, missing
 from ranking.io.battle_frame import WINNERS
 from ranking.io.duplicate_ids import repeated_ids
 from ranking.io.records import ALIASES, BATTLE_COLUMNS
@@ -103,13 +103,14 @@ def _first_user_turn(conversations: pa.ChunkedArray) -> pa.Array:
 
 
 def _text(column: pa.ChunkedArray, name: str, *, numbers: bool = False) -> pa.ChunkedArray:
-    """A column as Arrow strings; integers too where ``numbers`` (ids such as 17)."""
+    """A column as Arrow strings (or large strings, kept); integers too where ``numbers``
+    (ids such as 17)."""
     kind = column.type
     if pa.types.is_dictionary(kind):
         column, kind = column.cast(kind.value_type), kind.value_type
-    if pa.types.is_string(kind):
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
         return column
-    if pa.types.is_large_string(kind) or pa.types.is_null(kind):
+    if pa.types.is_null(kind):
         return column.cast(pa.string())
     if numbers and pa.types.is_integer(kind):
         return column.cast(pa.string())
@@ -128,14 +129,20 @@ def _codes(column: pa.ChunkedArray, name: str) -> pa.DictionaryArray:
     if pa.types.is_dictionary(column.type) and pa.types.is_string(column.type.value_type):
         encoded = column.unify_dictionaries().combine_chunks()
         return encoded.cast(pa.dictionary(pa.int32(), pa.string()))
-    return pc.dictionary_encode(_text(column, name).combine_chunks())
+    text = _text(column, name)
+    if pa.types.is_large_string(text.type):
+        text = text.cast(pa.string())
+    return pc.dictionary_encode(text).combine_chunks()  # one dictionary
 
 
-def _models(column: pa.ChunkedArray, name: str) -> pa.DictionaryArray:
-    """Model names, dictionary-encoded; :class:`Fallback` if one is missing or empty."""
+def _models(
+    column: pa.ChunkedArray, name: str, na: frozenset[str] = frozenset()
+) -> pa.DictionaryArray:
+    """Model names, dictionary-encoded; :class:`Fallback` if one is missing (null, or one
+    of the texts ``na``) or empty."""
     encoded = _codes(column, name)
-    if any(not v.strip() for v in encoded.dictionary.to_pylist()):
-        raise Fallback(f"field {name!r} is empty")
+    if any(not v.strip() or v in na for v in encoded.dictionary.to_pylist()):
+        raise Fallback(f"field {name!r} is missing or empty")
     return encoded
 
 
@@ -146,7 +153,7 @@ def _winners(column: pa.ChunkedArray) -> npt.NDArray[np.int8]:
     if canonical.null_count:
         raise Fallback("field 'winner' is not canonical")
     codes = canonical.to_numpy(zero_copy_only=False).astype(np.int8)
-    return codes[encoded.indices.to_numpy(zero_copy_only=False)]
+    return np.take(codes, encoded.indices.to_numpy(zero_copy_only=False))
 
 
 def _no_empty(column: pa.ChunkedArray) -> pa.ChunkedArray:
@@ -164,10 +171,7 @@ def _stamps(column: pa.ChunkedArray) -> npt.NDArray[np.float64]:
         values = column.cast(pa.float64()).to_numpy()
     except pa.ArrowInvalid:
         raise Fallback("field 'tstamp' holds text that is not a number") from None
-    if (
-        not np.isfinite(values[~np.isnan(values)]).all()
-        or np.isnan(values).sum() > column.null_count
-    ):
+    if np.isinf(values).any() or np.count_nonzero(np.isnan(values)) > column.null_count:
         raise Fallback("field 'tstamp' is not finite")
     return values
 
@@ -183,11 +187,17 @@ class ColumnarFile:
     missing_as_nan : bool
         Missing values of label columns of mixed Python values are NaN (CSV, JSON Lines,
         as pandas makes them from text or dicts) rather than None (Parquet).
+    missing_text : bool, default False
+        Text columns hold what ``pandas.read_csv`` reads as missing as text (CSV, see
+        :func:`ranking.io.arrow_tables.missing`): read it as missing.
     """
 
-    def __init__(self, *, infer_labels: bool, missing_as_nan: bool) -> None:
+    def __init__(
+        self, *, infer_labels: bool, missing_as_nan: bool, missing_text: bool = False
+    ) -> None:
         self.infer_labels = infer_labels
         self.missing_as_nan = missing_as_nan
+        self.na = NA_TEXT if missing_text else frozenset()
         self.n_read = self.n_self = 0
         self._models: list[tuple[pa.DictionaryArray, pa.DictionaryArray]] = []
         self._winners: list[npt.NDArray[np.int8]] = []
@@ -205,13 +215,17 @@ class ColumnarFile:
         if "winner" not in names or "model_a" not in names or "model_b" not in names:
             raise Fallback("a required field is missing")
         self.n_read += table.num_rows
-        a, b = _models(table["model_a"], "model_a"), _models(table["model_b"], "model_b")
-        winner = _winners(table["winner"])
+        a = _models(table["model_a"], "model_a", self.na)
+        b = _models(table["model_b"], "model_b", self.na)
+        winner = _winners(table["winner"])  # (a text read as missing is not a winner)
         stamps = _stamps(table["tstamp"]) if "tstamp" in names else None
         text = {n: _text(table[n], n, numbers=True) for n in _IDS if n in names}
+        labels = {n: table[n] for n in names if n not in BATTLE_COLUMNS}
+        if self.na:  # CSV: "NA", "null", an empty string, ... are missing
+            text = {n: missing(column) for n, column in text.items()}
+            labels = {n: missing(column) for n, column in labels.items()}
         if not self.infer_labels:  # (CSV reads an empty string as missing already)
             text = {n: _no_empty(column) for n, column in text.items()}
-        labels = {n: table[n] for n in names if n not in BATTLE_COLUMNS}
         b_in_a = pc.index_in(b.dictionary, value_set=a.dictionary).to_numpy(zero_copy_only=False)
         codes_a = a.indices.to_numpy()
         same = np.nan_to_num(b_in_a, nan=-1)[b.indices.to_numpy()] == codes_a
@@ -241,11 +255,13 @@ class ColumnarFile:
             raise Fallback("no records")  # the row path keeps the columns of an empty file
         dictionaries = [d for a, b in self._models for d in (a.dictionary, b.dictionary)]
         models = pd.Index(sorted(set(pa.chunked_array(dictionaries).to_pylist())))
+        names = pa.array(models.tolist(), pa.string())
         codes = {"model_a": [], "model_b": []}  # type: dict[str, list[npt.NDArray[Any]]]
         for pair in self._models:
             for name, array in zip(codes, pair, strict=True):
-                remap = models.get_indexer(array.dictionary.to_pylist()).astype(np.int32)
-                codes[name].append(remap[array.indices.to_numpy(zero_copy_only=False)])
+                remap = pc.index_in(array.dictionary, value_set=names).to_numpy()
+                remap = remap.astype(np.int32)
+                codes[name].append(np.take(remap, array.indices.to_numpy(zero_copy_only=False)))
         n = sum(self._sizes)
         columns: dict[str, Any] = {}
         for name in BATTLE_COLUMNS:
@@ -259,7 +275,7 @@ class ColumnarFile:
                 columns[name] = np.concatenate(stamps)
             else:
                 columns[name] = self._strings(self._text.get(name), n)
-        out = pd.DataFrame(columns, index=pd.RangeIndex(n))
+        out = pd.DataFrame(columns, index=pd.RangeIndex(n), copy=False)  # arrays made here
         for name in self._dropped.intersection(self._labels):
             if any(p is not None and not pa.types.is_null(p.type) for p in self._labels[name]):
                 raise Fallback(f"field {name!r} holds lists and other values")

@@ -273,12 +273,18 @@ class _Reader:
         file: PathArg, suffix: str, gz: bool, chunksize: int, told: _Told
     ) -> ColumnarFile:
         """The fast path: the file's blocks as Arrow tables, checked column by column."""
-        columns = ColumnarFile(infer_labels=suffix == ".csv", missing_as_nan=suffix != ".parquet")
-        with pa.OSFile(os.fspath(file)) as raw:
+        csv = suffix == ".csv"
+        columns = ColumnarFile(
+            infer_labels=csv, missing_as_nan=suffix != ".parquet", missing_text=csv
+        )
+        # text: its blocks without copying them (Parquet's arrays are kept off the file)
+        opener = pa.OSFile if suffix == ".parquet" else pa.memory_map
+        with opener(os.fspath(file)) as raw:
             with gzip.GzipFile(fileobj=raw) if gz else nullcontext(raw) as stream:
                 tables = ((t, raw.tell()) for t in TABLES[suffix](stream, chunksize))
-                # gzip: decompress the next block in a thread (Arrow parses on all cores)
-                with closing(_ahead(tables) if gz else tables) as blocks:  # before the file
+                # read (decompress, parse) the next block in a thread while this one is
+                # checked: Arrow parses on all cores, zlib and Arrow release the interpreter
+                with closing(_ahead(tables)) as blocks:  # before the file
                     for table, position in blocks:
                         columns.add(table)
                         told(position)

@@ -171,6 +171,49 @@ def test_what_the_fast_path_leaves_is_read_by_rows(
     )
 
 
+@pytest.mark.parametrize("block", [arrow_tables.BLOCK_BYTES, 128])
+def test_csv_text_read_as_missing_is_what_pandas_reads_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    missing = ["", "NA", "null", "#N/A N/A", "-1.#QNAN", "nan", "<NA>", "None", "n/a"]
+    near = ["NAN", "na", "Null", "N/A2", "nul", "#", "-", "1", "None ", "0", "u1", "é"]
+    rows = []
+    for i, value in enumerate(missing + near):
+        text = f'"{value}"' if i % 2 else value  # quoted or not
+        rows.append(f"{i:03d}{text},m{i % 3},n{i % 3},tie,{text},{text},{text},{i % 2}")
+    path = tmp_path / "missing.csv"
+    path.write_text("battle_id,model_a,model_b,winner,user_id,prompt,lang,turn\n" + "\n".join(rows))
+    monkeypatch.setattr(arrow_tables, "BLOCK_BYTES", block)
+    ours = by_columns(monkeypatch, path)
+    assert_same(ours, by_rows(monkeypatch, path))
+    assert ours.battles["prompt"].isna().sum() == len(missing)
+    model = tmp_path / "missing-model.csv"  # a missing model: the row path says which
+    model.write_text("model_a,model_b,winner\nx,y,tie\nNA,y,tie\n")
+    assert_same(
+        read_battles(model, skip_invalid=True), by_rows(monkeypatch, model, skip_invalid=True)
+    )
+
+
+@pytest.mark.parametrize("where", ["header", "prompt", "label"])
+def test_csv_that_is_not_utf8_is_named_by_the_row_path(tmp_path: Path, where: str) -> None:
+    bad = "\udcff"  # the byte 0xff, written back as itself
+    header = "model_a,model_b,winner,prompt,lang" + (bad if where == "header" else "")
+    row = f"x,y,tie,hi{bad if where == 'prompt' else ''},en{bad if where == 'label' else ''}"
+    path = tmp_path / "latin.csv"
+    path.write_bytes(f"{header}\n{row}\n".encode("utf-8", "surrogateescape"))
+    with pytest.raises(BattleLogError, match="not UTF-8 text"):
+        read_battles(path, skip_invalid=True)
+
+
+@pytest.mark.parametrize("kind", [pa.string(), pa.large_string()])
+def test_missing_text_is_found_in_sliced_chunks(kind: pa.DataType) -> None:
+    values = ["x", "NA", "", "NAN", "null", "#N/A", "ok", None]
+    column = pa.chunked_array([pa.array(values, kind).slice(1), pa.array(["nan"], kind)])
+    found = arrow_tables.missing(column)
+    assert found.type == kind
+    assert found.to_pylist() == [None, None, "NAN", None, None, "ok", None, None]
+
+
 def test_an_invalid_record_is_named_by_the_row_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -203,6 +246,17 @@ def test_repeated_ids_of_one_length_are_hashed_exactly(ids: list[str | None]) ->
     series = pd.Series(ids, dtype="string")
     expected = series.notna() & series.duplicated()
     np.testing.assert_array_equal(repeated_ids(series), expected.to_numpy(dtype=bool))
+
+
+@pytest.mark.parametrize("width", [3, 8, 16])
+def test_repeated_ids_in_chunks_are_hashed_a_slice_at_a_time(
+    monkeypatch: pytest.MonkeyPatch, width: int
+) -> None:
+    monkeypatch.setattr(duplicate_ids, "_ROWS_HASHED", 3)
+    ids = [f"{i % 7:0{width}d}" for i in range(40)]
+    chunks = pa.chunked_array([ids[:11], ids[11:11], ids[11:]], pa.large_string())
+    series = pd.Series(pd.arrays.ArrowStringArray(chunks))
+    np.testing.assert_array_equal(repeated_ids(series), pd.Series(ids).duplicated().to_numpy())
 
 
 def test_a_collision_of_hashes_drops_no_battle(monkeypatch: pytest.MonkeyPatch) -> None:
