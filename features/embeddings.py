@@ -34,7 +34,6 @@ Which backend is the default, and why, is measured in ``bench/topics.py``.
 from __future__ import annotations
 
 import logging
-import sys
 import warnings
 from collections.abc import Sequence
 from functools import lru_cache
@@ -43,7 +42,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from bertopic.backend import BaseEmbedder
-from tqdm import tqdm
 
 from features.light_embedders import (
     STATIC_DIMENSIONS,
@@ -58,10 +56,11 @@ from features.query_text import (
     DEFAULT_TEXT,
     SERVING_BATCH_SIZE,
     TEXTS,
+    embed_in_batches,
     length_batches,
     select_text,
 )
-from ranking.progress import Progress, start
+from ranking.progress import Progress
 
 __all__ = [
     "BACKENDS",
@@ -157,24 +156,30 @@ class MiniLMEmbedder(BaseEmbedder):
         told of the stage ``"embedding queries"``, in queries.
         """
         model = self._load()
-        documents = list(documents)
-        read = [select_text(document, self.text) for document in documents]
         # sentence-transformers 6 renamed get_sentence_embedding_dimension (a FutureWarning)
         dimension = getattr(model, "get_embedding_dimension", None)
         width = dimension() if dimension else model.get_sentence_embedding_dimension()
-        vectors = np.zeros((len(documents), width), np.float32)
-        batches = self.batches(documents)
-        advance = start(progress, "embedding queries", len(documents), "queries")
-        for batch in tqdm(batches, disable=not verbose or len(batches) < 2, file=sys.stderr):
-            vectors[batch] = model.encode(
-                [read[i] for i in batch],
-                batch_size=batch.size,
-                show_progress_bar=False,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
+
+        def encode(texts: list[str]) -> npt.NDArray[np.float32]:
+            return np.asarray(
+                model.encode(
+                    texts,
+                    batch_size=len(texts),
+                    show_progress_bar=False,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                )
             )
-            advance(batch.size)
-        return vectors
+
+        return embed_in_batches(
+            documents,
+            encode,
+            width=width,
+            text=self.text,
+            batch_size=self.batch_size,
+            verbose=verbose,
+            progress=progress,
+        )
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()

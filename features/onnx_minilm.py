@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 import tempfile
 import warnings
 from collections.abc import Sequence
@@ -35,11 +34,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from bertopic.backend import BaseEmbedder
-from tqdm import tqdm
 
 from features.model_files import cache_dir, minilm_path, offline
-from features.query_text import DEFAULT_MAX_TOKENS, DEFAULT_TEXT, length_batches, select_text
-from ranking.progress import Progress, start
+from features.query_text import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_TEXT,
+    embed_in_batches,
+    length_batches,
+    select_text,
+)
+from ranking.progress import Progress
 
 __all__ = ["DIMENSIONS", "OnnxMiniLMEmbedder", "exported_model"]
 
@@ -204,17 +208,22 @@ class OnnxMiniLMEmbedder(BaseEmbedder):
         """
         session = _session(str(exported_model()), self.threads or 0)
         tokenizer = _tokenizer(self.max_tokens)
-        read = [select_text(document, self.text) for document in documents]
-        vectors = np.zeros((len(read), DIMENSIONS), np.float32)
-        batches = self.batches(documents)
-        advance = start(progress, "embedding queries", len(read), "queries")
-        for batch in tqdm(batches, disable=not verbose or len(batches) < 2, file=sys.stderr):
-            encoded = tokenizer.encode_batch([read[i] for i in batch])
+
+        def encode(texts: list[str]) -> npt.NDArray[np.float32]:
+            encoded = tokenizer.encode_batch(texts)
             feed = {
                 "input_ids": np.array([e.ids for e in encoded], dtype=np.int64),
                 "attention_mask": np.array([e.attention_mask for e in encoded], dtype=np.int64),
                 "token_type_ids": np.array([e.type_ids for e in encoded], dtype=np.int64),
             }
-            vectors[batch] = session.run(None, feed)[0]
-            advance(batch.size)
-        return vectors
+            return np.asarray(session.run(None, feed)[0])
+
+        return embed_in_batches(
+            documents,
+            encode,
+            width=DIMENSIONS,
+            text=self.text,
+            batch_size=self.batch_size,
+            verbose=verbose,
+            progress=progress,
+        )

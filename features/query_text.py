@@ -2,22 +2,28 @@
 
 Shared by the MiniLM backends (:mod:`features.embeddings`, :mod:`features.onnx_minilm`):
 the word pieces read (:data:`DEFAULT_MAX_TOKENS`), the part of a query read
-(:func:`select_text`), and the batches, longest first (:func:`length_batches`).
+(:func:`select_text`), the batches, longest first (:func:`length_batches`), and the loop
+that embeds them batch by batch (:func:`embed_in_batches`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
+from tqdm import tqdm
+
+from ranking.progress import Progress, start
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_TEXT",
     "SERVING_BATCH_SIZE",
     "TEXTS",
+    "embed_in_batches",
     "length_batches",
     "select_text",
 ]
@@ -84,3 +90,29 @@ def length_batches(read: Sequence[str], batch_size: int) -> list[npt.NDArray[np.
     positions = np.asarray(order, dtype=np.intp)
     size = max(1, batch_size)
     return [positions[i : i + size] for i in range(0, positions.size, size)]
+
+
+def embed_in_batches(
+    documents: Sequence[str],
+    encode: Callable[[list[str]], npt.ArrayLike],
+    *,
+    width: int,
+    text: str,
+    batch_size: int,
+    verbose: bool = False,
+    progress: Progress | None = None,
+) -> npt.NDArray[np.float32]:
+    """``(n, width)`` vectors of ``documents``: what ``encode`` gives for each batch of
+    :func:`length_batches` of the text :func:`select_text` reads of them.
+
+    ``verbose`` draws a bar on stderr; ``progress`` is told of the stage ``"embedding
+    queries"``, in queries, a batch at a time.
+    """
+    read = [select_text(document, text) for document in documents]
+    vectors = np.zeros((len(read), width), np.float32)
+    batches = length_batches(read, batch_size)
+    advance = start(progress, "embedding queries", len(read), "queries")
+    for batch in tqdm(batches, disable=not verbose or len(batches) < 2, file=sys.stderr):
+        vectors[batch] = encode([read[i] for i in batch])
+        advance(batch.size)
+    return vectors
