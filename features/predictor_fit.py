@@ -6,6 +6,14 @@ every training vote, and each training user is predicted by a model fitted witho
 fold, so that the predictor can learn how far users stray from their prediction. The
 predictor's own module holds the settings, the predictions and the persistence; this one
 only what :meth:`~features.predictor.RatingPredictor.fit` needs.
+
+Past :data:`SEARCH_VOTES` votes, the penalty is searched on the votes of a random sample
+of users instead of all of them. The penalty is on the sum of the votes' losses, so its
+weight against the data shrinks as votes grow: at a million votes and a few hundred
+coefficients every penalty of the grid leaves the fit nearly unpenalised, and the search
+(up to ``len(ALPHA_GRID) * folds`` fits a member) would cost an hour to choose between
+near-identical models. The model of all votes is then fitted once at the chosen penalty,
+and each fold's model starts from it.
 """
 
 from __future__ import annotations
@@ -21,17 +29,26 @@ from features.prediction import StyleMember
 from features.profile import STYLE_SOURCES, UserProfiles
 from features.query_context import vote_query_context
 from features.style import style_features
-from ranking.contextual import ALPHA_GRID, fit_contextual_bt, search_alpha
-from ranking.progress import Progress, start
+from ranking.contextual import (
+    ALPHA_GRID,
+    ContextualBT,
+    fit_contextual_bt,
+    fit_folds,
+    search_alpha,
+)
+from ranking.progress import Advance, Progress, start
 from ranking.types import FloatArray, PairwiseData
 
 if TYPE_CHECKING:
     from features.predictor import RatingPredictor
 
-__all__ = ["STYLE_COMPONENTS", "check_settings", "fit_members"]
+__all__ = ["SEARCH_VOTES", "STYLE_COMPONENTS", "check_settings", "fit_members"]
 
 #: Numbers of style components of the models :class:`RatingPredictor` averages.
 STYLE_COMPONENTS: tuple[int, ...] = (4, 8, 16)
+
+#: Votes the penalty search fits at most: past it, the votes of users drawn at random.
+SEARCH_VOTES = 200_000
 
 
 def check_settings(predictor: RatingPredictor) -> None:
@@ -104,6 +121,7 @@ def fit_members(
     searched = len(ALPHA_GRID) * len(np.unique(fold)) if predictor.alpha is None else 0
     fits = len(sizes) * (searched + 1 + predictor.folds)
     advance = start(progress, "rating predictor", fits, "fits")
+    searched_rows = _search_rows(users, n_users, rng)
     members = []
     crossed = np.zeros((n_users, data.n_models))
     for components in sizes:
@@ -113,36 +131,80 @@ def fit_members(
         scale = np.where(spread > 0, spread, 1.0)
         user_contexts = predictor.member_contexts(profiles, pca, scale)
         contexts = _vote_contexts(predictor, battles, users, user_contexts, pca, scale)
-        if predictor.alpha is None:  # by held-out users' votes; its fold models are reused
-            search = search_alpha(
-                data.matchups, data.outcomes, contexts, data.n_models, fold, advance=advance
-            )
-            alpha, fold_models = search.alpha, search.fold_models
-        else:
-            alpha, fold_models = predictor.alpha, {}
+        alpha, fold_models = _penalty(predictor, data, contexts, fold, searched_rows, advance)
         model = fit_contextual_bt(
             data.matchups, data.outcomes, contexts, data.n_models, alpha=alpha
         )
-        advance(1)
+        advance(1 + len(fold_models))  # the search's fold fits at the penalty are reused
+        left = [f for f in range(predictor.folds) if f not in fold_models]
+        fold_models |= fit_folds(
+            data.matchups,
+            data.outcomes,
+            contexts,
+            data.n_models,
+            fold,
+            left,
+            alpha=alpha,
+            start=model,
+            advance=advance,
+        )
+        del contexts
         member_crossed = np.zeros((n_users, data.n_models))
         for f in range(predictor.folds):
-            train = fold != f
-            if f in fold_models:  # the search's fit at the chosen penalty
-                fold_model = fold_models[f]
-            else:
-                fold_model = fit_contextual_bt(
-                    data.matchups[train],
-                    data.outcomes[train],
-                    contexts[train],
-                    data.n_models,
-                    alpha=alpha,
-                )
             held = fold_of_user == f
-            member_crossed[held] = fold_model.strengths(user_contexts[held])
-            advance(1)
+            member_crossed[held] = fold_models[f].strengths(user_contexts[held])
         members.append(StyleMember(pca, scale, model))
         crossed += member_crossed / len(sizes)
     return members, crossed
+
+
+def _search_rows(
+    users: npt.NDArray[np.intp], n_users: int, rng: np.random.Generator
+) -> npt.NDArray[np.intp] | None:
+    """The votes the penalty search fits: ``None`` (all of them) up to
+    :data:`SEARCH_VOTES`, else those of users drawn at random until the next user's
+    would pass it (at least one user's). Whole users are drawn, so that the search still
+    scores the prediction of users it has not seen."""
+    if len(users) <= SEARCH_VOTES:
+        return None
+    order = rng.permutation(n_users)
+    per_user = np.bincount(users, minlength=n_users)[order]
+    drawn = max(1, int(np.searchsorted(np.cumsum(per_user), SEARCH_VOTES, side="right")))
+    chosen = np.zeros(n_users, dtype=bool)
+    chosen[order[:drawn]] = True
+    return np.flatnonzero(chosen[users])
+
+
+def _penalty(
+    predictor: RatingPredictor,
+    data: PairwiseData,
+    contexts: FloatArray,
+    fold: npt.NDArray[np.intp],
+    rows: npt.NDArray[np.intp] | None,
+    advance: Advance,
+) -> tuple[float, dict[int, ContextualBT]]:
+    """A member's penalty, with the fold models fitted on the way that can be reused.
+
+    The predictor's own ``alpha`` if set; else the search's choice, by held-out users'
+    votes of all of ``rows`` (all votes if ``None``). Only a search of all votes has fold
+    models to give back: a sample's are models of too few votes.
+    """
+    if predictor.alpha is not None:
+        return predictor.alpha, {}
+    if rows is None:
+        search = search_alpha(
+            data.matchups, data.outcomes, contexts, data.n_models, fold, advance=advance
+        )
+        return search.alpha, dict(search.fold_models)
+    search = search_alpha(
+        data.matchups[rows],
+        data.outcomes[rows],
+        contexts[rows],
+        data.n_models,
+        fold[rows],
+        advance=advance,
+    )
+    return search.alpha, {}
 
 
 def _vote_contexts(

@@ -40,6 +40,7 @@ __all__ = [
     "contextual_design",
     "contextual_path",
     "fit_contextual_bt",
+    "fit_folds",
     "held_out_log_loss",
     "search_alpha",
 ]
@@ -180,6 +181,7 @@ def contextual_path(
     *,
     weights: npt.ArrayLike | None = None,
     max_iter: int = 500,
+    start: ContextualBT | None = None,
 ) -> Iterator[ContextualBT]:
     """Fit a contextual Bradley-Terry model at each penalty of ``alphas`` in turn.
 
@@ -203,6 +205,9 @@ def contextual_path(
         ``(n,)`` vote weights.
     max_iter : int
         Iterations of L-BFGS per fit.
+    start : ContextualBT, optional
+        A fit of a like problem to start the first fit from (the model of all votes,
+        when fitting a fold's); without it, the first fit starts from zero.
 
     Yields
     ------
@@ -214,7 +219,7 @@ def contextual_path(
     w = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=np.float64)
     m = np.asarray(matchups, dtype=np.intp)
     design = _expanded_design(m, c, n_models, y, w, np.arange(len(y)))
-    path = _WarmPath(n_models, c.shape[1], max_iter)
+    path = _WarmPath(n_models, c.shape[1], max_iter, start)
     del c, contexts  # a lazy path holds its design alone, not the dense contexts too
     for alpha in alphas:
         yield path.fit(*design, alpha)
@@ -225,11 +230,22 @@ class _WarmPath:
     previous one's coefficients (scikit-learn's ``warm_start``). It keeps no design: the
     caller may build each step's design again, and let it go between steps."""
 
-    def __init__(self, n_models: int, p: int, max_iter: int = 500) -> None:
+    def __init__(
+        self, n_models: int, p: int, max_iter: int = 500, start: ContextualBT | None = None
+    ) -> None:
         self.shape = (n_models, p)
         self.model = LogisticRegression(
             fit_intercept=False, max_iter=max_iter, tol=1e-6, warm_start=True
         )
+        if start is not None:
+            if start.coef.shape != self.shape:
+                raise ValueError(
+                    f"Argument 'start' must have coefficients of shape {self.shape}, "
+                    f"not {start.coef.shape}."
+                )
+            # centred coefficients lose nothing: the loss sees only differences between
+            # models, and centring is the shift of least penalty
+            self.model.coef_ = start.coef.reshape(1, -1).copy()
 
     def fit(
         self,
@@ -257,6 +273,7 @@ def fit_contextual_bt(
     alpha: float = 1.0,
     weights: npt.ArrayLike | None = None,
     max_iter: int = 500,
+    start: ContextualBT | None = None,
 ) -> ContextualBT:
     """Fit a contextual Bradley-Terry model at one penalty ``alpha``.
 
@@ -269,9 +286,68 @@ def fit_contextual_bt(
     ContextualBT
     """
     path = contextual_path(
-        matchups, outcomes, contexts, n_models, [alpha], weights=weights, max_iter=max_iter
+        matchups,
+        outcomes,
+        contexts,
+        n_models,
+        [alpha],
+        weights=weights,
+        max_iter=max_iter,
+        start=start,
     )
     return next(path)
+
+
+def fit_folds(
+    matchups: Matchups,
+    outcomes: Outcomes,
+    contexts: npt.ArrayLike,
+    n_models: int,
+    folds: npt.ArrayLike,
+    labels: Sequence[int],
+    *,
+    alpha: float,
+    start: ContextualBT | None = None,
+    advance: Advance | None = None,
+) -> dict[int, ContextualBT]:
+    """Fit, for each fold of ``labels``, the model of every vote outside that fold.
+
+    Each fold's design is built from the votes' rows, with no copy of their contexts,
+    and let go before the next fold's is built.
+
+    Parameters
+    ----------
+    matchups, outcomes, contexts, n_models
+        The votes, as in :func:`contextual_path`.
+    folds : array_like
+        ``(n,)`` fold label of each vote.
+    labels : sequence of int
+        The folds to fit (a label no vote has gets the model of every vote).
+    alpha : float
+        The L2 penalty.
+    start : ContextualBT, optional
+        Each fold's fit starts from it: the model of all votes, which a fold's model
+        differs little from, saves most of a fit's iterations.
+    advance : callable, optional
+        Told of each fit as it is done.
+
+    Returns
+    -------
+    dict of int to ContextualBT
+    """
+    c = _check_fit(outcomes, contexts, [alpha])
+    fold = np.asarray(folds)
+    m = np.asarray(matchups, dtype=np.intp)
+    y = np.asarray(outcomes, dtype=np.float64)
+    ones = np.ones(len(y))
+    models = {}
+    for f in labels:
+        design = _expanded_design(m, c, n_models, y, ones, np.flatnonzero(fold != f))
+        models[f] = _WarmPath(n_models, c.shape[1], start=start).fit(*design, alpha)
+        del design
+        if advance is not None:
+            advance(1)
+    return models
 
 
 def held_out_log_loss(

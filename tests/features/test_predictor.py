@@ -221,3 +221,40 @@ def test_query_components_enter_every_vote_and_user_context(
     np.testing.assert_allclose(loaded.predict_queries(queries).ratings, expected)
     summary = (tmp_path / "new" / "predictor.json").read_text()
     assert "query_pc:4" in summary
+
+
+def test_past_search_votes_the_penalty_is_searched_on_whole_users_drawn_at_random(
+    labelled_battles: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past ``SEARCH_VOTES`` votes the search sees a sample of users' votes (every vote of
+    each user drawn, no more votes than the budget); the model and the fold models are
+    then fitted on every vote at the penalty it chose."""
+    from features import predictor_fit
+
+    searched: list[int] = []
+    real_search = predictor_fit.search_alpha
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        searched.append(len(args[1]))
+        return real_search(*args, **kwargs)
+
+    monkeypatch.setattr(predictor_fit, "search_alpha", spy)
+    monkeypatch.setattr(predictor_fit, "SEARCH_VOTES", 500)
+    recorded = RecordedProgress()
+    profiler = UserProfiler(TopicModel("tfidf", n_topics=3))
+    predictor = RatingPredictor(profiler, style_components=2, folds=2)
+    predictor.fit(labelled_battles, progress=recorded)
+    assert len(searched) == 1 and 0 < searched[0] <= 500 < len(labelled_battles)
+    recorded.assert_complete()
+    (member,) = predictor.members_
+    assert member.model.alpha in ALPHA_GRID
+    assert np.isfinite(predictor.training_predictions_).all() and predictor.blend_alpha_ > 0
+
+    users = labelled_battles["user_id"].factorize()[0]
+    rows = predictor_fit._search_rows(users, users.max() + 1, np.random.default_rng(3))
+    assert rows is not None and 0 < len(rows) <= 500
+    drawn = np.unique(users[rows])
+    assert len(rows) == np.isin(users, drawn).sum()  # whole users
+    assert (np.diff(rows) > 0).all()  # in vote order
+    monkeypatch.setattr(predictor_fit, "SEARCH_VOTES", len(labelled_battles))
+    assert predictor_fit._search_rows(users, users.max() + 1, np.random.default_rng(3)) is None

@@ -11,6 +11,7 @@ from ranking.contextual import (
     ALPHA_GRID,
     contextual_design,
     fit_contextual_bt,
+    fit_folds,
     held_out_log_loss,
     search_alpha,
 )
@@ -194,6 +195,45 @@ def test_the_search_stops_after_two_rises_and_matches_cold_fits() -> None:
             matchups[train], outcomes[train], contexts[train], k, alpha=search.alpha
         )
         np.testing.assert_allclose(model.coef, cold.coef, atol=1e-4)
+
+
+def test_fold_fits_started_from_the_model_of_all_votes_equal_cold_fits() -> None:
+    """Each fold's model is the fit of the other folds' votes whatever it starts from
+    (the start only saves iterations); a fold no vote has gets the model of all votes."""
+    data, _ = simulate_votes(5, 2500, seed=11)
+    rng = np.random.default_rng(11)
+    contexts = np.column_stack([np.ones(2500), rng.normal(size=(2500, 2))])
+    folds = rng.integers(0, 3, 2500)
+    whole = fit_contextual_bt(data.matchups, data.outcomes, contexts, 5, alpha=0.5)
+    told: list[int] = []
+    models = fit_folds(
+        data.matchups,
+        data.outcomes,
+        contexts,
+        5,
+        folds,
+        [0, 2, 7],
+        alpha=0.5,
+        start=whole,
+        advance=told.append,
+    )
+    assert sorted(models) == [0, 2, 7] and told == [1, 1, 1]
+    for f in (0, 2):
+        train = folds != f
+        cold = fit_contextual_bt(
+            data.matchups[train], data.outcomes[train], contexts[train], 5, alpha=0.5
+        )
+        np.testing.assert_allclose(models[f].coef, cold.coef, atol=1e-4)
+        assert np.abs(models[f].coef - whole.coef).max() > 1e-3  # a fit, not the start
+    np.testing.assert_allclose(models[7].coef, whole.coef, atol=1e-4)
+
+
+def test_a_start_of_another_shape_is_refused() -> None:
+    start = contextual.ContextualBT(np.zeros((3, 2)), 1.0)
+    with pytest.raises(ValueError, match=r"'start' must have coefficients of shape \(3, 1\)"):
+        fit_contextual_bt(
+            np.array([[0, 1], [1, 2]]), np.array([1.0, 0.0]), np.ones((2, 1)), 3, start=start
+        )
 
 
 def test_one_class_and_bad_arguments() -> None:
