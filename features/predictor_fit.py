@@ -9,11 +9,9 @@ only what :meth:`~features.predictor.RatingPredictor.fit` needs.
 
 Past :data:`SEARCH_VOTES` votes, the penalty is searched on the votes of a random sample
 of users instead of all of them. The penalty is on the sum of the votes' losses, so its
-weight against the data shrinks as votes grow: at a million votes and a few hundred
-coefficients every penalty of the grid leaves the fit nearly unpenalised, and the search
-(up to ``len(ALPHA_GRID) * folds`` fits a member) would cost an hour to choose between
-near-identical models. The model of all votes is then fitted once at the chosen penalty,
-and each fold's model starts from it.
+weight against the data shrinks as votes grow, while the search costs up to
+``len(ALPHA_GRID) * folds`` fits a member (at two million votes, hours). The model of all
+votes is then fitted once at the chosen penalty, and each fold's model starts from it.
 """
 
 from __future__ import annotations
