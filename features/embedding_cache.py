@@ -9,7 +9,12 @@ was seen before. A cached vector is the one computed when the text was first see
 that call's batch: at full precision within about 1e-6 of embedding it again among other
 texts (a vector depends on its batch mates only through padding); with the int8
 backend, whose activation scales are per batch, up to about 0.1 apart. A style row
-depends on its text alone: cached or not, it is the same.
+depends on its text alone: cached or not, it is the same. The profiler's cache of each
+query's topic and embedding components (``profiler_.query_cache_``) keeps what the
+query's vector gave when first seen: with the default PCA and k-means topics a function
+of the vector alone (the same to rounding as computing it again among other queries);
+with UMAP, whose projection of new points is optimised per batch, what its first batch
+gave, as for an int8 vector.
 """
 
 from __future__ import annotations
@@ -80,6 +85,13 @@ class CachedEmbedder(BaseEmbedder):
         rows = self.cache.rows([str(d) for d in documents], compute)
         return stacked(rows, 0, np.float32)  # no documents: (0, 0), the width unknown
 
+    def touch(self, documents: Sequence[str]) -> None:
+        """Mark the cached ones of ``documents`` as just used (and count them found)
+        without reading their vectors: what the profiler does when it found what it
+        derives from them (:meth:`features.profile.UserProfiler.topics_and_context`), so
+        that a query in use keeps its vector as long as its topic."""
+        self.cache.touch([str(d) for d in documents])
+
     def cache_info(self) -> CacheInfo:
         """Texts found and embedded so far (a text repeated in one call counts each time)."""
         return self.cache.cache_info()
@@ -98,11 +110,13 @@ def cache_embeddings(
     predictor: Any, max_items: int = 10_000, *, serve: bool = True
 ) -> CachedEmbedder | None:
     """Give a fitted rating predictor's topic model a :class:`CachedEmbedder`, and its
-    profiler a cache of each query's style statistics (``profiler_.style_cache_``).
+    profiler a cache of each query's style statistics (``profiler_.style_cache_``) and one
+    of each query's topic and embedding components (``profiler_.query_cache_``).
 
     Every query the predictor embeds and profiles from then on (its predictions from
-    queries, the service's priors of personal boards) goes through the two caches, of
-    ``max_items`` texts each. Installing them again keeps them there (their size set
+    queries, the service's priors of personal boards) goes through the three caches, of
+    ``max_items`` texts each: a query seen before costs no embedding, no projection and
+    no clustering. Installing them again keeps them there (their size set
     anew). With ``serve``, the backend embeds as a service should from then on (its
     ``serve()``: a request's few queries in small batches, on one thread a request where
     requests run in parallel): like the cache, what serving wants, not a fit.
@@ -132,13 +146,14 @@ def cache_embeddings(
         inner.serve()
     if max_items == 0:
         model.embedder_ = inner
-        profiler.style_cache_ = None
+        profiler.style_cache_ = profiler.query_cache_ = None
         return None
-    style = getattr(profiler, "style_cache_", None)
-    if style is None:
-        profiler.style_cache_ = TextCache(max_items)
-    else:
-        style.max_items = max_items
+    for name in ("style_cache_", "query_cache_"):
+        cache = getattr(profiler, name, None)
+        if cache is None:
+            setattr(profiler, name, TextCache(max_items))
+        else:
+            cache.max_items = max_items
     if isinstance(embedder, CachedEmbedder):
         embedder.max_items = max_items
         return embedder

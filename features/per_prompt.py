@@ -36,7 +36,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
 from features.prediction import Prediction
 from features.profile import UserProfiles
@@ -220,7 +219,7 @@ def rank_prompt(
     if not isinstance(prompt, str) or not prompt.strip():
         raise ValueError(f"Argument 'prompt' must be a non-blank string, not {prompt!r}.")
     texts = list(queries) if queries else [prompt]
-    people = predictor.profiler_.transform(pd.DataFrame({"user_id": "you", "prompt": texts}))
+    people = predictor.profiler_.transform_queries(texts)
     person = predictor.predict(people)
     deviation = None
     if votes is not None and len(votes.outcomes):

@@ -33,7 +33,6 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from scipy.stats import norm
 from sklearn.base import BaseEstimator
 from sklearn.decomposition import PCA
 from sklearn.utils.validation import check_is_fitted
@@ -42,8 +41,10 @@ from features.persistence import Folder
 from features.prediction import Prediction, StyleMember
 from features.predictor_fit import STYLE_COMPONENTS, check_settings, fit_members
 from features.profile import StyleSource, UserProfiler, UserProfiles
+from features.projection import pca_transform
 from features.query_context import user_query_context
 from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
+from ranking.odds import z_value
 from ranking.pairwise import ELO_PER_NAT, to_elo_scale
 from ranking.progress import Progress
 from ranking.shrinkage import learn_alpha
@@ -186,7 +187,7 @@ class RatingPredictor(BaseEstimator):
         components, scale : PCA, ndarray
             A member's principal components and their spreads (:class:`StyleMember`).
         """
-        return np.asarray(components.transform(self.standard_style(style))) / scale
+        return pca_transform(components, self.standard_style(style)) / scale
 
     def member_contexts(
         self, profiles: UserProfiles, components: PCA, scale: FloatArray
@@ -253,7 +254,8 @@ class RatingPredictor(BaseEstimator):
 
     def predict_queries(self, queries: list[str], user_id: str = "you") -> Prediction:
         """Ratings of one user known only by ``queries``."""
-        return self.predict_users(pd.DataFrame({"user_id": user_id, "prompt": queries}))
+        check_is_fitted(self, "members_")
+        return self.predict(self.profiler_.transform_queries(queries, user_id))
 
     def blend(
         self, prediction: Prediction, data: PairwiseData, users: npt.NDArray[np.intp]
@@ -326,7 +328,7 @@ class RatingPredictor(BaseEstimator):
         return state
 
     def _z(self) -> float:
-        return float(norm.ppf(0.5 + self.confidence / 2.0))
+        return z_value(self.confidence)
 
     @property
     def prior_sd(self) -> float:

@@ -43,6 +43,7 @@ from features.embedding_cache import cached_style_features
 from features.query_context import QueryComponents
 from features.query_vectors import distinct_vectors
 from features.style import STYLE_FEATURES, style_features
+from features.text_cache import TextCache, stacked
 from features.topics import Embeddings, TopicModel, default_embedding
 from ranking.progress import Progress
 
@@ -214,6 +215,9 @@ class UserProfiler(BaseEstimator):
     style_cache_ : TextCache or None
         Each query's style row kept by text, for serving; only where
         :func:`features.embedding_cache.cache_embeddings` installed it.
+    query_cache_ : TextCache or None
+        Each query's topic and embedding components kept by text, for serving (the
+        same).
     """
 
     def __init__(
@@ -333,6 +337,35 @@ class UserProfiler(BaseEstimator):
         style = cached_style_features(texts, getattr(self, "style_cache_", None))
         return self._profiles(codes, names, present, topics, style, query)
 
+    def transform_queries(self, queries: list[str], user_id: str = "you") -> UserProfiles:
+        """The profile of one user known by ``queries``, without a frame.
+
+        The same as :meth:`transform` of ``DataFrame({"user_id": user_id, "prompt":
+        queries})`` (what a recommend request asks, many times a second, where building
+        and factorising that frame cost more than the profile).
+
+        Parameters
+        ----------
+        queries : list of str
+            The user's queries (at least one; ``None`` for a vote without a prompt).
+        user_id : str
+            The profile's user id.
+
+        Returns
+        -------
+        UserProfiles
+            One row.
+        """
+        check_is_fitted(self, "feature_names_")
+        if not queries or not all(isinstance(q, str) for q in queries):
+            return self.transform(pd.DataFrame({"user_id": user_id, "prompt": queries}))
+        codes = np.zeros(len(queries), dtype=np.intp)
+        present = np.ones(len(queries), dtype=bool)
+        names = np.asarray([str(user_id)], dtype=object)
+        topics, query = self.topics_and_context(list(queries))
+        style = cached_style_features(queries, getattr(self, "style_cache_", None))
+        return self._profiles(codes, names, present, topics, style, query)
+
     def topics_and_context(
         self,
         texts: list[str],
@@ -341,9 +374,46 @@ class UserProfiler(BaseEstimator):
     ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64] | None]:
         """Topic of each query, and its embedding components (None without them).
 
-        Each distinct query is embedded once, for both.
+        Each distinct query is embedded once, for both. Where
+        :func:`features.embedding_cache.cache_embeddings` gave the profiler a
+        ``query_cache_``, both are kept by text and a repeated query is looked up
+        (unless ``embeddings`` are given: they are used as they are).
         """
         check_is_fitted(self, "feature_names_")
+        cache = getattr(self, "query_cache_", None)
+        if cache is not None and embeddings is None:
+            return self._cached_topics_and_context(texts, cache, progress)
+        return self._topics_and_context(texts, embeddings, progress)
+
+    def _cached_topics_and_context(
+        self, texts: list[str], cache: TextCache, progress: Progress | None
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64] | None]:
+        """:meth:`topics_and_context` by text: one row per text, its topic then its
+        components, computed for the texts ``cache`` lacks and kept."""
+
+        computed: set[str] = set()
+
+        def compute(missing: list[str]) -> npt.NDArray[np.float64]:
+            computed.update(missing)
+            topics, query = self._topics_and_context(missing, None, progress)
+            columns = [topics.astype(np.float64)[:, None]]
+            return np.hstack(columns if query is None else [*columns, query])
+
+        width = 1 + (0 if self.query_model_ is None else int(self.query_model_.n_components_))
+        rows = stacked(cache.rows(texts, compute), width)
+        touch = getattr(self.topic_model_.embedder_, "touch", None)
+        if touch is not None:  # the vectors of the rows found stay as recent as the rows
+            touch([text for text in texts if text not in computed])
+        topics = rows[:, 0].astype(np.intp)
+        return topics, None if self.query_model_ is None else rows[:, 1:]
+
+    def _topics_and_context(
+        self,
+        texts: list[str],
+        embeddings: Embeddings | None,
+        progress: Progress | None,
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64] | None]:
+        """:meth:`topics_and_context` computed: embedded (or looked up), then projected."""
         if self.query_model_ is None:
             return self.topic_model_.predict(texts, embeddings, progress), None
         vectors, inverse, docs = distinct_vectors(

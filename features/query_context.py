@@ -14,6 +14,7 @@ embedded once and shared with the topic model.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,6 +23,7 @@ from sklearn.base import BaseEstimator
 from sklearn.decomposition import PCA
 from sklearn.utils.validation import check_is_fitted
 
+from features.projection import pca_transform
 from ranking.types import FloatArray
 
 if TYPE_CHECKING:
@@ -78,7 +80,7 @@ class QueryComponents(BaseEstimator):
         x = np.asarray(vectors, dtype=np.float64)
         if len(x) == 0:
             return np.zeros((0, self.n_components_))
-        return np.clip(np.asarray(self.pca_.transform(x)) / self.scale_, -5.0, 5.0)
+        return np.clip(pca_transform(self.pca_, x) / self.scale_, -5.0, 5.0)
 
     def get_feature_names_out(self, input_features: Any = None) -> npt.NDArray[np.str_]:
         """``query_pc:<k>`` for each component."""
@@ -107,6 +109,11 @@ def user_query_context(profiles: UserProfiles) -> FloatArray:
     The ``topic:`` and ``query_pc:`` columns of the profiles, in their order (read off the
     array: this runs at every prediction, where a frame would cost more than the maths).
     """
-    names = profiles.feature_names
-    columns = [i for i, name in enumerate(names) if name.startswith(("topic:", "query_pc:"))]
-    return profiles.values[:, columns]
+    return profiles.values[:, list(_context_columns(profiles.feature_names))]
+
+
+@lru_cache(maxsize=64)
+def _context_columns(names: tuple[str, ...]) -> tuple[int, ...]:
+    """The ``topic:`` and ``query_pc:`` columns among ``names`` (one profiler's, looked up
+    once)."""
+    return tuple(i for i, name in enumerate(names) if name.startswith(("topic:", "query_pc:")))

@@ -92,6 +92,15 @@ class TextCache:
             self._misses += len(missing)
         return [row for row in (found[t] for t in texts) if row is not None]
 
+    def touch(self, texts: Sequence[str]) -> None:
+        """Mark the kept ones of ``texts`` as just used, and count them found, as
+        :meth:`rows` would, without reading them (their use was kept elsewhere)."""
+        with self._lock:
+            for text in dict.fromkeys(texts):
+                if text in self._rows:
+                    self._rows.move_to_end(text)
+            self._hits += sum(text in self._rows for text in texts)
+
     def cache_info(self) -> CacheInfo:
         """Texts found and computed so far (a text repeated in one call counts each time)."""
         with self._lock:

@@ -10,6 +10,7 @@ number of models rated above it). docs/SPEC.md section 2.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -85,8 +86,9 @@ def rank_odds(draws: npt.ArrayLike, confidence: float = 0.95) -> RankOdds:
     top = ranks == 1
     p_best = (top / top.sum(axis=-1, keepdims=True)).mean(axis=0)
     tail = 0.5 * (1.0 - confidence)
-    lower = np.floor(np.quantile(ranks, tail, axis=0) + 1e-9).astype(np.int64)
-    upper = np.ceil(np.quantile(ranks, 1.0 - tail, axis=0) - 1e-9).astype(np.int64)
+    low, high = np.quantile(ranks, [tail, 1.0 - tail], axis=0)  # one partition for both
+    lower = np.floor(low + 1e-9).astype(np.int64)
+    upper = np.ceil(high - 1e-9).astype(np.int64)
     return RankOdds(p_best, lower, upper)
 
 
@@ -109,10 +111,22 @@ def competition_ranks(ratings: npt.ArrayLike) -> Int64Array:
 
 
 def standard_normal_draws(rounds: int, k: int, seed: int = ODDS_SEED) -> FloatArray:
-    """``(rounds, k)`` standard normal draws of a fixed seed (shared, so reproducible)."""
+    """``(rounds, k)`` standard normal draws of a fixed seed (shared, so reproducible).
+
+    The same arguments give the same read-only array, drawn once (each prediction's odds
+    draw the same ``(ODDS_DRAWS, k)``; drawing them anew cost more than using them).
+    """
     if rounds < 1:
         raise ValueError(f"Argument 'rounds' must be at least 1, not {rounds}.")
-    return np.random.default_rng(seed).standard_normal((rounds, k))
+    return _standard_normal_draws(int(rounds), int(k), int(seed))
+
+
+@lru_cache(maxsize=32)
+def _standard_normal_draws(rounds: int, k: int, seed: int) -> FloatArray:
+    """:func:`standard_normal_draws`, kept: a few shapes (one per number of models)."""
+    draws = np.random.default_rng(seed).standard_normal((rounds, k))
+    draws.flags.writeable = False
+    return draws
 
 
 def gaussian_draws(
@@ -141,6 +155,7 @@ def interval_sd(lower: npt.ArrayLike, upper: npt.ArrayLike, confidence: float) -
     return (np.asarray(upper) - np.asarray(lower)) / (2.0 * z_value(confidence))
 
 
+@lru_cache(maxsize=64)
 def z_value(confidence: float) -> float:
-    """The normal quantile of a two-sided ``confidence`` interval."""
+    """The normal quantile of a two-sided ``confidence`` interval (kept: a few levels)."""
     return float(norm.ppf(0.5 + confidence / 2.0))

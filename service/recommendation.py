@@ -73,7 +73,7 @@ def recommendation(
         queries = queries + vote_prompts(votes)
     if prompt is not None:
         return _prompt_recommendation(predictor, prompt, queries, votes, aggregate)
-    profiles = predictor.profiler_.transform(pd.DataFrame({"user_id": "you", "prompt": queries}))
+    profiles = predictor.profiler_.transform_queries(queries)
     contexts = predictor.contexts(profiles)  # the prediction's, and its explanation's
     prediction = predictor.predict(profiles, contexts)
     predicted = prediction.ratings[0]

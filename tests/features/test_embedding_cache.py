@@ -143,3 +143,49 @@ def test_serving_runs_the_onnx_backend_a_query_at_a_time_on_one_thread() -> None
     assert (backend.batch_size, backend.threads) == (16, None)  # a fit's: every core
     cache_embeddings(SimpleNamespace(profiler_=profiler), 100)
     assert (backend.batch_size, backend.threads) == (1, 1)
+
+
+def test_the_query_cache_gives_what_computing_gives(fitted: RatingPredictor) -> None:
+    """Topics and components kept by text are those computed without the caches (to
+    rounding), whatever the batch; a query found keeps its vector in use too."""
+    profiler = fitted.profiler_
+    texts = [*QUERIES, QUERIES[0]]
+    cache_embeddings(fitted, 0)
+    assert getattr(profiler, "query_cache_", None) is None
+    topics, query = profiler.topics_and_context(texts)
+    frame = pd.DataFrame({"user_id": "you", "prompt": texts})
+    profile = profiler.transform(frame).values
+    before = fitted.predict_queries(texts).ratings
+    embedder = cache_embeddings(fitted, 100)
+    kept = profiler.query_cache_
+    assert isinstance(kept, TextCache) and kept.max_items == 100 and embedder is not None
+    for batch in (texts, texts[::-1], texts):
+        order = [texts.index(t) for t in batch]
+        found, components = profiler.topics_and_context(batch)
+        np.testing.assert_array_equal(found, topics[order])
+        assert components is not None and query is not None
+        np.testing.assert_allclose(components, query[order], rtol=0, atol=1e-12)
+    assert (kept.cache_info().misses, kept.cache_info().size) == (3, 3)
+    embedded = embedder.cache_info()
+    np.testing.assert_allclose(profiler.transform_queries(texts).values, profile, atol=1e-12)
+    np.testing.assert_allclose(profiler.transform(frame).values, profile, atol=1e-12)
+    np.testing.assert_allclose(fitted.predict_queries(texts).ratings, before, atol=1e-9)
+    assert embedder.cache_info().misses == embedded.misses  # nothing embedded again
+    assert embedder.cache_info().hits == embedded.hits + 3 * len(texts)  # but all in use
+    given = dict(zip(texts, embedder.embed(texts), strict=True))
+    looked_up = kept.cache_info()
+    np.testing.assert_array_equal(profiler.topics_and_context(texts, given)[0], topics)
+    assert kept.cache_info() == looked_up  # given vectors are used as they are
+    cache_embeddings(fitted, 0)
+    assert profiler.query_cache_ is None and profiler.style_cache_ is None
+
+
+def test_the_query_cache_is_bounded_and_refilled(fitted: RatingPredictor) -> None:
+    profiler = fitted.profiler_
+    cache_embeddings(fitted, 2)
+    expected = profiler.topics_and_context(QUERIES)  # 3 texts: the first one dropped
+    assert profiler.query_cache_.cache_info().size == 2
+    again = profiler.topics_and_context(QUERIES)
+    np.testing.assert_array_equal(again[0], expected[0])
+    np.testing.assert_allclose(again[1], expected[1], rtol=0, atol=1e-12)
+    cache_embeddings(fitted, 0)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -147,3 +149,21 @@ def test_query_components_are_smoothed_means_of_each_users_queries(
     np.testing.assert_allclose(nothing.filter(like="query_pc:").to_numpy()[0], profiler.query_mean_)
     with pytest.raises(ValueError, match="'query_components' must be a non-negative integer"):
         UserProfiler(topic_model, query_components=-1).fit(labelled_battles)
+
+
+def test_one_users_queries_profile_as_their_frame_does(
+    labelled_battles: pd.DataFrame, topic_model: TopicModel
+) -> None:
+    """:meth:`UserProfiler.transform_queries` is :meth:`UserProfiler.transform` of the
+    one user's frame, to the bit; a vote without a prompt goes through the frame."""
+    profiler = UserProfiler(topic_model, query_components=4).fit(labelled_battles)
+    texts = labelled_battles["prompt"].dropna().iloc[:5].tolist()
+    for queries, user in ((texts, "you"), ([*texts, texts[0]], "someone"), (texts[:1], "x")):
+        fast = profiler.transform_queries(queries, user)
+        frame = profiler.transform(pd.DataFrame({"user_id": user, "prompt": queries}))
+        np.testing.assert_array_equal(fast.values, frame.values)
+        assert list(fast.user_ids) == list(frame.user_ids) == [user]
+        assert fast.feature_names == frame.feature_names
+    gaps: list[Any] = [texts[0], None]
+    expected = profiler.transform(pd.DataFrame({"user_id": "you", "prompt": gaps}))
+    np.testing.assert_array_equal(profiler.transform_queries(gaps).values, expected.values)

@@ -6,8 +6,15 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.stats import norm
 
-from ranking.odds import competition_ranks, gaussian_draws, rank_odds, standard_normal_draws
+from ranking.odds import (
+    competition_ranks,
+    gaussian_draws,
+    rank_odds,
+    standard_normal_draws,
+    z_value,
+)
 
 
 def test_competition_ranks_share_a_rank_on_ties() -> None:
@@ -86,3 +93,22 @@ def test_gaussian_draws_fixed_seed_and_singular_covariance() -> None:
     np.testing.assert_allclose(first.sum(axis=1), 0.0, atol=1e-6)
     with pytest.raises(ValueError, match="'rounds' must be at least 1, not 0"):
         standard_normal_draws(0, 3)
+
+
+def test_standard_draws_are_drawn_once_read_only_and_the_seeds() -> None:
+    draws = standard_normal_draws(50, 4, seed=3)
+    np.testing.assert_array_equal(draws, np.random.default_rng(3).standard_normal((50, 4)))
+    assert standard_normal_draws(50, 4, seed=3) is draws and not draws.flags.writeable
+    with pytest.raises(ValueError):
+        draws[0, 0] = 1.0  # shared by every caller: none may change it
+    assert z_value(0.95) == float(norm.ppf(0.975))
+
+
+def test_rank_ranges_are_the_quantiles_of_the_ranks() -> None:
+    draws = gaussian_draws([3.0, 2.9, 1.0, 1.0], np.diag([1.0, 1.0, 0.01, 0.01]), rounds=300)
+    ranks = competition_ranks(draws)
+    odds = rank_odds(draws, 0.9)
+    expected_lower = np.floor(np.quantile(ranks, 0.05, axis=0) + 1e-9).astype(np.int64)
+    expected_upper = np.ceil(np.quantile(ranks, 0.95, axis=0) - 1e-9).astype(np.int64)
+    np.testing.assert_array_equal(odds.rank_lower, expected_lower)
+    np.testing.assert_array_equal(odds.rank_upper, expected_upper)

@@ -38,3 +38,23 @@ def test_no_cache_when_the_setting_is_zero(shared_fit: Path, tmp_path: Path) -> 
     with open_client(settings) as client:
         assert client.post("/v1/recommend", json={"queries": QUERIES}).status_code == 200
         assert not isinstance(_embedder(client), CachedEmbedder)
+
+
+def test_a_repeated_recommend_answers_what_an_uncached_service_answers(
+    shared_fit: Path, tmp_path: Path
+) -> None:
+    """Served from the caches (embeddings, style, topics and components by text), a
+    repeated request's document is the one computed without any cache, key for key."""
+    body = {"queries": [*QUERIES, "Explain p-values simply", QUERIES[0]]}
+    uncached = service_settings(shared_fit, store_path=tmp_path / "a.sqlite", embedding_cache=0)
+    with open_client(uncached) as client:
+        expected = client.post("/v1/recommend", json=body)
+        assert expected.status_code == 200, expected.text
+        with_prompt = client.post("/v1/recommend", json={**body, "prompt": QUERIES[1]}).json()
+    cached = service_settings(shared_fit, store_path=tmp_path / "b.sqlite", embedding_cache=50)
+    with open_client(cached) as client:
+        for _ in range(3):  # the first computes and keeps, the others look up
+            assert client.post("/v1/recommend", json=body).json() == expected.json()
+            prompt = client.post("/v1/recommend", json={**body, "prompt": QUERIES[1]})
+            assert prompt.json() == with_prompt
+        assert "explanation" in expected.json() and with_prompt["scope"] == "prompt"
