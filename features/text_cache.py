@@ -3,9 +3,10 @@
 :class:`TextCache` keeps one float row per text, the least recently used dropped beyond
 ``max_items``; :meth:`TextCache.rows` looks a batch of texts up, computes the missing ones
 in one call and keeps them. The serving caches of :mod:`features.embedding_cache` (query
-embeddings, and the writing-style statistics of each query) are two of them. It is only
-correct for a function of one text at a time: a row must not depend on the other texts
-of its batch.
+embeddings, the writing-style statistics of each query, and each query's topic and
+embedding components) are three of them. It is only exact for a function of one text at
+a time: a row that depends on the other texts of its batch is kept as its first batch
+gave it.
 """
 
 from __future__ import annotations

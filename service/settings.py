@@ -54,9 +54,9 @@ class Settings(BaseSettings):
     max_queries : int
         The most queries ``POST /v1/recommend`` takes at once.
     embedding_cache : int
-        Queries whose embedding and style statistics the served rating predictor keeps
-        by text (recommend, the next battle and the priors of personal boards share
-        them); 0 keeps none.
+        Queries whose embedding, style statistics, topic and embedding components the
+        served rating predictor keeps by text (recommend, the next battle and the priors
+        of personal boards share them); 0 keeps none.
     max_battles : int
         The most battles one ``POST /v1/battles`` takes.
     max_body_bytes : int
