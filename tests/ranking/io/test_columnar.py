@@ -280,3 +280,139 @@ def test_line_blocks_are_whole_lines_of_the_file(
         blocks = [b.to_pybytes() for b in arrow_tables._line_blocks(stream)]
     assert b"".join(blocks) == data
     assert all(b.endswith(b"\n") for b in blocks[:-1])
+
+
+def _id_log(folder: Path, name: str, ids: list[str]) -> Path:
+    rows = [f"{i},m{n % 3},m{n % 3 + 3},tie,{n}" for n, i in enumerate(ids)]
+    path = folder / name
+    path.write_text("battle_id,model_a,model_b,winner,tstamp\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def _spy_hashes(monkeypatch: pytest.MonkeyPatch) -> list[duplicate_ids.IdHashes | None]:
+    """The hashes ``read_battles`` hands to ``repeated_ids``, one entry a call."""
+    given: list[duplicate_ids.IdHashes | None] = []
+
+    def spy(ids: pd.Series, known: Any = frozenset(), hashed: Any = None) -> np.ndarray:
+        given.append(hashed)
+        return repeated_ids(ids, known, hashed)
+
+    monkeypatch.setattr(ingest, "repeated_ids", spy)
+    return given
+
+
+@pytest.mark.parametrize("mix", [duplicate_ids._MIX, np.uint64(0)], ids=["hashed", "collide"])
+def test_ids_hashed_block_by_block_find_repeats_across_blocks_and_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mix: np.uint64
+) -> None:
+    monkeypatch.setattr(duplicate_ids, "_MIX", mix)  # 0: every id hashes alike
+    monkeypatch.setattr(arrow_tables, "BLOCK_BYTES", 128)  # a few rows a block
+    first = _id_log(tmp_path, "a.csv", [f"{i % 23:06d}" for i in range(60)])
+    second = _id_log(tmp_path, "b.csv", [f"{i:06d}" for i in range(20, 40)])
+    given = _spy_hashes(monkeypatch)
+    ours = by_columns(monkeypatch, [first, second], seen_ids={"000005"})
+    assert given[0] is not None and len(given[0].hashes) == ours.n_read - ours.n_self_battles
+    assert given[0].ordered is None  # two files: sorted at the end
+    rows = by_rows(monkeypatch, [first, second], seen_ids={"000005"})
+    assert_same(ours, rows)
+    assert ours.battles["battle_id"].tolist() == [f"{i:06d}" for i in range(23) if i != 5] + [
+        f"{i:06d}" for i in range(23, 40)
+    ]
+
+
+@pytest.mark.parametrize("second", ["0001", "001", None], ids=["longer", "shorter", "by-rows"])
+def test_ids_of_other_lengths_or_read_by_rows_are_hashed_at_the_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, second: str | None
+) -> None:
+    monkeypatch.setattr(arrow_tables, "BLOCK_BYTES", 128)
+    files = [_id_log(tmp_path, "a.csv", [f"{i % 9:03d}" for i in range(30)])]
+    if second is None:  # a JSON array, read by rows
+        files.append(tmp_path / "b.json")
+        records = [{"id": i, "model_a": "q", "model_b": "r", "winner": "tie"} for i in ("4", "10")]
+        files[-1].write_text(json.dumps(records))
+    else:
+        files.append(_id_log(tmp_path, "b.csv", [second, "002", second, f"{second}x"]))
+    given = _spy_hashes(monkeypatch)
+    ours = read_battles(files)
+    assert given == [None]
+    assert_same(ours, by_rows(monkeypatch, files))
+
+
+def test_joined_hashes_need_every_block_hashed_and_one_length() -> None:
+    hashed = duplicate_ids.id_hashes(pa.chunked_array([["ab", "cd"], ["ab"]], pa.large_string()))
+    assert hashed is not None and hashed.width == 2 and len(hashed.hashes) == 3
+    assert hashed.hashes[0] == hashed.hashes[2] != hashed.hashes[1]
+    other = duplicate_ids.id_hashes(pa.chunked_array([["abc"]], pa.string()))
+    empty = duplicate_ids.id_hashes(pa.chunked_array([], pa.string()))
+    assert other is not None and empty is not None
+    joined = duplicate_ids.joined_hashes([hashed, empty, hashed])
+    assert joined is not None and joined.width == 2
+    np.testing.assert_array_equal(joined.hashes, np.tile(hashed.hashes, 2))
+    assert duplicate_ids.joined_hashes([hashed, other]) is None
+    assert duplicate_ids.joined_hashes([hashed, None]) is None
+    assert duplicate_ids.joined_hashes([]) is None
+    assert duplicate_ids.id_hashes(pa.chunked_array([["ab", None]], pa.string())) is None
+    assert duplicate_ids.id_hashes(pa.chunked_array([["ab", "abc"]], pa.string())) is None
+    assert duplicate_ids.id_hashes(pa.chunked_array([[1, 2]], pa.int64())) is None
+
+
+def test_repeated_ids_ignore_hashes_that_do_not_fit() -> None:
+    series = pd.Series(["aa", "bb", "aa", None], dtype="string")
+    wrong = duplicate_ids.IdHashes(np.zeros(2, dtype=np.uint64), 2)
+    assert repeated_ids(series, hashed=wrong).tolist() == [False, False, True, False]
+    assert repeated_ids(series[:3], hashed=wrong).tolist() == [False, False, True]
+    colliding = duplicate_ids.IdHashes(np.zeros(3, dtype=np.uint64), 2)  # compared as text
+    assert repeated_ids(series[:3], hashed=colliding).tolist() == [False, False, True]
+    ordered = duplicate_ids.IdHashes(np.array([5, 1, 5], dtype=np.uint64), 2, np.array([1, 5, 5]))
+    assert repeated_ids(series[:3], hashed=ordered).tolist() == [False, False, True]
+
+
+def test_text_is_told_ascii_at_any_alignment() -> None:
+    text = b"x" * 40
+    for start in range(9):
+        for size in range(25):
+            assert arrow_tables._ascii(pa.py_buffer(text).slice(start, size))
+            for at in range(size):
+                marked = bytearray(text)
+                marked[start + at] = 0xC3
+                assert not arrow_tables._ascii(pa.py_buffer(bytes(marked)).slice(start, size))
+
+
+def test_csv_of_utf8_beyond_ascii_is_read_by_columns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "utf8.csv"
+    path.write_text("model_a,model_b,winner,prompt\nx,y,tie,h\u00e9\nx,\U0001f916,model_b,\u00fc\n")
+    ours = by_columns(monkeypatch, path)
+    assert ours.battles["model_b"].tolist() == ["y", "\U0001f916"]
+    assert_same(ours, by_rows(monkeypatch, path))
+
+
+@pytest.mark.parametrize("block", [arrow_tables.BLOCK_BYTES, 64])
+def test_models_met_in_later_blocks_are_numbered_then_sorted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    monkeypatch.setattr(arrow_tables, "BLOCK_BYTES", block)  # one to three rows a block
+    pairs = [("zeta", "mu"), ("mu", "zeta"), ("beta", "zeta"), ("mu", "mu"), ("alpha", "omega")]
+    rows = [f"{i},{a},{b},model_a" for i, (a, b) in enumerate(pairs * 3)]
+    path = tmp_path / "models.csv"
+    path.write_text("battle_id,model_a,model_b,winner\n" + "\n".join(rows) + "\n")
+    ours = by_columns(monkeypatch, path)
+    assert_same(ours, by_rows(monkeypatch, path))
+    assert list(ours.battles["model_a"].cat.categories) == ["alpha", "beta", "mu", "omega", "zeta"]
+    assert ours.n_self_battles == 3
+    assert ours.battles["model_b"].tolist()[:4] == ["mu", "zeta", "zeta", "omega"]
+
+
+def test_one_file_has_its_hashes_sorted_while_its_frame_is_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(arrow_tables, "BLOCK_BYTES", 128)
+    path = _id_log(tmp_path, "a.csv", [f"{i % 11:04d}" for i in range(50)])
+    given = _spy_hashes(monkeypatch)
+    ours = by_columns(monkeypatch, path)
+    hashed = given[0]
+    assert hashed is not None and hashed.ordered is not None
+    np.testing.assert_array_equal(hashed.ordered, np.sort(hashed.hashes))
+    assert_same(ours, by_rows(monkeypatch, path))
+    assert ours.n_duplicates == 39
