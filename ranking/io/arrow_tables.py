@@ -43,13 +43,10 @@ _NA_FIRST = np.zeros(256, dtype=bool)
 _NA_FIRST[[v.encode()[0] for v in _NA_VALUES if v]] = True
 #: Columns Arrow converts as it reads a CSV block (text that is not a number in
 #: ``tstamp`` fails the block, which then goes by rows); every other one is text, the
-#: battle frame's text columns as it keeps them (large strings), the models and the
-#: winner dictionary-encoded as they are parsed (a few distinct values: quicker than
-#: making their strings, then encoding them).
+#: battle frame's text columns as it keeps them (large strings).
 _CSV_TYPES = {
     "tstamp": pa.float64(),
     **dict.fromkeys(("battle_id", "user_id", "prompt"), pa.large_string()),
-    **dict.fromkeys(("model_a", "model_b", "winner"), pa.dictionary(pa.int32(), pa.string())),
 }
 #: A file as read: Arrow's own (plain files), or Python's gzip stream.
 Stream: TypeAlias = pa.NativeFile | gzip.GzipFile
@@ -78,16 +75,15 @@ def _csv_tables(stream: Stream, chunksize: int) -> Iterator[pa.Table]:
 
     Cutting at a line end inside a quoted value leaves a block that Arrow refuses (an
     unterminated quote, or a row of the wrong width), so such a file goes by rows. Each
-    block is checked to be UTF-8 as a whole (quicker than value by value), once parsed, so
-    that Arrow's threads read its pages in (an error parsing text that is not UTF-8 sends
-    the file to the rows as well). Text is never missing here: :func:`missing` finds
-    pandas' missing values in it.
+    block is checked to be UTF-8 as a whole (quicker than value by value). Text is never
+    missing here: :func:`missing` finds pandas' missing values in it.
     """
     convert = pacsv.ConvertOptions(
         column_types=None, null_values=_NA_VALUES, strings_can_be_null=False, check_utf8=False
     )
     names: list[str] = []
     for number, block in enumerate(_line_blocks(stream)):
+        _check_utf8(block)
         if number == 0:
             names = _csv_header(block.slice(0, min(block.size, 1 << 16)).to_pybytes())
             convert.column_types = {n: _CSV_TYPES.get(n, pa.string()) for n in names}
@@ -95,7 +91,6 @@ def _csv_tables(stream: Stream, chunksize: int) -> Iterator[pa.Table]:
             column_names=names, skip_rows=int(number == 0), block_size=_PARSE_BYTES
         )
         table = pacsv.read_csv(block, read_options=read, convert_options=convert)
-        _check_utf8(block)  # once parsed: its pages already read in, by Arrow's threads
         if table.column_names != names:
             raise Fallback("header read differently")
         yield table
@@ -143,30 +138,13 @@ def _missing(array: pa.Array, offset: type[np.signedinteger[Any]]) -> pa.Array:
 
 def _check_utf8(block: pa.Buffer) -> None:
     """:class:`Fallback` unless ``block`` is UTF-8 text (then so is each value in it: the
-    delimiters, quotes and line ends that cut it into values are ASCII).
-
-    ASCII text, the usual case, is told by one pass over its words; other text is
-    validated by Arrow.
-    """
-    if _ascii(block):
-        return
+    delimiters, quotes and line ends that cut it into values are ASCII)."""
     offsets = pa.array([0, block.size], pa.int64()).buffers()[1]
     text = pa.Array.from_buffers(pa.large_binary(), 1, [None, offsets, block])
     try:
         text.cast(pa.large_string())
     except pa.ArrowInvalid:
         raise Fallback("not UTF-8 text") from None
-
-
-def _ascii(block: pa.Buffer) -> bool:
-    """Whether every byte of ``block`` is below 128 (read eight at a time, aligned)."""
-    data = np.frombuffer(block, np.uint8)
-    head = min(-block.address % 8, data.size)
-    body = (data.size - head) // 8 * 8
-    words = data[head : head + body].view(np.uint64)
-    edges = np.concatenate([data[:head], data[head + body :]])
-    high = int(np.bitwise_or.reduce(words, initial=0)) | int(np.bitwise_or.reduce(edges, initial=0))
-    return not high & 0x8080808080808080
 
 
 def _line_blocks(stream: Stream) -> Iterator[pa.Buffer]:

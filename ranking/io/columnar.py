@@ -11,8 +11,7 @@ type, a lone surrogate, ragged CSV rows), it raises :class:`Fallback`, and
 :mod:`ranking.io.ingest` reads the file again by rows (:mod:`ranking.io.chunks` and
 :mod:`ranking.io.validation`), which names the file, row, field and value of each error.
 Valid files give the same battle frame either way. Ids met before are found by
-:func:`ranking.io.duplicate_ids.repeated_ids`, from hashes of each block's ids made as the
-block is kept (while the next one is parsed).
+:func:`ranking.io.duplicate_ids.repeated_ids`.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ import pyarrow.compute as pc
 
 from ranking.io.arrow_tables import NA_TEXT, TABLES, Fallback, missing
 from ranking.io.battle_frame import WINNERS
-from ranking.io.duplicate_ids import IdHashes, id_hashes, joined_hashes, repeated_ids
+from ranking.io.duplicate_ids import repeated_ids
 from ranking.io.records import ALIASES, BATTLE_COLUMNS
 
 __all__ = ["TABLES", "ColumnarFile", "Fallback", "repeated_ids"]
@@ -177,34 +176,6 @@ def _stamps(column: pa.ChunkedArray) -> npt.NDArray[np.float64]:
     return values
 
 
-class _ModelNames:
-    """Model names met so far, numbered as met (those new to a block in sorted order), so
-    that each block's model codes are made as it is read; sorted once at the end."""
-
-    def __init__(self) -> None:
-        self.names: list[str] = []
-        self._array = pa.array([], pa.string())
-
-    def codes(self, encoded: pa.DictionaryArray) -> npt.NDArray[np.int32]:
-        """The numbers of a block's models (the names it brings added)."""
-        found = pc.index_in(encoded.dictionary, value_set=self._array)
-        if found.null_count:
-            new = pc.filter(encoded.dictionary, pc.is_null(found)).to_pylist()
-            self.names += sorted(set(new))
-            self._array = pa.array(self.names, pa.string())
-            found = pc.index_in(encoded.dictionary, value_set=self._array)
-        numbers = found.to_numpy(zero_copy_only=False).astype(np.int32)
-        return np.take(numbers, encoded.indices.to_numpy(zero_copy_only=False))
-
-    def sorted(self) -> tuple[pd.Index, npt.NDArray[np.int32] | None]:
-        """The names in order, and each number's place among them (``None`` if in order)."""
-        order = sorted(range(len(self.names)), key=self.names.__getitem__)
-        places = np.empty(len(order), dtype=np.int32)
-        places[order] = np.arange(len(order), dtype=np.int32)
-        in_order = bool((places == np.arange(len(order))).all())
-        return pd.Index([self.names[i] for i in order]), None if in_order else places
-
-
 class ColumnarFile:
     """The valid battles of one file, block by block, in compact columns.
 
@@ -228,14 +199,12 @@ class ColumnarFile:
         self.missing_as_nan = missing_as_nan
         self.na = NA_TEXT if missing_text else frozenset()
         self.n_read = self.n_self = 0
-        self._names = _ModelNames()
-        self._models: list[tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]] = []
+        self._models: list[tuple[pa.DictionaryArray, pa.DictionaryArray]] = []
         self._winners: list[npt.NDArray[np.int8]] = []
         self._stamps: list[npt.NDArray[np.float64] | None] = []
         self._text: dict[str, list[pa.ChunkedArray | None]] = {}
         self._labels: dict[str, list[pa.ChunkedArray | None]] = {}
         self._sizes: list[int] = []
-        self._hashes: list[IdHashes | None] = []  # of each block's battle ids, as kept
         self._dropped: set[str] = set()  # list columns: dropped wherever met
 
     def add(self, table: pa.Table) -> None:
@@ -246,8 +215,8 @@ class ColumnarFile:
         if "winner" not in names or "model_a" not in names or "model_b" not in names:
             raise Fallback("a required field is missing")
         self.n_read += table.num_rows
-        a = self._names.codes(_models(table["model_a"], "model_a", self.na))
-        b = self._names.codes(_models(table["model_b"], "model_b", self.na))
+        a = _models(table["model_a"], "model_a", self.na)
+        b = _models(table["model_b"], "model_b", self.na)
         winner = _winners(table["winner"])  # (a text read as missing is not a winner)
         stamps = _stamps(table["tstamp"]) if "tstamp" in names else None
         text = {n: _text(table[n], n, numbers=True) for n in _IDS if n in names}
@@ -257,18 +226,18 @@ class ColumnarFile:
             labels = {n: missing(column) for n, column in labels.items()}
         if not self.infer_labels:  # (CSV reads an empty string as missing already)
             text = {n: _no_empty(column) for n, column in text.items()}
-        same = a == b
+        b_in_a = pc.index_in(b.dictionary, value_set=a.dictionary).to_numpy(zero_copy_only=False)
+        codes_a = a.indices.to_numpy()
+        same = np.nan_to_num(b_in_a, nan=-1)[b.indices.to_numpy()] == codes_a
         n_self = int(same.sum())
         if n_self:
             keep = pa.array(~same)
-            a, b = a[~same], b[~same]
+            a, b = pc.filter(a, keep), pc.filter(b, keep)
             winner = winner[~same]
             stamps = None if stamps is None else stamps[~same]
             text = {n: pc.filter(c, keep) for n, c in text.items()}
             labels = {n: pc.filter(c, keep) for n, c in labels.items()}
         self.n_self += n_self
-        ids = text.get("battle_id")
-        self._hashes.append(None if ids is None else id_hashes(ids))
         index = len(self._sizes)
         self._sizes.append(len(a))
         self._models.append((a, b))
@@ -284,16 +253,20 @@ class ColumnarFile:
         """The typed battle frame of the battles kept, as :func:`to_battle_frame` makes it."""
         if not self.n_read:
             raise Fallback("no records")  # the row path keeps the columns of an empty file
-        models, places = self._names.sorted()
+        dictionaries = [d for a, b in self._models for d in (a.dictionary, b.dictionary)]
+        models = pd.Index(sorted(set(pa.chunked_array(dictionaries).to_pylist())))
+        names = pa.array(models.tolist(), pa.string())
+        codes = {"model_a": [], "model_b": []}  # type: dict[str, list[npt.NDArray[Any]]]
+        for pair in self._models:
+            for name, array in zip(codes, pair, strict=True):
+                remap = pc.index_in(array.dictionary, value_set=names).to_numpy()
+                remap = remap.astype(np.int32)
+                codes[name].append(np.take(remap, array.indices.to_numpy(zero_copy_only=False)))
         n = sum(self._sizes)
         columns: dict[str, Any] = {}
         for name in BATTLE_COLUMNS:
-            if name in ("model_a", "model_b"):
-                side = int(name == "model_b")
-                codes = np.concatenate([pair[side] for pair in self._models])
-                if places is not None:
-                    codes = np.take(places, codes)
-                columns[name] = pd.Categorical.from_codes(codes, models)
+            if name in codes:
+                columns[name] = pd.Categorical.from_codes(np.concatenate(codes[name]), models)
             elif name == "winner":
                 winners = np.concatenate(self._winners)
                 columns[name] = pd.Categorical.from_codes(winners, pd.Index(WINNERS))
@@ -313,18 +286,6 @@ class ColumnarFile:
                 if label.dtype == object:
                     labels[name] = label.where(label.notna(), np.nan)
         return pd.concat([out, pd.DataFrame(labels, index=out.index)], axis=1) if labels else out
-
-    def id_hashes(self) -> IdHashes | None:
-        """The hashes of the battle ids kept, made block by block as they were read, for
-        :func:`repeated_ids`; ``None`` unless every block's ids were hashed, all of one
-        length.
-
-        Returns
-        -------
-        IdHashes or None
-            One hash a battle of :meth:`frame`, in its order.
-        """
-        return joined_hashes(self._hashes)
 
     def _parts(self) -> Iterator[tuple[npt.NDArray[np.float64] | None, int]]:
         return zip(self._stamps, self._sizes, strict=True)

@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing, nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TypeVar, cast
 
@@ -32,8 +32,7 @@ import pyarrow as pa
 
 from ranking.io.battle_frame import concat_battle_frames
 from ranking.io.chunks import CHUNKERS, BattleLogError, Chunk, PathArg, row_numbers
-from ranking.io.columnar import TABLES, ColumnarFile
-from ranking.io.duplicate_ids import IdHashes, joined_hashes, repeated_ids
+from ranking.io.columnar import TABLES, ColumnarFile, repeated_ids
 from ranking.io.validation import (
     REQUIRED_COLUMNS,
     RowError,
@@ -214,7 +213,6 @@ class _Reader:
         self.skip_invalid = skip_invalid
         self.known = known
         self.frames: list[pd.DataFrame] = []
-        self.hashes: list[IdHashes | None] = []  # of each frame's battle ids, if made
         self.n_read = self.n_self = 0
         self.reasons: Counter[str] = Counter()
 
@@ -225,7 +223,7 @@ class _Reader:
         whose ``battle_id`` is known, or met in an earlier valid record, is a duplicate.
         """
         battles = concat_battle_frames(self.frames)
-        repeated = repeated_ids(battles["battle_id"], self.known, joined_hashes(self.hashes))
+        repeated = repeated_ids(battles["battle_id"], self.known)
         n_duplicates = int(repeated.sum())
         if n_duplicates:
             battles = battles.loc[~repeated].reset_index(drop=True)
@@ -244,12 +242,11 @@ class _Reader:
         if suffix in TABLES:
             try:
                 columns = self._read_columns(file, suffix, gz, chunksize, told)
-                frame, hashed = _frame(columns)
+                frame = columns.frame()
             except Exception as exc:  # Fallback, or anything else the fast path leaves
                 logger.debug("%s: read again by rows (%s: %s)", file, type(exc).__name__, exc)
             else:
                 self.frames.append(frame)
-                self.hashes.append(hashed)
                 self.n_read += columns.n_read
                 self.n_self += columns.n_self
                 told.finish(file)
@@ -316,19 +313,6 @@ class _Reader:
         self_battle = (typed["model_a"].astype(str) == typed["model_b"].astype(str)).to_numpy()
         self.n_self += int(self_battle.sum())
         self.frames.append(typed.loc[~self_battle].reset_index(drop=True))
-        self.hashes.append(None)
-
-
-def _frame(columns: ColumnarFile) -> tuple[pd.DataFrame, IdHashes | None]:
-    """The battle frame of a file read by columns, and the hashes of its battle ids,
-    sorted in a thread while the frame is made (NumPy's sort leaves the interpreter free)."""
-    hashed = columns.id_hashes()
-    if hashed is None or hashed.ordered is not None:
-        return columns.frame(), hashed
-    with ThreadPoolExecutor(1, thread_name_prefix="plb-sort") as pool:
-        ordered = pool.submit(np.sort, hashed.hashes)
-        frame = columns.frame()
-        return frame, replace(hashed, ordered=ordered.result())
 
 
 _T = TypeVar("_T")
