@@ -116,10 +116,11 @@ def fit_members(
     fold = fold_of_user[users]
     user_style = predictor.standard_style(profiles.style(predictor.style_source))
     sizes = (predictor.style_components,) if predictor.style_components else STYLE_COMPONENTS
-    searched = len(ALPHA_GRID) * len(np.unique(fold)) if predictor.alpha is None else 0
+    searched_rows = _search_rows(users, n_users, rng)
+    search_folds = np.unique(fold if searched_rows is None else fold[searched_rows])
+    searched = len(ALPHA_GRID) * len(search_folds) if predictor.alpha is None else 0
     fits = len(sizes) * (searched + 1 + predictor.folds)
     advance = start(progress, "rating predictor", fits, "fits")
-    searched_rows = _search_rows(users, n_users, rng)
     members = []
     crossed = np.zeros((n_users, data.n_models))
     for components in sizes:
