@@ -63,3 +63,23 @@ def test_next_battle_ceiling_is_what_one_pair_allows() -> None:
     np.testing.assert_allclose(saving_ceiling(np.zeros((3, 6))), 0.0, atol=1e-12)
     spread = saving_ceiling([[0.0, 0.5, 1.0, 2.0, 3.0]])
     assert 0.0 < spread[0] < 1.0
+
+
+def test_bench_r_times_the_default_embedding_on_a_sample_of_distinct_prompts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The full run's projection (its quick run skips it): a sample of distinct, present
+    prompts, embedded and scaled to all of them."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from bench import scale
+
+    prompts = ["a b", None, "c d", "a b"] + [f"prompt {i}" for i in range(40)]
+    pq.write_table(pa.table({"prompt": prompts}), tmp_path / "battles.parquet")
+    monkeypatch.setattr(scale, "EMBEDDING_SAMPLE", 30)
+    sample = scale._prompt_sample(tmp_path / "battles.parquet")
+    assert len(sample) == len(set(sample)) == 30 and None not in sample
+    row = scale._embedding_row(sample, 42)
+    assert isinstance(row["ours"], float) and row["ours"] > 0
+    assert "30 prompts" in row["notes"] and "times 42" in row["notes"]
