@@ -327,7 +327,7 @@ def fit_folds(
         The L2 penalty.
     start : ContextualBT, optional
         Each fold's fit starts from it: the model of all votes, which a fold's model
-        differs little from, saves most of a fit's iterations.
+        differs little from, saves it iterations (it converges to the same optimum).
     advance : callable, optional
         Told of each fit as it is done.
 
