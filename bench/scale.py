@@ -14,7 +14,7 @@ and those that do not are visible.
 
 Benchmark R (:func:`run_features`) fits the same log once more with the query features
 (topics, style, the rating predictor), in one process, and lists its steps likewise. The
-simulator writes nearly every vote its own prompt (some 1.7 million distinct prompts in
+simulator writes most votes a prompt of their own (1.5 million distinct prompts in
 2 million votes), and the default MiniLM embedding of that many takes hours on two
 cores, so the full run fits with ``--embedding tfidf`` and times the default backend on
 a random sample of the log's distinct prompts, projecting its time on all of them.
