@@ -333,9 +333,7 @@ class UserProfiler(BaseEstimator):
         codes, names, prompts = _queries(battles)
         present = prompts.notna().to_numpy()
         texts = prompts[present].astype(str).tolist()
-        topics, query = self.topics_and_context(texts, embeddings, progress)
-        style = cached_style_features(texts, getattr(self, "style_cache_", None))
-        return self._profiles(codes, names, present, topics, style, query)
+        return self._text_profiles(codes, names, present, texts, embeddings, progress)
 
     def transform_queries(self, queries: list[str], user_id: str = "you") -> UserProfiles:
         """The profile of one user known by ``queries``, without a frame.
@@ -362,8 +360,21 @@ class UserProfiler(BaseEstimator):
         codes = np.zeros(len(queries), dtype=np.intp)
         present = np.ones(len(queries), dtype=bool)
         names = np.asarray([str(user_id)], dtype=object)
-        topics, query = self.topics_and_context(list(queries))
-        style = cached_style_features(queries, getattr(self, "style_cache_", None))
+        return self._text_profiles(codes, names, present, list(queries))
+
+    def _text_profiles(
+        self,
+        codes: npt.NDArray[np.intp],
+        names: npt.NDArray[np.object_],
+        present: npt.NDArray[np.bool_],
+        texts: list[str],
+        embeddings: Embeddings | None = None,
+        progress: Progress | None = None,
+    ) -> UserProfiles:
+        """The profiles of the users of ``codes`` from the texts of their ``present``
+        queries: topics and components, style (each by its cache where installed)."""
+        topics, query = self.topics_and_context(texts, embeddings, progress)
+        style = cached_style_features(texts, getattr(self, "style_cache_", None))
         return self._profiles(codes, names, present, topics, style, query)
 
     def topics_and_context(
