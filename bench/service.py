@@ -682,7 +682,8 @@ class _Load:
     def open_tool(self) -> str:
         return (
             f"open loop: {_PYTHON_LOAD}, a pool of {OPEN_CONNECTIONS}; request i due at "
-            "start + i / rate, latency from that time (not from the send); "
+            "start + i / rate, sent when a clock thread wakes the loop (it never spins), "
+            "latency from the due time (not from the send); "
             f"{self.duration:.0f} s after {self.warmup:.0f} s of warm-up at the same rate"
         )
 
