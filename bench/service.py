@@ -64,6 +64,9 @@ USER_RPS_GOALS = {"SQLite": 7000.0, "Redis": 5000.0}
 OPEN_P99_GOAL_MS = 5.0
 OPEN_GOAL_RATE = 2000.0
 OPEN_RATES = (500.0, 1000.0, 2000.0, 5000.0)
+#: Phases at the goal's rate: one 10 s phase on the 2 shared cores moved p99 from 4.5 to
+#: 8.6 ms between runs of the same build, so the goal is judged on the median of three.
+OPEN_GOAL_REPEATS = 3
 OPEN_CONNECTIONS = 64
 OPEN_GRACE_S = 5.0  # after the last scheduled request, the longest to wait for answers
 RECOMMEND_P99_GOAL_MS = 250.0
@@ -672,6 +675,7 @@ class _Load:
     warmup: float
     tmp: Path
     wrk: bool
+    goal_repeats: int = 1  # open-loop phases at the goal's rate
 
     @property
     def tool(self) -> str:
@@ -698,6 +702,17 @@ class _Load:
         spec.update(rate=rate, connections=OPEN_CONNECTIONS)
         spec.update(duration_s=self.duration, warmup_s=self.warmup)
         return _python_load(spec, self.tmp)
+
+    def open_rates(self, base: str, paths: list[str]) -> dict[float, list[LoadResult]]:
+        """Open loop at each of :data:`OPEN_RATES`, in turn, ``goal_repeats`` phases at
+        the goal's rate."""
+        return {
+            rate: [
+                self.open(base, paths, rate)
+                for _ in range(self.goal_repeats if rate == OPEN_GOAL_RATE else 1)
+            ]
+            for rate in OPEN_RATES
+        }
 
     def http(
         self, base: str, requests: list[Request], clients: int, limit: int, fresh: bool = False
@@ -806,16 +821,25 @@ def _recommend_rows(
 
 
 def _open_rows(
-    what: str, data: str, results: dict[float, LoadResult], refs: _References, load: _Load,
-    notes: str, quick: bool,
+    what: str, data: str, results: dict[float, list[LoadResult]], refs: _References,
+    load: _Load, notes: str, quick: bool,
 ) -> list[Row]:  # fmt: skip
+    """A row a rate; of repeated phases, the one of median p99, every p99 in its notes
+    (met: that p99, and no error in any of them)."""
     rows = []
-    for rate, result in results.items():
+    for rate, runs in results.items():
+        result = sorted(runs, key=lambda r: r.p99_ms)[len(runs) // 2]
         ref = refs.open.get(rate)
         goal, met = "—", None
         if rate == OPEN_GOAL_RATE:
             goal = f"p99 ≤ {OPEN_P99_GOAL_MS:.0f} ms at {OPEN_GOAL_RATE:,.0f} req/s (issue 18)"
             met = _meets(result, OPEN_P99_GOAL_MS, 0.95 * rate, quick)
+            if met is not None:
+                met = met and all(r.errors == 0 for r in runs)
+        repeated = ""
+        if len(runs) > 1:
+            p99s = ", ".join(f"{r.p99_ms:.2f}" for r in runs)
+            repeated = f"; the median of {len(runs)} phases in turn, whose p99s were {p99s} ms"
         rows.append(
             make_row(
                 f"{what}, open loop at {rate:,.0f} req/s",
@@ -825,8 +849,8 @@ def _open_rows(
                 ratio=ref.p99_ms / result.p99_ms if ref and result.p99_ms > 0 else None,
                 goal=goal,
                 met=met,
-                notes=notes + load.open_tool + "; ratio = reference p99 / ours (met: p99 and "
-                "at least 95% of the rate achieved, no error)",
+                notes=notes + load.open_tool + repeated + "; ratio = reference p99 / ours "
+                "(met: p99 and at least 95% of the rate achieved, no error)",
             )
         )
     return rows
@@ -844,12 +868,12 @@ def _one_worker_rows(
         paths, bodies, data = _workload(Path(env["PLB_FIT_DIR"]), base, env)
         board = load.get(base, ["/v1/leaderboard"])
         user = load.get(base, paths)
-        user_open = {r: load.open(base, paths, r) for r in OPEN_RATES}
+        user_open = load.open_rates(base, paths)
         board_open = {}
         recommend = {}
         repeated: LoadResult | None = None
         if store == "Redis":
-            board_open = {r: load.open(base, ["/v1/leaderboard"], r) for r in OPEN_RATES}
+            board_open = load.open_rates(base, ["/v1/leaderboard"])
             posts: list[Request] = [("POST", "/v1/recommend", b) for b in bodies]
             recommend = _new_queries(load, base, posts)
             # one batch over and over: after the first, every query is in the cache
@@ -958,7 +982,13 @@ def run(quick: bool = False) -> list[Row]:
     fit = _fit_dir(quick)
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="plb-bench-") as tmp:
-        load = _Load(2.0 if quick else 10.0, 1.0, Path(tmp), shutil.which("wrk") is not None)
+        load = _Load(
+            2.0 if quick else 10.0,
+            1.0,
+            Path(tmp),
+            shutil.which("wrk") is not None,
+            1 if quick else OPEN_GOAL_REPEATS,
+        )
         with _redis(redis_server, Path(tmp)) as redis_url:
             env = _env(
                 PLB_FIT_DIR=str(fit),

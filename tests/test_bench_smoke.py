@@ -127,3 +127,26 @@ def test_bench_g_open_loop_sends_every_request_when_due_and_reads_every_answer()
     assert result["errors"] == 0
     assert sorted(seen) == [b"/a"] * 50 + [b"/b"] * 50  # the requests in turn
     assert result["late_p99_ms"] >= 0.0 and result["p50_ms"] > 0.0
+
+
+def test_bench_g_judges_the_open_loop_goal_on_the_median_of_its_phases(tmp_path: Path) -> None:
+    """Three phases at the goal's rate: the row shows the one of median p99 and lists all
+    three; an error in any of them fails the goal."""
+    from bench.service import OPEN_GOAL_RATE, LoadResult, _Load, _open_rows, _References
+
+    def phase(p99_ms: float, errors: int = 0) -> LoadResult:
+        n = int(OPEN_GOAL_RATE * 10)
+        return LoadResult(n, errors, 10.0, 0.5, p99_ms, OPEN_GOAL_RATE, 0.1, n)
+
+    refs = _References(1, phase(1.0), None, {})
+    load = _Load(10.0, 1.0, tmp_path, False, 3)
+    for runs, met in [
+        ([phase(9.0), phase(3.0), phase(4.0)], True),
+        ([phase(9.0), phase(6.0), phase(4.0)], False),
+        ([phase(3.0), phase(3.0), phase(4.0, errors=1)], False),
+    ]:
+        (row,) = _open_rows("GET /x", "data", {OPEN_GOAL_RATE: runs}, refs, load, "", False)
+        median = sorted(r.p99_ms for r in runs)[1]
+        assert f"p99 {median:.2f} ms" in row["ours"]
+        assert ", ".join(f"{r.p99_ms:.2f}" for r in runs) in row["notes"]
+        assert row["met"] is met
