@@ -138,15 +138,19 @@ def gaussian_draws(
     """``(rounds, k)`` draws of ``N(mean, covariance)`` with a fixed seed.
 
     The covariance may be singular (a Bradley-Terry covariance of ratings relative to
-    their mean is): the draws use its eigen-decomposition, negative rounding errors
-    clipped to zero.
+    their mean is): the draws scale the fixed standard normal draws by its symmetric
+    square root ``V sqrt(L) V'`` (eigen-decomposition ``V L V'``, negative rounding
+    errors clipped to zero). That root is unique, and continuous in the covariance,
+    where ``V sqrt(L)`` alone is not: with equal variances (predicted intervals of one
+    width) any basis of the eigenspace is an eigen-decomposition, and a change in the
+    last bit of the covariance could turn it, and the odds with it.
     """
     mu = np.asarray(mean, dtype=np.float64)
     cov = np.asarray(covariance, dtype=np.float64)
     values, vectors = np.linalg.eigh(0.5 * (cov + cov.T))
-    root = vectors * np.sqrt(np.clip(values, 0.0, None))
+    root = (vectors * np.sqrt(np.clip(values, 0.0, None))) @ vectors.T
     z = standard_normal_draws(rounds, mu.shape[0], seed)
-    draws: FloatArray = mu + z @ root.T
+    draws: FloatArray = mu + z @ root  # root is symmetric
     return draws
 
 
