@@ -26,8 +26,8 @@ Reads on the event loop
 :meth:`RedisStore.get_user_raw_async`, the service's most frequent read, uses
 ``redis.asyncio`` (a client per event loop, the same timeouts, retry and errors as the
 synchronous one), so that a user's board never blocks the loop on a round trip to Redis.
-The reads awaited in one turn of the loop go out together, as one pipeline (no
-``MULTI``: each ``HMGET`` is atomic by itself) in one round trip
+The reads awaited in one turn of the loop go out together, pipelined on one pooled
+connection (no ``MULTI``: each ``HMGET`` is atomic by itself) in one round trip
 (:class:`~service.store.redis_async.Coalescer`): under load that is one write and one read
 of a socket for many requests instead of one each, and each read's answer or error is its
 own.

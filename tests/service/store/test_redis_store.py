@@ -162,7 +162,11 @@ def test_a_frozen_server_times_out_as_store_unavailable(
     fill(store)
     redis_server.pause()
     try:
-        for call in (lambda s: s.ping(), lambda s: s.ingest([battle(9)], count_elo)):
+        for call in (
+            lambda s: s.ping(),
+            lambda s: s.ingest([battle(9)], count_elo),
+            lambda s: asyncio.run(s.get_user_raw_async("u1", "bt")),  # a read left unanswered
+        ):
             started = time.monotonic()
             with pytest.raises(StoreUnavailable, match="unreachable"):
                 call(store)
