@@ -34,9 +34,13 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bench.common import ROOT, Row, make_row
 from service.pipeline.timings import SEPARATOR
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["run", "run_features"]
 
@@ -136,8 +140,9 @@ def run_features(quick: bool = False) -> list[Row]:
     with tempfile.TemporaryDirectory(prefix="plb-bench-features-") as tmp:
         load = " ".join(f"{x:.1f}" for x in os.getloadavg())
         seconds, mb, document = _fit(battles, "local", Path(tmp) / "fit", features=options)
-        prompts = _distinct_prompts(Path(tmp) / "fit" / "battles.parquet")
-        sample = [] if quick else _prompt_sample(Path(tmp) / "fit" / "battles.parquet")
+        distinct = _distinct_prompts(Path(tmp) / "fit" / "battles.parquet")
+    sample = [] if quick else _prompt_sample(distinct)
+    prompts = len(distinct)
     label = (
         f"simulator: {users:,} users, {int(document['n_battles']):,} votes "
         f"({prompts:,} distinct prompts), 15 models"
@@ -158,14 +163,10 @@ def run_features(quick: bool = False) -> list[Row]:
     return rows
 
 
-def _prompt_sample(battles: Path) -> list[str]:
-    """:data:`EMBEDDING_SAMPLE` of a fit's distinct prompts, drawn at random (seed 0)."""
+def _prompt_sample(distinct: pa.Array) -> list[str]:
+    """:data:`EMBEDDING_SAMPLE` of ``distinct`` prompts, drawn at random (seed 0)."""
     import numpy as np
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
 
-    distinct = pc.unique(pq.read_table(battles, columns=["prompt"]).column("prompt"))
-    distinct = distinct.drop_null()
     rng = np.random.default_rng(0)
     chosen = rng.choice(len(distinct), min(EMBEDDING_SAMPLE, len(distinct)), replace=False)
     return [str(text) for text in distinct.take(np.sort(chosen)).to_pylist()]
@@ -193,15 +194,16 @@ def _embedding_row(sample: list[str], prompts: int) -> Row:
     )
 
 
-def _distinct_prompts(battles: Path) -> int:
-    """Distinct prompts of a fit's votes (0 where it kept none)."""
+def _distinct_prompts(battles: Path) -> pa.Array:
+    """The distinct prompts of a fit's votes, missing ones left out (none where it kept
+    none)."""
+    import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     if not battles.exists():
-        return 0
-    column = pq.read_table(battles, columns=["prompt"]).column("prompt")
-    return int(pc.count_distinct(column).as_py())
+        return pa.array([], pa.string())
+    return pc.unique(pq.read_table(battles, columns=["prompt"]).column("prompt")).drop_null()
 
 
 def _same(reference: dict[str, object], other: dict[str, object]) -> bool:

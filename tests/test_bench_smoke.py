@@ -78,7 +78,9 @@ def test_bench_r_times_the_default_embedding_on_a_sample_of_distinct_prompts(
     prompts = ["a b", None, "c d", "a b"] + [f"prompt {i}" for i in range(40)]
     pq.write_table(pa.table({"prompt": prompts}), tmp_path / "battles.parquet")
     monkeypatch.setattr(scale, "EMBEDDING_SAMPLE", 30)
-    sample = scale._prompt_sample(tmp_path / "battles.parquet")
+    distinct = scale._distinct_prompts(tmp_path / "battles.parquet")
+    assert len(distinct) == 42  # "a b" once, no missing one
+    sample = scale._prompt_sample(distinct)
     assert len(sample) == len(set(sample)) == 30 and None not in sample
     row = scale._embedding_row(sample, 42)
     assert isinstance(row["ours"], float) and row["ours"] > 0
@@ -86,8 +88,8 @@ def test_bench_r_times_the_default_embedding_on_a_sample_of_distinct_prompts(
 
 
 def test_bench_g_open_loop_sends_every_request_when_due_and_reads_every_answer() -> None:
-    """The open loop's clock thread wakes the loop for each request: all are sent, none
-    before its due time, and each answer is read and counted, over keep-alive connections."""
+    """The open loop's clock thread wakes the loop for each request: all are sent, in
+    turn, and each answer is read and counted, over keep-alive connections."""
     import asyncio
 
     from bench.common import event_loop_runner
