@@ -1,4 +1,8 @@
-"""Per-user leaderboards next to the aggregate: the study's analysis in one call."""
+"""Per-user leaderboards next to the aggregate: the study's analysis in one call.
+
+With ``null_replicates`` it also measures what part of the users' disagreement with the
+aggregate sampling noise alone produces (:mod:`ranking.noise`, the summary's ``noise``).
+"""
 
 from __future__ import annotations
 
@@ -8,10 +12,17 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ranking.agreement import AgreementSummary, kendall_per_row, spearman_per_row, summarise
+from ranking.agreement import (
+    AgreementSummary,
+    compare_with_null,
+    kendall_per_row,
+    spearman_per_row,
+    summarise,
+)
 from ranking.leaderboard import fit_leaderboard
+from ranking.noise import NULL_MAX_USERS, NULL_SEED, null_spearman
 from ranking.types import Leaderboard, Method, PairwiseData
-from ranking.users import Shrinkage, UserRatings, fit_user_ratings
+from ranking.users import Shrinkage, UserRatings, aggregate_prior, fit_user_ratings
 
 __all__ = ["UserAnalysis", "analyse_users", "fit_user_agreement"]
 
@@ -34,6 +45,10 @@ class UserAnalysis:
     summary : AgreementSummary
         Over users with at least ``min_battles`` votes.
     min_battles : int
+    null_spearman : ndarray, optional
+        ``(U,)`` each user's mean Spearman when their votes are re-drawn from the
+        aggregate (:func:`ranking.noise.null_spearman`); NaN for a user not re-drawn.
+        None when the null was not measured.
     """
 
     aggregate: Leaderboard
@@ -43,6 +58,7 @@ class UserAnalysis:
     kendall: npt.NDArray[np.float64]
     summary: AgreementSummary
     min_battles: int
+    null_spearman: npt.NDArray[np.float64] | None = None
 
     def user_dict(self, u: int) -> dict[str, Any]:
         """One user's entry of the ``users`` JSON (docs/SPEC.md section 3).
@@ -92,6 +108,8 @@ def analyse_users(
     min_battles: int = 10,
     aggregate: Leaderboard | None = None,
     rng: np.random.Generator | int | None = 0,
+    null_replicates: int = 0,
+    null_max_users: int = NULL_MAX_USERS,
 ) -> UserAnalysis:
     """Fit the aggregate and every user's ratings and measure how far they agree.
 
@@ -114,6 +132,12 @@ def analyse_users(
         The aggregate leaderboard of ``data`` with ``method``, when already fitted.
     rng : numpy.random.Generator or int, optional
         Randomness of the intervals and of the shrinkage search.
+    null_replicates : int
+        Re-draw the summarised users' votes from the aggregate this many times and refit
+        them (the null of no taste, :mod:`ranking.noise`, seed
+        :data:`~ranking.noise.NULL_SEED`); 0 (the default) skips it.
+    null_max_users : int
+        Re-draw at most this many users, a random sample of the summarised ones.
 
     Returns
     -------
@@ -129,8 +153,25 @@ def analyse_users(
     ratings, spearman, kendall = fit_user_agreement(
         data, users, len(user_names), method=method, shrinkage=shrinkage, prior=prior, rng=rng
     )
-    summary = summarise(spearman, kendall, ratings.n_battles, min_battles)
-    return UserAnalysis(aggregate, user_names, ratings, spearman, kendall, summary, min_battles)
+    null, noise = None, None
+    if null_replicates > 0:
+        eligible = (ratings.n_battles >= min_battles) & np.isfinite(spearman)
+        null = null_spearman(
+            data,
+            users,
+            ratings,
+            prior,
+            eligible,
+            truth=prior if method == "bt" else aggregate_prior(data, "bt"),
+            replicates=null_replicates,
+            max_users=null_max_users,
+            rng=NULL_SEED,
+        )
+        noise = compare_with_null(spearman, null, null_replicates)
+    summary = summarise(spearman, kendall, ratings.n_battles, min_battles, noise=noise)
+    return UserAnalysis(
+        aggregate, user_names, ratings, spearman, kendall, summary, min_battles, null
+    )
 
 
 def fit_user_agreement(
