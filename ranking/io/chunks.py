@@ -1,7 +1,9 @@
 """Battle log formats as chunks of raw records: CSV, JSON Lines, JSON arrays, Parquet.
 
-Each reader yields :class:`Chunk` s of at most ``chunksize`` raw records with their 1-based
-row numbers, and the rows that could not be parsed; :mod:`ranking.io.ingest` validates
+Each reader, ``(file, stream, chunksize, text)`` (``text``: columns a CSV file keeps as
+text, beside the fields and their aliases), yields :class:`Chunk` s of at most
+``chunksize`` raw records with their 1-based row numbers, and the rows that could not be
+parsed; :mod:`ranking.io.ingest` validates
 and types each chunk before the next is read.
 """
 
@@ -11,7 +13,7 @@ import gzip
 import io
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from typing import IO, Any, NamedTuple
 
@@ -21,14 +23,18 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ranking.io.validation import (
-    ALIASES,
-    BATTLE_COLUMNS,
-    RowError,
-    frame_from_records,
-)
+from ranking.io.column_map import ALIASES, BATTLE_COLUMNS, MissingColumn
+from ranking.io.validation import RowError, frame_from_records
 
-__all__ = ["CHUNKERS", "BattleLogError", "Chunk", "PathArg", "row_numbers"]
+__all__ = [
+    "CHUNKERS",
+    "BattleLogError",
+    "Chunk",
+    "ColumnMapError",
+    "NotABattleIdError",
+    "PathArg",
+    "row_numbers",
+]
 
 PathArg = str | os.PathLike[str]
 
@@ -73,6 +79,48 @@ class BattleLogError(ValueError):
         super().__init__(f"{self.file}: {text}")
 
 
+class ColumnMapError(BattleLogError):
+    """A column map (:class:`ranking.io.column_map.ColumnMap`) naming a column that a
+    battle log does not have.
+
+    Attributes
+    ----------
+    field : str
+        The field the map takes from that column, e.g. ``"model_a"``.
+    column : str
+        The column named.
+    """
+
+    def __init__(self, file: PathArg, missing: MissingColumn) -> None:
+        super().__init__(file, str(missing), field=missing.field)
+        self.column = missing.column
+
+
+class NotABattleIdError(BattleLogError):
+    """A battle id column whose repeated ids carry different votes: it names something
+    else (a question, a pair of models), and skipping its repeats would drop real votes.
+
+    Attributes
+    ----------
+    column : str
+        The column read as the battle id, as the log names it (``question_id``).
+    n_differing : int
+        Rows repeating an id with another vote than its first row's.
+    n_rows : int
+        Rows read as battles (valid ones, before repeats were dropped).
+    """
+
+    def __init__(self, file: PathArg, column: str, n_differing: int, n_rows: int) -> None:
+        reason = (
+            f"column {column!r} is not a battle id: {n_differing:,} of {n_rows:,} rows "
+            "repeat an id with a different vote"
+        )
+        super().__init__(file, reason, field="battle_id")
+        self.column = column
+        self.n_differing = n_differing
+        self.n_rows = n_rows
+
+
 # Columns read as text from CSV whatever they look like (ids such as "007" stay intact).
 _TEXT_COLUMNS = [c for c in BATTLE_COLUMNS if c != "tstamp"] + [
     alias for aliases in ALIASES.values() for alias in aliases
@@ -92,11 +140,14 @@ def row_numbers(start: int, n: int) -> npt.NDArray[np.int64]:
     return np.arange(start + 1, start + n + 1, dtype=np.int64)
 
 
-def _csv_chunks(file: PathArg, stream: IO[bytes], chunksize: int) -> Iterator[Chunk]:
+def _csv_chunks(
+    file: PathArg, stream: IO[bytes], chunksize: int, text: Collection[str] = ()
+) -> Iterator[Chunk]:
+    """``text``: more columns read as text (those a column map names)."""
     reader = pd.read_csv(
         stream,
         chunksize=chunksize,
-        dtype=dict.fromkeys(_TEXT_COLUMNS, str),
+        dtype=dict.fromkeys([*_TEXT_COLUMNS, *text], str),
         compression=None,
         encoding="utf-8",
     )
@@ -129,7 +180,9 @@ def _record_chunk(numbered: list[tuple[int, Any]], errors: list[RowError]) -> Ch
     return Chunk(frame_from_records([r for _, r in objects]), rows, errors)
 
 
-def _jsonl_chunks(file: PathArg, stream: IO[bytes], chunksize: int) -> Iterator[Chunk]:
+def _jsonl_chunks(
+    file: PathArg, stream: IO[bytes], chunksize: int, text: Collection[str] = ()
+) -> Iterator[Chunk]:
     numbered: list[tuple[int, Any]] = []
     errors: list[RowError] = []
     blank = True
@@ -154,9 +207,11 @@ def _jsonl_chunks(file: PathArg, stream: IO[bytes], chunksize: int) -> Iterator[
         yield _record_chunk(numbered, errors)
 
 
-def _json_chunks(file: PathArg, stream: IO[bytes], chunksize: int) -> Iterator[Chunk]:
-    with _text(stream) as text:
-        content = text.read()
+def _json_chunks(
+    file: PathArg, stream: IO[bytes], chunksize: int, text: Collection[str] = ()
+) -> Iterator[Chunk]:
+    with _text(stream) as decoded:
+        content = decoded.read()
     if not content.strip():
         raise BattleLogError(file, "file is empty")
     try:
@@ -174,7 +229,9 @@ def _json_chunks(file: PathArg, stream: IO[bytes], chunksize: int) -> Iterator[C
         yield _record_chunk(list(enumerate(data[first : first + chunksize], first + 1)), [])
 
 
-def _parquet_chunks(file: PathArg, stream: IO[bytes], chunksize: int) -> Iterator[Chunk]:
+def _parquet_chunks(
+    file: PathArg, stream: IO[bytes], chunksize: int, text: Collection[str] = ()
+) -> Iterator[Chunk]:
     source = pa.BufferReader(stream.read()) if isinstance(stream, gzip.GzipFile) else stream
     parquet = pq.ParquetFile(source)
     batches = parquet.iter_batches(batch_size=chunksize)

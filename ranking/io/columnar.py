@@ -27,8 +27,8 @@ import pyarrow.compute as pc
 
 from ranking.io.arrow_tables import NA_TEXT, TABLES, Fallback, missing
 from ranking.io.battle_frame import WINNERS
+from ranking.io.column_map import ALIASES, BATTLE_COLUMNS, DEFAULT_MAP, ColumnMap, Renaming
 from ranking.io.duplicate_ids import repeated_ids
-from ranking.io.records import ALIASES, BATTLE_COLUMNS
 
 __all__ = ["TABLES", "ColumnarFile", "Fallback", "repeated_ids"]
 
@@ -57,22 +57,20 @@ def _flatten(table: pa.Table) -> pa.Table:
     return table
 
 
-def _normalise(table: pa.Table) -> pa.Table:
-    """Aliases renamed, the prompt taken from ``conversation_a``, list columns dropped."""
+def _normalise(table: pa.Table, columns: ColumnMap) -> tuple[pa.Table, Renaming]:
+    """The columns that hold fields renamed (:meth:`ColumnMap.plan`, returned too), the
+    prompt taken from ``conversation_a``, list columns dropped."""
     table = _flatten(table)
+    plan = columns.plan(table.column_names)
+    if plan.dropped:
+        table = table.drop_columns(list(plan.dropped))
+    if any(source != name for source, name in plan.renames.items()):
+        table = table.rename_columns([plan.renames.get(n, n) for n in table.column_names])
     names = table.column_names
-    renames = {}
-    for canonical, aliases in ALIASES.items():
-        if canonical not in names:
-            alias = next((a for a in aliases if a in names), None)
-            if alias is not None:
-                renames[alias] = canonical
-    if renames:
-        table = table.rename_columns([renames.get(n, n) for n in names])
-    if "prompt" not in table.column_names and "conversation_a" in table.column_names:
+    if plan.prompt_from_conversation and "prompt" not in names and "conversation_a" in names:
         table = table.append_column("prompt", _first_user_turn(table["conversation_a"]))
     lists = [f.name for f in table.schema if pa.types.is_list(f.type)]
-    return table.drop_columns(lists) if lists else table
+    return (table.drop_columns(lists) if lists else table), plan
 
 
 def _lists(table: pa.Table) -> set[str]:
@@ -146,14 +144,16 @@ def _models(
     return encoded
 
 
-def _winners(column: pa.ChunkedArray) -> npt.NDArray[np.int8]:
-    """Codes of the canonical winners; :class:`Fallback` if one is missing or not one."""
+def _winners(column: pa.ChunkedArray, columns: ColumnMap) -> npt.NDArray[np.int8]:
+    """Codes of the canonical winners (as ``columns`` maps the values read);
+    :class:`Fallback` if one is missing or not one."""
     encoded = _codes(column, "winner")
-    canonical = pc.index_in(encoded.dictionary, value_set=_WINNERS)
-    if canonical.null_count:
+    canonical = pa.array(columns.winners(encoded.dictionary.to_pylist()), pa.string())
+    codes = pc.index_in(canonical, value_set=_WINNERS)
+    if codes.null_count:
         raise Fallback("field 'winner' is not canonical")
-    codes = canonical.to_numpy(zero_copy_only=False).astype(np.int8)
-    return np.take(codes, encoded.indices.to_numpy(zero_copy_only=False))
+    kept = codes.to_numpy(zero_copy_only=False).astype(np.int8)
+    return np.take(kept, encoded.indices.to_numpy(zero_copy_only=False))
 
 
 def _no_empty(column: pa.ChunkedArray) -> pa.ChunkedArray:
@@ -190,11 +190,22 @@ class ColumnarFile:
     missing_text : bool, default False
         Text columns hold what ``pandas.read_csv`` reads as missing as text (CSV, see
         :func:`ranking.io.arrow_tables.missing`): read it as missing.
+    columns : ColumnMap, optional
+        Which column holds which field, and what the winner values mean (by default
+        docs/SPEC.md section 1).
     """
 
     def __init__(
-        self, *, infer_labels: bool, missing_as_nan: bool, missing_text: bool = False
+        self,
+        *,
+        infer_labels: bool,
+        missing_as_nan: bool,
+        missing_text: bool = False,
+        columns: ColumnMap | None = None,
     ) -> None:
+        self.columns = columns or DEFAULT_MAP
+        #: The column the battle ids come from (as the file names it), if any.
+        self.id_column: str | None = None
         self.infer_labels = infer_labels
         self.missing_as_nan = missing_as_nan
         self.na = NA_TEXT if missing_text else frozenset()
@@ -210,14 +221,15 @@ class ColumnarFile:
     def add(self, table: pa.Table) -> None:
         """Check one block and keep its valid battles; :class:`Fallback` if any is invalid."""
         self._dropped |= _lists(table)
-        table = _normalise(table)
+        table, plan = _normalise(table, self.columns)
+        self.id_column = plan.battle_id
         names = table.column_names
         if "winner" not in names or "model_a" not in names or "model_b" not in names:
             raise Fallback("a required field is missing")
         self.n_read += table.num_rows
         a = _models(table["model_a"], "model_a", self.na)
         b = _models(table["model_b"], "model_b", self.na)
-        winner = _winners(table["winner"])  # (a text read as missing is not a winner)
+        winner = _winners(table["winner"], self.columns)  # (a text read as missing is not a winner)
         stamps = _stamps(table["tstamp"]) if "tstamp" in names else None
         text = {n: _text(table[n], n, numbers=True) for n in _IDS if n in names}
         labels = {n: table[n] for n in names if n not in BATTLE_COLUMNS}

@@ -1,4 +1,5 @@
-"""Battle ids met before: one hash pass over all the files of an ingest."""
+"""Battle ids met before: one hash pass over all the files of an ingest; and the repeats
+that carry another vote than the first, which say that a column is not a battle id."""
 
 from __future__ import annotations
 
@@ -11,7 +12,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["repeated_ids"]
+__all__ = ["VOTE_COLUMNS", "differing_repeats", "repeated_ids"]
+
+#: What a vote is, beside its id: two battles with one id and all of these equal are one.
+VOTE_COLUMNS = ("model_a", "model_b", "winner", "user_id", "prompt", "tstamp")
 
 
 _ROWS_HASHED = 1 << 16  # rows hashed at a time: bounds the per-word arrays (in cache)
@@ -110,3 +114,50 @@ def _hash(rows: npt.NDArray[np.uint8], out: npt.NDArray[np.uint64]) -> None:
             out ^= word
             out *= _MIX
             out ^= out >> _SHIFT
+
+
+def differing_repeats(
+    battles: pd.DataFrame, repeated: npt.NDArray[np.bool_]
+) -> npt.NDArray[np.bool_]:
+    """True where a repeated id carries another vote than the first row with that id.
+
+    Parameters
+    ----------
+    battles : pandas.DataFrame
+        A battle frame (:func:`ranking.io.validation.to_battle_frame`).
+    repeated : numpy.ndarray of bool
+        The rows whose ``battle_id`` was met in an earlier row of ``battles``
+        (:func:`repeated_ids` without ``known``).
+
+    Returns
+    -------
+    numpy.ndarray of bool
+        True where the row differs from the first row of its id in any of
+        :data:`VOTE_COLUMNS` (missing values equal each other): the id names something
+        else than one battle (a question, a pair of models). Exact repeats are False.
+    """
+    differ = np.zeros(len(battles), dtype=bool)
+    later = np.flatnonzero(repeated)
+    if not later.size:
+        return differ
+    ids = battles["battle_id"]
+    rows = np.flatnonzero(ids.isin(ids.iloc[later].unique()).to_numpy())
+    codes, _ = pd.factorize(ids.iloc[rows])  # numbered in order of first appearance
+    first = np.empty(codes.max() + 1, dtype=np.intp)
+    first[codes[::-1]] = rows[::-1]  # the earliest row of each id
+    earliest = first[codes]
+    changed = np.zeros(len(rows), dtype=bool)
+    for name in VOTE_COLUMNS:
+        if name in battles.columns:
+            values = _comparable(battles[name])
+            a, b = values[rows], values[earliest]
+            changed |= ~((a == b) | (pd.isna(a) & pd.isna(b)))
+    differ[rows[changed]] = True
+    return differ
+
+
+def _comparable(column: pd.Series) -> npt.NDArray[Any]:
+    """A column's values as an array that ``==`` compares row by row."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy()  # (-1 where missing: equal to each other)
+    return column.astype(object).where(column.notna(), None).to_numpy()

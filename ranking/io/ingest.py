@@ -9,7 +9,12 @@ record, a parse error, a value of an unexpected type) is read again by rows, as 
 arrays always are: in chunks, each normalised, validated and typed by
 :mod:`ranking.io.validation` before the next one is read, naming the row, field and value
 of each error. Either way memory follows the compact typed frame rather than the raw
-text; repeated ids are dropped at the end, in one hash pass over all the files.
+text; repeated ids are dropped at the end, in one hash pass over all the files. A log in
+its own shape is read through a :class:`ranking.io.column_map.ColumnMap` (both paths
+rename its columns by :meth:`~ranking.io.column_map.ColumnMap.plan`), its prompt ids
+joined to :class:`ranking.io.prompt_texts.PromptTexts`. An id column whose repeats carry
+different votes is not a battle id: the read is refused (:class:`NotABattleIdError`)
+rather than dropping real votes as repeats; exact repeats are dropped.
 """
 
 from __future__ import annotations
@@ -30,9 +35,19 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ranking.io.battle_frame import concat_battle_frames
-from ranking.io.chunks import CHUNKERS, BattleLogError, Chunk, PathArg, row_numbers
-from ranking.io.columnar import TABLES, ColumnarFile, repeated_ids
+from ranking.io.chunks import (
+    CHUNKERS,
+    BattleLogError,
+    Chunk,
+    ColumnMapError,
+    NotABattleIdError,
+    PathArg,
+    row_numbers,
+)
+from ranking.io.column_map import DEFAULT_MAP, ColumnMap, MissingColumn
+from ranking.io.columnar import TABLES, ColumnarFile
+from ranking.io.prompt_texts import PromptTexts
+from ranking.io.settle import Origin, settle
 from ranking.io.validation import (
     REQUIRED_COLUMNS,
     RowError,
@@ -42,7 +57,15 @@ from ranking.io.validation import (
 )
 from ranking.progress import Advance, Progress, start
 
-__all__ = ["SUFFIXES", "BattleLogError", "IngestResult", "read_battles", "read_frame"]
+__all__ = [
+    "SUFFIXES",
+    "BattleLogError",
+    "ColumnMapError",
+    "IngestResult",
+    "NotABattleIdError",
+    "read_battles",
+    "read_frame",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +100,8 @@ class IngestResult:
     n_skipped : int
         Invalid records skipped (only with ``skip_invalid=True``).
     n_duplicates : int
-        Valid records dropped because their ``battle_id`` had already been read.
+        Valid records dropped because their ``battle_id`` had already been read (with
+        the same vote, or in ``seen_ids``).
     skipped_reasons : dict of str to int
         Number of skipped records per reason, e.g.
         ``{"field 'winner': value is not one of model_a, ...": 3}``.
@@ -101,6 +125,8 @@ def read_battles(
     seen_ids: set[str] | None = None,
     chunksize: int = 100_000,
     progress: Progress | None = None,
+    columns: ColumnMap | None = None,
+    prompts: PromptTexts | None = None,
 ) -> IngestResult:
     """Read, validate and de-duplicate one or more battle logs into one frame.
 
@@ -118,6 +144,12 @@ def read_battles(
         Records converted at a time.
     progress : Progress, optional
         Told of one stage a file, ``"reading FILE"``, in bytes of the file as stored.
+    columns : ColumnMap, optional
+        Which column holds which field and what the winner values mean, for logs in
+        their own shape (by default docs/SPEC.md section 1, aliases included).
+    prompts : PromptTexts, optional
+        Texts of the prompt ids the logs hold in their ``prompt`` field: each id is
+        replaced by its text (an id without one is invalid).
 
     Returns
     -------
@@ -128,13 +160,18 @@ def read_battles(
     BattleLogError
         For a file that cannot be read (missing, unknown suffix, malformed, truncated,
         no required column) and, unless ``skip_invalid``, for the first invalid record.
+    ColumnMapError
+        When ``columns`` names a column a file lacks (a :class:`BattleLogError`).
+    NotABattleIdError
+        When rows repeating an id carry different votes (a :class:`BattleLogError`): the
+        id column is not a battle id; name the right one, or none, in ``columns``.
     """
     files = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
     if not files:
         raise ValueError("Argument 'paths' must name at least one battle log, not none.")
     if chunksize < 1:
         raise ValueError(f"Argument 'chunksize' must be a positive integer, not {chunksize!r}.")
-    reader = _Reader(skip_invalid, frozenset() if seen_ids is None else seen_ids)
+    reader = _Reader(skip_invalid, frozenset() if seen_ids is None else seen_ids, columns, prompts)
     for file in files:
         advance = start(progress, _reading(file), _size(file), "B")
         reader.read_file(file, chunksize, advance)
@@ -151,7 +188,12 @@ def read_battles(
 
 
 def read_frame(
-    frame: pd.DataFrame, source: PathArg, *, skip_invalid: bool = False, first_row: int = 1
+    frame: pd.DataFrame,
+    source: PathArg,
+    *,
+    skip_invalid: bool = False,
+    first_row: int = 1,
+    columns: ColumnMap | None = None,
 ) -> IngestResult:
     """Validate, de-duplicate and type battle records already read into a frame.
 
@@ -168,6 +210,8 @@ def read_frame(
         Skip invalid records and count them instead of rejecting the frame.
     first_row : int, default 1
         Record number of the first row, for error messages.
+    columns : ColumnMap, optional
+        Which column holds which field (see :func:`read_battles`).
 
     Returns
     -------
@@ -180,7 +224,7 @@ def read_frame(
         For a missing required column and, unless ``skip_invalid``, the first invalid
         record.
     """
-    reader = _Reader(skip_invalid, frozenset())
+    reader = _Reader(skip_invalid, frozenset(), columns)
     rows = row_numbers(first_row - 1, len(frame))
     reader._add(source, Chunk(frame.reset_index(drop=True), rows, []), check_columns=True)
     return reader.result()
@@ -209,24 +253,29 @@ def _format(file: PathArg) -> tuple[str, bool]:
 class _Reader:
     """Reads files chunk by chunk into typed frames, applying the error policy."""
 
-    def __init__(self, skip_invalid: bool, known: set[str] | frozenset[str]) -> None:
+    def __init__(
+        self,
+        skip_invalid: bool,
+        known: set[str] | frozenset[str],
+        columns: ColumnMap | None = None,
+        prompts: PromptTexts | None = None,
+    ) -> None:
         self.skip_invalid = skip_invalid
         self.known = known
+        self.columns = columns or DEFAULT_MAP
+        self.prompts = prompts
         self.frames: list[pd.DataFrame] = []
+        self.origins: list[Origin] = []  # each frame's file and id column, for messages
         self.n_read = self.n_self = 0
         self.reasons: Counter[str] = Counter()
 
     def result(self) -> IngestResult:
-        """The battles read so far, in one frame, and the counts of what was left out.
-
-        Repeated ids are dropped here, in one hash pass over all the files: a record
-        whose ``battle_id`` is known, or met in an earlier valid record, is a duplicate.
-        """
-        battles = concat_battle_frames(self.frames)
-        repeated = repeated_ids(battles["battle_id"], self.known)
-        n_duplicates = int(repeated.sum())
-        if n_duplicates:
-            battles = battles.loc[~repeated].reset_index(drop=True)
+        """The battles read so far, in one frame, and the counts of what was left out:
+        prompt ids joined, repeated ids judged and dropped (:func:`settle`)."""
+        reasons = self.reasons if self.skip_invalid else None
+        battles, n_duplicates = settle(
+            self.frames, self.origins, known=self.known, prompts=self.prompts, reasons=reasons
+        )
         return IngestResult(
             battles,
             self.n_read,
@@ -247,13 +296,15 @@ class _Reader:
                 logger.debug("%s: read again by rows (%s: %s)", file, type(exc).__name__, exc)
             else:
                 self.frames.append(frame)
+                self.origins.append(Origin(file, columns.id_column))
                 self.n_read += columns.n_read
                 self.n_self += columns.n_self
                 told.finish(file)
                 return
         try:
             with open(file, "rb") as raw, gzip.GzipFile(fileobj=raw) if gz else raw as stream:
-                chunks = CHUNKERS[suffix](file, cast(IO[bytes], stream), chunksize)
+                text = self.columns.sources
+                chunks = CHUNKERS[suffix](file, cast(IO[bytes], stream), chunksize, text)
                 for number, chunk in enumerate(chunks):
                     self._add(file, chunk, check_columns=number == 0)
                     told(raw.tell())
@@ -268,14 +319,16 @@ class _Reader:
             raise BattleLogError(file, reason, detail=detail) from None
         told.finish(file)
 
-    @staticmethod
     def _read_columns(
-        file: PathArg, suffix: str, gz: bool, chunksize: int, told: _Told
+        self, file: PathArg, suffix: str, gz: bool, chunksize: int, told: _Told
     ) -> ColumnarFile:
         """The fast path: the file's blocks as Arrow tables, checked column by column."""
         csv = suffix == ".csv"
         columns = ColumnarFile(
-            infer_labels=csv, missing_as_nan=suffix != ".parquet", missing_text=csv
+            infer_labels=csv,
+            missing_as_nan=suffix != ".parquet",
+            missing_text=csv,
+            columns=self.columns,
         )
         # text: its blocks without copying them (Parquet's arrays are kept off the file)
         opener = pa.OSFile if suffix == ".parquet" else pa.memory_map
@@ -291,10 +344,15 @@ class _Reader:
         return columns
 
     def _add(self, file: PathArg, chunk: Chunk, *, check_columns: bool) -> None:
-        frame = normalise_columns(chunk.frame)
+        try:
+            frame = normalise_columns(chunk.frame, self.columns)
+        except MissingColumn as missing:
+            if len(chunk.frame.columns):
+                raise ColumnMapError(file, missing) from None
+            frame = chunk.frame  # no record, no column: nothing to map
         if check_columns and len(frame.columns) > 0:
-            _check_columns(file, frame)
-        row_errors = validate_battles(frame, allow_self_battles=True)
+            _check_columns(file, frame, chunk.frame.columns)
+        row_errors = validate_battles(frame, allow_self_battles=True, columns=self.columns)
         errors = chunk.errors + [
             RowError(int(chunk.rows[e.index]), e.field, e.value, e.reason, e.detail)
             for e in row_errors
@@ -309,10 +367,21 @@ class _Reader:
             keep = np.ones(len(frame), dtype=bool)
             keep[[e.index for e in row_errors]] = False
             frame = frame.loc[keep]
+        if self.columns.winner_values and "winner" in frame.columns:
+            winners = self.columns.winners(frame["winner"].tolist())
+            frame = frame.assign(winner=pd.Series(winners, index=frame.index, dtype=object))
         typed = to_battle_frame(frame)
         self_battle = (typed["model_a"].astype(str) == typed["model_b"].astype(str)).to_numpy()
         self.n_self += int(self_battle.sum())
         self.frames.append(typed.loc[~self_battle].reset_index(drop=True))
+        id_column = next((s for s, f in self._renames(chunk.frame) if f == "battle_id"), None)
+        self.origins.append(Origin(file, id_column))
+
+    def _renames(self, raw: pd.DataFrame) -> list[tuple[str, str]]:
+        try:
+            return list(self.columns.plan(raw.columns).renames.items())
+        except MissingColumn:
+            return []
 
 
 _T = TypeVar("_T")
@@ -346,10 +415,12 @@ class _Told:
         self(_size(file))
 
 
-def _check_columns(file: PathArg, frame: pd.DataFrame) -> None:
+def _check_columns(file: PathArg, frame: pd.DataFrame, source: pd.Index) -> None:
+    """A :class:`BattleLogError` for a required field no column holds (``source``: the
+    columns as the file names them)."""
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
-        found = ", ".join(map(str, frame.columns[:12])) + (", ..." if frame.shape[1] > 12 else "")
+        found = ", ".join(map(str, source[:12])) + (", ..." if len(source) > 12 else "")
         names = ("s " if len(missing) > 1 else " ") + ", ".join(map(repr, missing))
         reason = f"missing required column{names} (columns found: {found})"
         raise BattleLogError(file, reason, field=missing[0])

@@ -1,7 +1,8 @@
 """From raw battle records to a raw frame, with what validation must reject kept visible.
 
 :func:`frame_from_records` flattens dict records (the REST body, JSON Lines) into a frame;
-:func:`normalise_columns` renames aliases, extracts the prompt from an Arena
+:func:`normalise_columns` renames the columns that hold fields (their own names or aliases,
+or as a :class:`ranking.io.column_map.ColumnMap` says), extracts the prompt from an Arena
 ``conversation_a`` and drops list-valued label columns. Neither judges a value: a dict in
 a one-value field stays whole (:class:`Whole`) and a string holding a lone surrogate is
 marked (:class:`InvalidText`), so that :func:`ranking.io.validation.validate_battles` can
@@ -18,9 +19,9 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from ranking.io.column_map import ALIASES, BATTLE_COLUMNS, DEFAULT_MAP, ColumnMap
+
 __all__ = [
-    "ALIASES",
-    "BATTLE_COLUMNS",
     "NOT_TEXT",
     "InvalidText",
     "Whole",
@@ -29,15 +30,6 @@ __all__ = [
     "normalise_columns",
 ]
 
-#: Columns of a battle frame, in order; label columns follow them.
-BATTLE_COLUMNS = ("battle_id", "model_a", "model_b", "winner", "user_id", "prompt", "tstamp")
-#: Canonical column to its aliases, in order of preference; an alias is used only when
-#: the canonical column is absent (otherwise it stays a label column).
-ALIASES: Mapping[str, tuple[str, ...]] = {
-    "battle_id": ("id", "question_id"),
-    "user_id": ("judge",),
-    "prompt": ("question",),
-}
 #: Why a marked string is rejected.
 NOT_TEXT = "is not valid Unicode text (it holds a lone surrogate)"
 
@@ -134,29 +126,36 @@ def _is_dict(value: Any) -> bool:
     return isinstance(value, dict)
 
 
-def normalise_columns(frame: pd.DataFrame) -> pd.DataFrame:
-    """Rename aliases, extract the prompt and drop list-valued columns (but not lists in
-    one-value fields such as ``model_a``: validation rejects those).
+def normalise_columns(frame: pd.DataFrame, columns: ColumnMap | None = None) -> pd.DataFrame:
+    """Rename the columns that hold fields, extract the prompt and drop list-valued
+    columns (but not lists in one-value fields such as ``model_a``: validation rejects
+    those).
 
     Parameters
     ----------
     frame : pandas.DataFrame
         Raw records with source column names; not modified.
+    columns : ColumnMap, optional
+        Which column holds which field (:meth:`ColumnMap.plan`); by default each field's
+        own column, else an alias (docs/SPEC.md section 1).
 
     Returns
     -------
     pandas.DataFrame
         Same rows; values untouched, so that :func:`validate_battles` sees them as read.
+
+    Raises
+    ------
+    MissingColumn
+        When ``columns`` names a column that ``frame`` lacks.
     """
-    renames: dict[str, str] = {}
-    for canonical, aliases in ALIASES.items():
-        if canonical not in frame.columns:
-            alias = next((a for a in aliases if a in frame.columns), None)
-            if alias is not None:
-                renames[alias] = canonical
-    out = frame.rename(columns=renames) if renames else frame.copy(deep=False)
-    if "prompt" not in out.columns and "conversation_a" in out.columns:
-        out["prompt"] = out["conversation_a"].map(_first_user_turn)
+    plan = (columns or DEFAULT_MAP).plan(frame.columns)
+    out = frame.drop(columns=list(plan.dropped)) if plan.dropped else frame
+    moved = {s: f for s, f in plan.renames.items() if s != f}
+    out = out.rename(columns=moved) if moved else out.copy(deep=False)
+    if plan.prompt_from_conversation and "prompt" not in out.columns:
+        if "conversation_a" in out.columns:
+            out["prompt"] = out["conversation_a"].map(_first_user_turn)
     listy = [c for c in out.columns if c not in _SCALAR_FIELDS and _is_list_column(out[c])]
     return out.drop(columns=listy) if listy else out
 

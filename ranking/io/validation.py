@@ -27,9 +27,8 @@ from ranking.io.battle_frame import (
     numbers,
     to_battle_frame,
 )
+from ranking.io.column_map import ALIASES, BATTLE_COLUMNS, DEFAULT_MAP, ColumnMap
 from ranking.io.records import (
-    ALIASES,
-    BATTLE_COLUMNS,
     NOT_TEXT,
     InvalidText,
     Whole,
@@ -129,6 +128,7 @@ def validate_battles(
     *,
     allow_self_battles: bool = False,
     max_chars: Mapping[str, int] | None = None,
+    columns: ColumnMap | None = None,
 ) -> list[RowError]:
     """Check every row of a normalised frame; report the first problem of each bad row.
 
@@ -149,6 +149,10 @@ def validate_battles(
         votes, which carry no information, instead of rejecting the file).
     max_chars : mapping of str to int, optional
         Longest string allowed in a field, e.g. ``{"user_id": 256}``.
+    columns : ColumnMap, optional
+        The map the frame was normalised with: a winner must then be one of its
+        ``winner_values`` (when it has any), as read (:meth:`ColumnMap.winners` makes
+        them canonical).
 
     Returns
     -------
@@ -177,10 +181,10 @@ def validate_battles(
         winner = frame["winner"]
         missing = bool_mask(winner.isna())
         text = _as_text(winner, ~missing & ~_non_string(winner))
-        checks += [
-            ("winner", missing, "is missing"),
-            ("winner", ~missing & ~bool_mask(text.isin(WINNERS)), _WINNER_REASON),
-        ]
+        shape = columns or DEFAULT_MAP
+        accepted = bool_mask(text.isin(list(shape.accepted_winners)))
+        reason = shape.unmapped_reason() if shape.winner_values else _WINNER_REASON
+        checks += [("winner", missing, "is missing"), ("winner", ~missing & ~accepted, reason)]
     else:
         checks.append(("winner", np.ones(n, dtype=bool), "is missing"))
     if "tstamp" in frame.columns:

@@ -28,7 +28,7 @@ CSV = (
     "008,claude-2,gpt-4,tie,1700000001,2,1.5,False,,de,\n"
     '009,"llama, 2",gpt-4,both_bad,,3,2,True,false,"fr",\n'
     "010,gpt-4,gpt-4,tie,1700000003,4,NA,False,true,en,\n"
-    "007,gpt-4,claude-2,model_b,1700000004,5,3,True,true,en,\n"
+    "007,gpt-4,claude-2,model_a,1700000000.5,5,3,True,true,en,\n"  # a repeat: dropped
     "011,gpt-4,claude-2,tie (bothbad),1700000005,6,4,False,True,NA,\n"
 )
 
@@ -37,7 +37,7 @@ def _records() -> list[dict[str, Any]]:
     return [
         {"question_id": 17, "model_a": "x", "model_b": "y", "winner": "tie", "judge": "u1"},
         {"question_id": 18, "model_a": "y", "model_b": "x", "winner": "model_a", "tstamp": 5},
-        {"question_id": 17, "model_a": "x", "model_b": "z", "winner": "tie"},
+        {"question_id": 17, "model_a": "x", "model_b": "y", "winner": "tie", "judge": "u1"},
         {"model_a": "\U0001f916 robo", "model_b": "x", "winner": "model_b", "tstamp": 7.5},
         {"model_a": "x", "model_b": "x", "winner": "tie", "meta": {"a": 1, "b": {"c": True}}},
         {
@@ -134,7 +134,8 @@ def test_several_files_and_formats_are_deduplicated_together(
 ) -> None:
     files = _files(tmp_path)
     array = tmp_path / "more.json"  # JSON arrays go by rows
-    array.write_text(json.dumps([{"id": "008", "model_a": "q", "model_b": "r", "winner": "tie"}]))
+    repeat = {"id": "008", "model_a": "claude-2", "model_b": "gpt-4", "winner": "tie"}
+    array.write_text(json.dumps([{**repeat, "tstamp": 1700000001}]))
     seen_ours, seen_rows = {"011"}, {"011"}
     ours = read_battles([*files, array], seen_ids=seen_ours)
     assert_same(ours, by_rows(monkeypatch, [*files, array], seen_ids=seen_rows))

@@ -11,7 +11,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ranking.io.ingest import SUFFIXES, BattleLogError, IngestResult, read_battles, read_frame
+from ranking.io.ingest import (
+    SUFFIXES,
+    BattleLogError,
+    IngestResult,
+    NotABattleIdError,
+    read_battles,
+    read_frame,
+)
 from ranking.io.validation import BATTLE_COLUMNS, WINNERS
 from tests.conftest import RecordedProgress
 
@@ -242,14 +249,26 @@ def test_skip_invalid_skips_malformed_json_lines(tmp_path: Path) -> None:
 
 
 def test_duplicates_within_and_across_files(tmp_path: Path) -> None:
-    first = write(tmp_path / "a.csv", HEADER + "1,x,y,tie,\n2,x,y,tie,\n1,x,y,model_a,\n")
+    first = write(tmp_path / "a.csv", HEADER + "1,x,y,tie,\n2,x,y,tie,\n1,x,y,tie,\n")
     second = write(tmp_path / "b.jsonl", GOOD.replace("{", '{"id": "2", ') + "\n" + GOOD)
     no_ids = write(tmp_path / "c.csv", "model_a,model_b,winner\nx,y,tie\nx,y,tie\n")
     result = read_battles([first, second, no_ids])
     assert result.n_read == 7 and result.n_duplicates == 2
     assert result.battles["battle_id"].tolist()[:2] == ["1", "2"]
-    assert result.battles["winner"].tolist()[0] == "tie"  # the first record wins
     assert result.battles["battle_id"].isna().sum() == 3  # rows without id are all kept
+
+
+def test_an_id_repeated_with_another_vote_is_not_a_battle_id(tmp_path: Path) -> None:
+    first = write(tmp_path / "a.csv", HEADER + "1,x,y,tie,\n2,x,y,tie,\n")
+    second = write(
+        tmp_path / "b.jsonl", GOOD.replace("{", '{"id": "1", ').replace("tie", "model_a")
+    )
+    with pytest.raises(NotABattleIdError) as caught:
+        read_battles([first, second])
+    assert str(caught.value) == (
+        f"{second}: column 'id' is not a battle id: 1 of 3 rows repeat an id with a different vote"
+    )
+    assert (caught.value.column, caught.value.n_differing, caught.value.n_rows) == ("id", 1, 3)
 
 
 def test_seen_ids_are_used_and_extended_only_on_success(tmp_path: Path) -> None:
