@@ -14,8 +14,9 @@ same resamples for both, so that their difference and ratio have intervals too.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -231,6 +232,68 @@ class NoiseComparison:
             out[f"{name}_interval"] = _round_interval(self.intervals.get(name, _NO_INTERVAL))
         out["confidence"] = self.confidence
         return out
+
+    @classmethod
+    def from_dict(cls, document: Mapping[str, Any]) -> NoiseComparison:
+        """The comparison :meth:`to_dict` wrote (a None figure read back as NaN)."""
+
+        def value(name: str) -> float:
+            return _number_or_nan(document.get(name))
+
+        intervals: dict[str, Interval] = {}
+        for name in _NOISE_FIGURES:
+            bounds = document.get(f"{name}_interval")
+            if bounds is not None:
+                intervals[name] = (_number_or_nan(bounds[0]), _number_or_nan(bounds[1]))
+        figures = {name: value(name) for name in _NOISE_FIGURES}
+        return cls(
+            users=int(document.get("users", 0)),
+            replicates=int(document.get("replicates", 0)),
+            confidence=float(document.get("confidence", 0.95)),
+            intervals=intervals,
+            **figures,
+        )
+
+    def reading(self) -> str:
+        """The comparison in plain words, one paragraph of text."""
+        if self.users == 0 or np.isnan(self.noise_share):
+            return "No user could be compared with the null."
+        level = f"{self.confidence:.0%}"
+        lo, hi = self.intervals.get("mean_spearman", _NO_INTERVAL)
+        share_lo, share_hi = self.intervals.get("noise_share", _NO_INTERVAL)
+        excess_lo, excess_hi = self.intervals.get("excess", _NO_INTERVAL)
+        text = (
+            f"Had each of these {self.users} users voted exactly as the aggregate predicts "
+            f"(same pairs, {self.replicates} re-draws), sampling noise alone would give a mean "
+            f"Spearman of {self.mean_spearman:.2f} ({level} interval {lo:.2f} to {hi:.2f}), "
+            f"against {self.observed_mean_spearman:.2f} observed: noise alone produces "
+            f"{_percent(self.noise_share)} of the gap from perfect agreement "
+            f"({_percent(share_lo)} to {_percent(share_hi)}). "
+        )
+        if excess_lo > 0:
+            return text + (
+                f"The rest, {_percent(1.0 - self.noise_share)} of the gap, is disagreement "
+                "beyond noise: taste of their own, or anything else that sets these voters "
+                "apart from the crowd."
+            )
+        if excess_hi < 0:
+            return text + (
+                "These users agree with the aggregate more closely than noise alone would "
+                "let them: the null's votes are less decisive than theirs."
+            )
+        return text + (
+            "The users disagree with the aggregate no more than noise alone would make them: "
+            "their votes show no taste of their own that noise could not explain."
+        )
+
+
+def _number_or_nan(number: object) -> float:
+    """A JSON number, or NaN for None."""
+    return float("nan") if number is None else float(number)  # type: ignore[arg-type]
+
+
+def _percent(share: float) -> str:
+    return "n/a" if np.isnan(share) else f"{share:.0%}"
 
 
 _NOISE_FIGURES = (

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import textwrap
 from typing import Any
 
 import numpy as np
 
+from ranking.agreement import AgreementSummary
 from ranking.analysis import UserAnalysis, analyse_users
 from ranking.io.frames import pairwise_from_battles, user_codes
+from ranking.noise import NULL_MAX_USERS, NULL_REPLICATES
 from ranking.users import SHRINKAGE, UserRatings, user_rank_odds
 from service.cli.common import (
     LeftOut,
@@ -51,6 +54,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="shrink users toward the aggregate with a strength learnt by held-out log-loss "
         "(cv, default) or Laplace evidence; 'none' fits each user alone, as the study did",
     )
+    parser.add_argument(
+        "--null-replicates",
+        type=int,
+        default=NULL_REPLICATES,
+        metavar="N",
+        help="re-draw each summarised user's votes from the aggregate N times and refit them, "
+        f"to tell what agreement noise alone gives (at most {NULL_MAX_USERS:,} users, drawn at "
+        f"random; default {NULL_REPLICATES}; 0 skips it)",
+    )
     add_seed_option(parser)
     parser.add_argument(
         "--show", type=int, default=10, metavar="N", help="users shown in the table (default 10)"
@@ -64,6 +76,7 @@ def run(args: argparse.Namespace) -> None:
     """Execute ``plb users``."""
     check_at_least("--min-battles", args.min_battles, 1)
     check_at_least("--show", args.show, 0)
+    check_at_least("--null-replicates", args.null_replicates, 0)
     check_seed(args)
     log = read_log(args.battles, skip_invalid=args.skip_invalid)
     battles = log.battles
@@ -76,6 +89,7 @@ def run(args: argparse.Namespace) -> None:
         shrinkage=args.shrinkage,
         min_battles=args.min_battles,
         rng=args.seed,
+        null_replicates=args.null_replicates,
     )
     odds = user_rank_odds(analysis.ratings)
     document = add_user_odds(analysis.to_dict(), analysis.ratings, analysis.users, odds)
@@ -119,16 +133,26 @@ def format_users(
     """
     s, r = analysis.summary, analysis.ratings
     n_battles = int(analysis.aggregate.n_battles)
-    lines = [
+    lines: list[str] = [
         f"{r.method.upper()} per-user ratings ({r.shrinkage} shrinkage"
         + (f", learnt deviation sd {r.prior_sd:.1f} points" if r.prior_sd is not None else "")
         + f") for {len(analysis.users)} users, from {battles_phrase(n_battles, read)}",
-        f"Agreement with the aggregate over {s.users} users with >= {analysis.min_battles} votes: "
-        f"mean Spearman {s.mean_spearman:.3f}, median {s.median_spearman:.3f}, "
-        f"near zero or negative (<= 0.1) {s.share_near_zero_or_negative:.0%}, "
+        f"Agreement with the aggregate over {s.users} users with >= {analysis.min_battles} votes "
+        f"({s.confidence:.0%} intervals over users): {_spread_text(s)}, "
         f"mean Kendall {s.mean_kendall:.3f}",
-        "",
     ]
+    if s.noise is not None:
+        n = s.noise
+        lines.append(
+            f"Noise alone (votes re-drawn from the aggregate, {n.users} users x {n.replicates}): "
+            f"mean Spearman {_with_interval(n.mean_spearman, n.intervals.get('mean_spearman'))}"
+            f", median {n.median_spearman:.3f}, near zero or negative "
+            f"{n.share_near_zero_or_negative:.0%}; part of the gap from perfect agreement "
+            f"that noise produces "
+            f"{_with_interval(n.noise_share, n.intervals.get('noise_share'), '.0%')}"
+        )
+        lines.append(textwrap.fill(n.reading(), width=100))
+    lines.append("")
     order = np.argsort(-r.n_battles, kind="stable")[:show]
     with_odds = odds is not None and r.method == "bt"
     rows = []
@@ -154,3 +178,20 @@ def format_users(
     if with_odds:
         headers += ("likeliest best (p_best)",)
     return "\n".join(lines) + "\n" + format_table(headers, rows)
+
+
+def _with_interval(value: float, interval: tuple[float, float] | None, form: str = ".3f") -> str:
+    if np.isnan(value):
+        return "n/a"
+    if interval is None or np.isnan(interval[0]):
+        return f"{value:{form}}"
+    return f"{value:{form}} ({interval[0]:{form}} to {interval[1]:{form}})"
+
+
+def _spread_text(s: AgreementSummary) -> str:
+    mean = _with_interval(s.mean_spearman, s.mean_spearman_interval)
+    median = _with_interval(s.median_spearman, s.median_spearman_interval)
+    share = _with_interval(
+        s.share_near_zero_or_negative, s.share_near_zero_or_negative_interval, ".0%"
+    )
+    return f"mean Spearman {mean}, median {median}, near zero or negative (<= 0.1) {share}"
