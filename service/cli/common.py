@@ -12,9 +12,12 @@ from typing import Any, Protocol, cast
 
 import pandas as pd
 
+from ranking.io.column_map import ColumnMap
 from ranking.io.exports import TABLE_FORMATS, TableFormat, leaderboard_bytes
-from ranking.io.ingest import IngestResult, read_battles
+from ranking.io.ingest import BattleLogError, IngestResult, read_battles
+from ranking.io.prompt_texts import PromptTexts
 from service.cli import progress
+from service.cli.log_shape import LogShape, add_shape_options, log_shape, shape_error
 
 __all__ = [
     "EMBEDDINGS",
@@ -31,7 +34,9 @@ __all__ = [
     "check_topic_options",
     "emit",
     "load_battles",
+    "load_input",
     "nothing_left",
+    "read_input",
     "read_log",
     "report_left_out",
 ]
@@ -42,7 +47,9 @@ class UsageError(Exception):
 
 
 def add_input_options(parser: argparse.ArgumentParser) -> None:
-    """The battle-log arguments of commands that read them: the files, ``--skip-invalid``."""
+    """The battle-log arguments of commands that read them: the files, ``--skip-invalid``,
+    and the options of a log in its own shape (:mod:`service.cli.log_shape`), read by
+    :func:`read_input`."""
     parser.add_argument(
         "battles",
         nargs="+",
@@ -54,6 +61,7 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="skip malformed rows (reporting how many and why) instead of rejecting the file",
     )
+    add_shape_options(parser)
 
 
 #: The topic model's embedding backends (``features.embeddings.BACKENDS``, which is heavy
@@ -144,8 +152,17 @@ def add_output_options(parser: argparse.ArgumentParser, *, exports: bool = False
     )
 
 
-def read_log(paths: Sequence[str], *, skip_invalid: bool) -> IngestResult:
+def read_log(
+    paths: Sequence[str],
+    *,
+    skip_invalid: bool,
+    columns: ColumnMap | None = None,
+    prompts: PromptTexts | None = None,
+) -> IngestResult:
     """Read battle logs for a command, reporting what was left out on stderr.
+
+    ``columns`` and ``prompts`` read a log in its own shape (see
+    :func:`ranking.io.ingest.read_battles`).
 
     Raises
     ------
@@ -153,7 +170,13 @@ def read_log(paths: Sequence[str], *, skip_invalid: bool) -> IngestResult:
         When no battle is left, saying why (no records, or what was left out).
     """
     with progress.stages() as stages:
-        result = read_battles(list(paths), skip_invalid=skip_invalid, progress=stages)
+        result = read_battles(
+            list(paths),
+            skip_invalid=skip_invalid,
+            progress=stages,
+            columns=columns,
+            prompts=prompts,
+        )
     if result.battles.empty:  # one line says it all: what was read, and why none is left
         raise UsageError(nothing_left(paths, result))
     report_left_out(result)
@@ -163,6 +186,34 @@ def read_log(paths: Sequence[str], *, skip_invalid: bool) -> IngestResult:
 def load_battles(paths: Sequence[str], *, skip_invalid: bool) -> pd.DataFrame:
     """The battles of :func:`read_log`."""
     return read_log(paths, skip_invalid=skip_invalid).battles
+
+
+def read_input(args: argparse.Namespace) -> IngestResult:
+    """:func:`read_log` of the options of :func:`add_input_options`: ``BATTLES``,
+    ``--skip-invalid`` and the shape of the log (``--columns``, ``--winner-values``,
+    ``--battle-id``, ``--preset``, ``--prompts``).
+
+    Raises
+    ------
+    UsageError
+        For shape options that do not fit the log, naming the option and the value; and
+        as :func:`read_log`.
+    """
+    shape: LogShape = log_shape(args)
+    try:
+        return read_log(
+            args.battles,
+            skip_invalid=args.skip_invalid,
+            columns=shape.columns,
+            prompts=shape.prompts,
+        )
+    except BattleLogError as error:
+        raise UsageError(shape_error(error, shape)) from None
+
+
+def load_input(args: argparse.Namespace) -> pd.DataFrame:
+    """The battles of :func:`read_input`."""
+    return read_input(args).battles
 
 
 class LeftOut(Protocol):

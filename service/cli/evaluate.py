@@ -21,7 +21,7 @@ from service.cli.common import (
     check_seed,
     check_share,
     emit,
-    load_battles,
+    load_input,
 )
 from service.cli.tables import format_table
 from service.pipeline import evaluation_document, truth_matrix
@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> None:
     check_seed(args)
     check_existing("--truth", args.truth)
     wanted = read_user_ids(args.test_users) if args.test_users else None
-    battles = load_battles(args.battles, skip_invalid=args.skip_invalid)
+    battles = load_input(args)
     codes, names = user_codes(battles)
     data = pairwise_from_battles(battles)
     eval_users = None

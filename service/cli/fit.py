@@ -25,7 +25,7 @@ from service.cli.common import (
     check_share,
     check_topic_options,
     emit,
-    read_log,
+    read_input,
     report_left_out,
 )
 from service.cli.evaluate import format_evaluation
@@ -137,7 +137,7 @@ def run(args: argparse.Namespace) -> None:
         return
     watch = Stopwatch()
     with watch.step("ingest"):
-        read = read_log(args.battles, skip_invalid=config.skip_invalid)
+        read = read_input(args)
     with progress.stages() as stages:
         result = fit_all(read.battles, config, stages, note=progress.note, stopwatch=watch)
     _finish(args, result, manifest_document(result, config, args.battles), read)

@@ -22,7 +22,7 @@ from service.cli.common import (
     check_seed,
     check_share,
     emit,
-    read_log,
+    read_input,
 )
 from service.cli.tables import format_leaderboard, format_matrix, odds_line
 
@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> None:
                 f"--where {expression!r} must look like COLUMN=VALUE, e.g. math=1"
             ) from None
     anchor = parse_anchor(args.anchor) if args.anchor else None
-    log = read_log(args.battles, skip_invalid=args.skip_invalid)
+    log = read_input(args)
     segment = filter_battles(log.battles, where)
     if segment.empty:
         raise UsageError(

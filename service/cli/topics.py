@@ -18,7 +18,7 @@ from service.cli.common import (
     check_seed,
     check_topic_options,
     emit,
-    load_battles,
+    load_input,
 )
 from service.cli.tables import format_table
 
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> None:
     check_seed(args)
     if args.out and os.path.isfile(args.out):
         raise UsageError(f"--out {args.out!r} is a file; give a directory for the topic model")
-    battles = load_battles(args.battles, skip_invalid=args.skip_invalid)
+    battles = load_input(args)
     if args.compare and args.compare not in battles.columns:
         raise UsageError(f"--compare: the log has no column {args.compare!r}")
     if "prompt" not in battles.columns or battles["prompt"].isna().all():
