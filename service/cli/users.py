@@ -23,7 +23,7 @@ from service.cli.common import (
     check_at_least,
     check_seed,
     emit,
-    read_log,
+    read_input,
 )
 from service.cli.tables import format_table
 
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> None:
     check_at_least("--show", args.show, 0)
     check_at_least("--null-replicates", args.null_replicates, 0)
     check_seed(args)
-    log = read_log(args.battles, skip_invalid=args.skip_invalid)
+    log = read_input(args)
     battles = log.battles
     codes, names = user_codes(battles)
     analysis = analyse_users(
