@@ -10,7 +10,9 @@ Layout (all files UTF-8 JSON or Parquet)::
                       battles, and p_best, rank_lower, rank_upper (the user's odds among
                       their listed models, from their posterior; NaN for Elo and for
                       models a plain fit does not list)
-    agreement.parquet one row per (method, shrinkage, user): n_battles, spearman, kendall
+    agreement.parquet one row per (method, shrinkage, user): n_battles, spearman, kendall,
+                      prior_sd, null_spearman (the user's mean Spearman when their votes are
+                      re-drawn from the aggregate: ``ranking.noise``; NaN if not re-drawn)
     evaluation.json   the document of ``plb evaluate``
     battles.parquet   the battles fitted (docs/SPEC.md section 1 columns, labels as text), so that
                       the service can refit with the votes that arrive later
@@ -147,6 +149,11 @@ def analysis_frames(analysis: UserAnalysis) -> tuple[pd.DataFrame, pd.DataFrame]
             "spearman": analysis.spearman,
             "kendall": analysis.kendall,
             "prior_sd": np.nan if r.prior_sd is None else r.prior_sd,
+            "null_spearman": (
+                np.full(n_users, np.nan)
+                if analysis.null_spearman is None
+                else analysis.null_spearman
+            ),
         }
     )
     return ratings, agreement

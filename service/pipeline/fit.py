@@ -18,6 +18,7 @@ import pandas as pd
 
 from ranking.analysis import UserAnalysis
 from ranking.io.frames import pairwise_from_battles, user_codes
+from ranking.noise import NULL_REPLICATES
 from ranking.progress import Progress
 from service.pipeline.artifacts import write_fit
 from service.pipeline.config import FitConfig
@@ -119,6 +120,7 @@ def fit_all(
             rng=config.seed,
             progress=progress,
             stopwatch=watch,
+            null_replicates=NULL_REPLICATES,
         )
     with watch.step("held-out evaluation"):
         evaluation = held_out_evaluation(data, codes, names, config, progress)

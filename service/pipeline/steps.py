@@ -73,11 +73,13 @@ def fit_users(
     rng: Seed = 0,
     progress: Progress | None = None,
     stopwatch: Stopwatch | None = None,
+    null_replicates: int = 0,
 ) -> tuple[UserAnalysis, ...]:
     """Every user's ratings and agreement, one analysis a cell of the grid, in its order.
 
     ``stopwatch``, if given, times each cell as part ``METHOD SHRINKAGE`` of step
-    ``per-user fits``.
+    ``per-user fits``. ``null_replicates`` above 0 also measures each cell's agreement
+    under the null of no taste (:mod:`ranking.noise`; the summaries' ``noise``).
     """
     watch = stopwatch or Stopwatch()
     advance = start(progress, "per-user fits", len(GRID), "fits")
@@ -94,6 +96,7 @@ def fit_users(
                     min_battles=min_battles,
                     aggregate=aggregates[method],
                     rng=rng,
+                    null_replicates=null_replicates,
                 )
             )
         advance(1)

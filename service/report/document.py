@@ -11,6 +11,7 @@ from html import escape
 
 from service.pipeline.artifacts import FitArtifacts
 from service.report.markup import CSS, date
+from service.report.noise import noise_section
 from service.report.sections import (
     SECTIONS,
     agreement_sections,
@@ -64,6 +65,11 @@ def build_report(fit: FitArtifacts, *, title: str = "Personal leaderboards: repo
         parts.append(html)
         if section_id is not None:
             sections.append(section_id)
+        if section_id == "spearman":
+            noise = noise_section(fit, min_battles)
+            if noise is not None:
+                parts.append(noise)
+                sections.append("noise")
     evaluation, has_evaluation = evaluation_section(fit.evaluation)
     parts.append(evaluation)
     if has_evaluation:

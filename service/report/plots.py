@@ -30,6 +30,7 @@ __all__ = [
     "METHOD_TITLES",
     "PLAIN_FIRST",
     "UserPanel",
+    "noise_scatter",
     "pick_users",
     "running_median",
     "spearman_histograms",
@@ -376,3 +377,41 @@ def votes_scatter(agreement: pd.DataFrame, min_battles: int) -> str:
             axis.legend(loc="lower right")
         ax[0][0].set_ylabel("Spearman with the aggregate")
         return _to_svg(fig, "Votes per user against Spearman correlation with the aggregate")
+
+
+def noise_scatter(agreement: pd.DataFrame, min_battles: int) -> str:
+    """Each user's Spearman with the aggregate against what noise alone gives them.
+
+    One panel a method, plain and shrunk users in their colours: a user on the diagonal
+    disagrees with the aggregate as much as their votes, re-drawn from the aggregate,
+    would (``null_spearman`` of ``agreement.parquet``); below it, more. The parameters
+    and the ``<svg>`` returned are those of :func:`spearman_histograms`.
+    """
+    methods = _panel_methods(agreement)
+    with _figure(4.6 * len(methods), 3.6, nrows=1, ncols=len(methods), sharey=True) as (fig, ax):
+        for axis, method in zip(ax[0], methods, strict=True):
+            axis.plot([-1.0, 1.0], [-1.0, 1.0], color="#999999", linewidth=0.8, label="no taste")
+            for shrinkage in PLAIN_FIRST:
+                rows = _agreement_of(agreement, method, shrinkage, min_battles)
+                if "null_spearman" not in rows:
+                    continue
+                rows = rows[np.isfinite(rows["null_spearman"].to_numpy(dtype=float))]
+                if rows.empty:
+                    continue
+                axis.scatter(
+                    rows["null_spearman"].to_numpy(dtype=float),
+                    rows["spearman"].to_numpy(dtype=float),
+                    s=9,
+                    alpha=0.5,
+                    color=COLOURS[shrinkage],
+                    linewidths=0,
+                    rasterized=len(rows) > RASTER_POINTS,
+                    label=f"{SHRINKAGE_LABELS[shrinkage]}, n = {len(rows)}",
+                )
+            axis.set_xlim(-1.05, 1.05)
+            axis.set_ylim(-1.05, 1.05)
+            axis.set_title(METHOD_TITLES.get(method, method))
+            axis.set_xlabel("Spearman noise alone gives the user (null)")
+            axis.legend(loc="upper left")
+        ax[0][0].set_ylabel("the user's Spearman with the aggregate")
+        return _to_svg(fig, "Each user's agreement against what noise alone gives them")

@@ -42,6 +42,7 @@ __all__ = [
 SECTIONS = {
     "summary": "Agreement summary",
     "spearman": "Distribution of agreement",
+    "noise": "How much of the disagreement is noise",
     "users": "Aggregate against personal rankings",
     "votes": "Votes against agreement",
     "evaluation": "Held-out evaluation",
