@@ -13,7 +13,9 @@ exactly into::
                 the embedding components
     style     = how they are written: w_m . (c - c0) over the style components
 
-each averaged over the members and put on the Elo scale as the prediction is. The user's
+each averaged over the members, scaled by the predictor's ``query_weight`` (how much of
+the queries' move from the aggregate it keeps, :mod:`features.evidence`; ``typical`` is
+then the aggregate moved as far) and put on the Elo scale as the prediction is. The user's
 own votes then move the prediction to the ranking shown (:meth:`RatingPredictor.blend`,
 or a personal board's fit): ``votes = shown - prior``. Against the aggregate board::
 
@@ -258,7 +260,7 @@ def query_parts(
         moved = context - reference  # the constant's column is 0
         topic += moved[:, 1:first_style] @ coef[:, 1:first_style].T
         style += moved[:, first_style:] @ coef[:, first_style:].T
-    scale = ELO_PER_NAT / len(predictor.members_)
+    scale = ELO_PER_NAT * predictor.query_weight / len(predictor.members_)
     labels = _topic_labels(predictor, n_topics)
     return [
         QueryParts(

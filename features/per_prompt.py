@@ -19,10 +19,18 @@ A person's votes tell what the context does not: the blend
 (:meth:`~features.predictor.RatingPredictor.blend`) fits their ratings with the
 prediction as prior mean, so ``d(u) = blended(u) - predicted(u)`` is their own taste
 beyond their profile, the posterior mean of a per-person offset with prior
-``N(0, prior_sd^2)`` that applies on every prompt alike. Their rating on ``q`` is
-``s(q, u) + d(u)`` (:func:`predict_prompts`). The offset is learnt against the mean
-context rather than each vote's own: the two agree when the person's votes share one
-context, and differ little when the models' strengths vary little across their prompts.
+``N(0, prior_sd^2)`` that applies on every prompt alike. Their rating on ``q`` is::
+
+    person(u) + w_prompt * (s(q, u) - s(u)) + d(u)
+
+where ``person(u)``, the person's prediction, is the aggregate moved toward ``s(u)``
+(their mean context's strength) by ``w_person``, and both weights were learnt on
+training users' later votes (:mod:`features.evidence`): where a prompt's topic says
+nothing of what people prefer, ``w_prompt`` is 0 and the ranking is the person's
+(:func:`predict_prompts`). At weight 1 the rating is ``s(q, u) + d(u)``. The offset is
+learnt against the mean context rather than each vote's own: the two agree when the
+person's votes share one context, and differ little when the models' strengths vary
+little across their prompts.
 
 When the model has no topic, component or style effects (all those coefficients zero),
 ``s(q, u)`` is the same for every prompt, the person's own prediction, and the per-prompt
@@ -40,6 +48,7 @@ import numpy.typing as npt
 from features.prediction import Prediction
 from features.profile import UserProfiles
 from features.style import style_features
+from ranking.pairwise import to_elo_scale
 from ranking.types import FloatArray, IntArray, PairwiseData
 
 if TYPE_CHECKING:
@@ -177,16 +186,19 @@ def predict_prompts(
     """
     index = np.asarray(rows, dtype=np.intp)
     profiles, topics = prompt_profiles(predictor, prompts, people, index)
-    base = predictor.predict(profiles)
-    ratings = base.ratings if deviation is None else base.ratings + deviation[index]
+    at_person = predictor.strengths(people)[index]
+    moved = predictor.prompt_weight * (predictor.strengths(profiles) - at_person)
+    ratings = to_elo_scale(predictor.weigh(at_person) + moved)
+    if deviation is not None:
+        ratings = ratings + deviation[index]
     if person is None:
-        below, above = base.ratings - base.lower, base.upper - base.ratings
+        below = above = np.full_like(ratings, predictor.interval_half_width)
     else:
         below = (person.ratings - person.lower)[index]
         above = (person.upper - person.ratings)[index]
     source = "predicted" if person is None else person.source
     prediction = Prediction(
-        source, profiles.user_ids, base.models, ratings, ratings - below, ratings + above
+        source, profiles.user_ids, predictor.models_, ratings, ratings - below, ratings + above
     )
     return prediction, topics
 

@@ -21,7 +21,7 @@ from ranking.types import FloatArray
 
 __all__ = ["Prediction", "Source", "StyleMember"]
 
-Source = Literal["predicted", "blended"]
+Source = Literal["predicted", "blended", "aggregate"]
 
 
 @dataclass(frozen=True)
@@ -30,8 +30,9 @@ class Prediction:
 
     Attributes
     ----------
-    source : {"predicted", "blended"}
-        From queries alone, or a prediction sharpened by the users' own votes.
+    source : {"predicted", "blended", "aggregate"}
+        From queries alone, a prediction sharpened by the users' own votes, or the
+        aggregate board itself (where queries were learnt to tell nothing).
     user_ids : ndarray of object
         Row order.
     models : tuple of str

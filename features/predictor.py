@@ -15,6 +15,11 @@ barely settle, so the prediction averages one model for each candidate number
 simulated arenas the average raised new users' Spearman against their true rankings by
 0.003 to 0.017 (0.008 on average) over the single model chosen by cross-validation.
 
+How far a prediction may move from the aggregate is learnt too: a person's earlier
+queries need not say what they will ask and prefer next, so the move is scaled by a
+weight chosen on training users' *later* votes (:mod:`features.evidence`); at 0 the
+prediction is the aggregate board.
+
 How far a user strays from their prediction is learnt from held-out users: the training
 users are split into folds, each fold predicted by a model fitted on the others, and the
 prior precision of a user's departure from that prediction (``blend_alpha_``) is learnt
@@ -37,12 +42,14 @@ from sklearn.base import BaseEstimator
 from sklearn.decomposition import PCA
 from sklearn.utils.validation import check_is_fitted
 
+from features.evidence import held_out_votes, learn_weights
 from features.persistence import Folder
 from features.prediction import Prediction, StyleMember
 from features.predictor_fit import STYLE_COMPONENTS, check_settings, fit_members
 from features.profile import StyleSource, UserProfiler, UserProfiles
 from features.projection import pca_transform
 from features.query_context import user_query_context
+from ranking.bt import fit_bt
 from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
 from ranking.odds import z_value
 from ranking.pairwise import ELO_PER_NAT, to_elo_scale
@@ -96,6 +103,12 @@ class RatingPredictor(BaseEstimator):
     training_predictions_ : ndarray
         ``(n_users, n_models)`` Elo-scale predictions of the training users, each by a
         model fitted without that user's fold (not saved).
+    aggregate_ : ndarray
+        ``(n_models,)`` Bradley-Terry strengths (natural-log units) of the training
+        votes: where every prediction starts.
+    evidence_ : EvidenceWeights
+        How much of the queries' move from the aggregate a prediction keeps, learnt on
+        training users' later votes (:mod:`features.evidence`).
     blend_alpha_ : float
         Prior precision (natural-log units) of a user's departure from their prediction.
     """
@@ -160,7 +173,12 @@ class RatingPredictor(BaseEstimator):
         style = profiles.style(self.style_source)
         self.style_center_ = style.mean(axis=0)
         self.style_scale_ = np.where(style.std(axis=0) > 0, style.std(axis=0), 1.0)
-        self.members_, crossed = fit_members(self, battles, data, users, profiles, progress)
+        fitted = fit_members(self, battles, data, users, profiles, progress)
+        self.members_ = fitted.members
+        self.aggregate_ = fit_bt(data.n_models, data.matchups, data.outcomes)
+        held = held_out_votes(self, battles, data, users, profiles, fitted, self.random_state)
+        self.evidence_ = learn_weights(held)
+        crossed = self.weigh(fitted.crossed)
         self.training_predictions_ = to_elo_scale(crossed)  # not saved: see __getstate__
         self.blend_alpha_ = learn_alpha(
             data.n_models,
@@ -172,6 +190,52 @@ class RatingPredictor(BaseEstimator):
             rng=self.random_state,
         )
         return self
+
+    @property
+    def query_weight(self) -> float:
+        """How much of the queries' move from the aggregate a person's ranking keeps.
+
+        ``w_person`` of :mod:`features.evidence`, in ``[0, 1]``: 0 when training users'
+        earlier queries did not predict their later votes better than the aggregate
+        (the ranking is then the aggregate's), 1 for predictors fitted before it.
+        """
+        check_is_fitted(self, "members_")
+        evidence = getattr(self, "evidence_", None)
+        return 1.0 if evidence is None else evidence.person
+
+    @property
+    def prompt_weight(self) -> float:
+        """How much of one prompt's move from the person a per-prompt ranking keeps.
+
+        ``w_prompt`` of :mod:`features.evidence`, in ``[0, 1]`` (1 for predictors
+        fitted before it).
+        """
+        check_is_fitted(self, "members_")
+        evidence = getattr(self, "evidence_", None)
+        return 1.0 if evidence is None else evidence.prompt
+
+    def weigh(self, strengths: FloatArray) -> FloatArray:
+        """Contextual strengths moved from the aggregate by :attr:`query_weight` only.
+
+        ``aggregate + w_person * (strengths - aggregate)``, natural-log units; the
+        strengths as they are for predictors fitted before the weights.
+        """
+        aggregate = getattr(self, "aggregate_", None)
+        if aggregate is None:
+            return strengths
+        return aggregate + self.query_weight * (strengths - aggregate)
+
+    def strengths(
+        self, profiles: UserProfiles, contexts: list[FloatArray] | None = None
+    ) -> FloatArray:
+        """``(n_users, n_models)`` the members' mean strengths at the users' contexts.
+
+        Natural-log units, before any weight: what the contextual model alone says.
+        """
+        if contexts is None:
+            contexts = self.contexts(profiles)
+        strengths = [m.model.strengths(c) for m, c in zip(self.members_, contexts, strict=True)]
+        return np.asarray(np.mean(strengths, axis=0), dtype=np.float64)
 
     def standard_style(self, style: FloatArray) -> FloatArray:
         """Styles standardised on the training users' mean styles, clipped to 5 sd."""
@@ -217,14 +281,12 @@ class RatingPredictor(BaseEstimator):
     ) -> Prediction:
         """Ratings predicted from the users' query profiles alone.
 
-        ``contexts``, when given, are :meth:`contexts` of ``profiles`` computed already
-        (a caller that explains the prediction needs them too).
+        The aggregate moved by the queries as far as :attr:`query_weight` lets them
+        (:meth:`weigh`). ``contexts``, when given, are :meth:`contexts` of ``profiles``
+        computed already (a caller that explains the prediction needs them too).
         """
-        if contexts is None:
-            contexts = self.contexts(profiles)
-        strengths = [m.model.strengths(c) for m, c in zip(self.members_, contexts, strict=True)]
-        ratings = to_elo_scale(np.mean(strengths, axis=0))
-        half = self._z() * self.prior_sd
+        ratings = to_elo_scale(self.weigh(self.strengths(profiles, contexts)))
+        half = self.interval_half_width
         return Prediction(
             "predicted", profiles.user_ids, self.models_, ratings, ratings - half, ratings + half
         )
@@ -298,9 +360,11 @@ class RatingPredictor(BaseEstimator):
         check_is_fitted(self, "members_")
         query_names = [n for n in self.profiler_.feature_names_ if n.startswith("query_pc:")]
         n_topics = int(self.profiler_.topic_share_.size)
+        evidence = getattr(self, "evidence_", None)
         summary = {
             "models": list(self.models_),
             "prior_sd": self.prior_sd,
+            "evidence": None if evidence is None else evidence.to_dict(),
             "n_topics": n_topics,
             "members": [m.summary(n_topics, query_names) for m in self.members_],
         }
@@ -329,6 +393,11 @@ class RatingPredictor(BaseEstimator):
 
     def _z(self) -> float:
         return z_value(self.confidence)
+
+    @property
+    def interval_half_width(self) -> float:
+        """Half the width of a prediction's interval from queries alone, Elo points."""
+        return self._z() * self.prior_sd
 
     @property
     def prior_sd(self) -> float:

@@ -16,6 +16,7 @@ votes is then fitted once at the chosen penalty, and each fold's model starts fr
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -40,7 +41,7 @@ from ranking.types import FloatArray, PairwiseData
 if TYPE_CHECKING:
     from features.predictor import RatingPredictor
 
-__all__ = ["SEARCH_VOTES", "STYLE_COMPONENTS", "check_settings", "fit_members"]
+__all__ = ["SEARCH_VOTES", "STYLE_COMPONENTS", "FittedMembers", "check_settings", "fit_members"]
 
 #: Numbers of style components of the models :class:`RatingPredictor` averages.
 STYLE_COMPONENTS: tuple[int, ...] = (4, 8, 16)
@@ -77,6 +78,29 @@ def check_settings(predictor: RatingPredictor) -> None:
         )
 
 
+@dataclass(frozen=True)
+class FittedMembers:
+    """What :func:`fit_members` fitted: the members, and their models without each fold.
+
+    Attributes
+    ----------
+    members : list of StyleMember
+        The models the predictor averages, each fitted on every training vote.
+    crossed : ndarray
+        ``(n_users, n_models)`` strengths (natural-log units) of each training user,
+        averaged over the members, each predicted by a model fitted without their fold.
+    fold_models : list of dict of int to ContextualBT
+        For each member, its model fitted without each fold's users.
+    fold_of_user : ndarray of int
+        ``(n_users,)`` fold of each training user.
+    """
+
+    members: list[StyleMember]
+    crossed: FloatArray
+    fold_models: list[dict[int, ContextualBT]]
+    fold_of_user: npt.NDArray[np.intp]
+
+
 def fit_members(
     predictor: RatingPredictor,
     battles: pd.DataFrame,
@@ -84,7 +108,7 @@ def fit_members(
     users: npt.NDArray[np.intp],
     profiles: UserProfiles,
     progress: Progress | None = None,
-) -> tuple[list[StyleMember], FloatArray]:
+) -> FittedMembers:
     """Fit the members the predictor averages, one per number of style components.
 
     Parameters
@@ -105,10 +129,7 @@ def fit_members(
 
     Returns
     -------
-    members : list of StyleMember
-    crossed : ndarray
-        ``(n_users, n_models)`` strengths (natural-log units) of each training user,
-        averaged over the members, each predicted by a model fitted without their fold.
+    FittedMembers
     """
     n_users = len(profiles.user_ids)
     rng = np.random.default_rng(predictor.random_state)
@@ -122,6 +143,7 @@ def fit_members(
     fits = len(sizes) * (searched + 1 + predictor.folds)
     advance = start(progress, "rating predictor", fits, "fits")
     members = []
+    all_fold_models = []
     crossed = np.zeros((n_users, data.n_models))
     for components in sizes:
         n = max(1, min(components, *user_style.shape))
@@ -153,8 +175,9 @@ def fit_members(
             held = fold_of_user == f
             member_crossed[held] = fold_models[f].strengths(user_contexts[held])
         members.append(StyleMember(pca, scale, model))
+        all_fold_models.append(fold_models)
         crossed += member_crossed / len(sizes)
-    return members, crossed
+    return FittedMembers(members, crossed, all_fold_models, fold_of_user)
 
 
 def _search_rows(

@@ -29,6 +29,7 @@ counts twice. Rows without a prompt count as votes only.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
@@ -48,6 +49,8 @@ from features.topics import Embeddings, TopicModel, default_embedding
 from ranking.progress import Progress
 
 __all__ = ["STYLE_SOURCES", "StyleSource", "UserProfiler", "UserProfiles"]
+
+logger = logging.getLogger(__name__)
 
 StyleSource = Literal["raw", "relative", "both"]
 #: The style columns of :meth:`UserProfiles.style` for each source.
@@ -297,10 +300,14 @@ class UserProfiler(BaseEstimator):
         self.query_model_ = None
         if k:
             vectors, inverse, _ = distinct_vectors(model.embedder_, texts, embeddings, progress)
-            self.query_model_ = QueryComponents(int(k), whiten=self.query_whiten).fit(vectors)
-            query = self.query_model_.transform(vectors)[inverse]
-            self.query_mean_ = query.mean(axis=0)
-            self.query_context_ = query
+            if len(vectors) < 2:  # no spread to find a direction in
+                logger.warning("query components: 1 distinct prompt, so none, not %d", k)
+            else:
+                components = QueryComponents(int(k), whiten=self.query_whiten)
+                self.query_model_ = components.fit(vectors)
+                query = self.query_model_.transform(vectors)[inverse]
+                self.query_mean_ = query.mean(axis=0)
+                self.query_context_ = query
         style = style_features(texts)
         self.topic_model_ = model
         self.topic_share_ = np.bincount(topics, minlength=model.n_topics_) / topics.size
@@ -334,6 +341,43 @@ class UserProfiler(BaseEstimator):
         present = prompts.notna().to_numpy()
         texts = prompts[present].astype(str).tolist()
         return self._text_profiles(codes, names, present, texts, embeddings, progress)
+
+    def fitted_row_profiles(
+        self, battles: pd.DataFrame, rows: npt.NDArray[np.intp]
+    ) -> UserProfiles:
+        """Profiles of the users of some of the fitted rows, from those rows alone.
+
+        Each query keeps the topic and components it was fitted with (nothing is
+        embedded again), so a user profiled from their earlier queries is read exactly as
+        the rating predictor's training votes were.
+
+        Parameters
+        ----------
+        battles : DataFrame
+            The frame this profiler was fitted on, in the same row order.
+        rows : array of int
+            Positions in ``battles`` of the rows to profile (for example each user's
+            earlier votes).
+
+        Returns
+        -------
+        UserProfiles
+            One row per user of ``rows``, sorted by id.
+        """
+        check_is_fitted(self, "labels_")
+        _, _, prompts = _queries(battles)
+        present = prompts.notna().to_numpy()
+        if int(present.sum()) != self.labels_.size:
+            raise ValueError("Argument 'battles' must be the frame the profiler was fitted on.")
+        fitted_row = np.cumsum(present) - 1
+        chosen = battles.iloc[rows]
+        codes, names, chosen_prompts = _queries(chosen)
+        kept = present[rows]
+        index = fitted_row[rows[kept]]
+        texts = chosen_prompts[kept].astype(str).tolist()
+        style = cached_style_features(texts, getattr(self, "style_cache_", None))
+        query = None if self.query_model_ is None else self.query_context_[index]
+        return self._profiles(codes, names, kept, self.labels_[index], style, query)
 
     def transform_queries(self, queries: list[str], user_id: str = "you") -> UserProfiles:
         """The profile of one user known by ``queries``, without a frame.

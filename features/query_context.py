@@ -14,6 +14,7 @@ embedded once and shared with the topic model.
 
 from __future__ import annotations
 
+import logging
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
     from features.profile import UserProfiler, UserProfiles
 
 __all__ = ["QueryComponents", "user_query_context", "vote_query_context"]
+
+logger = logging.getLogger(__name__)
 
 
 class QueryComponents(BaseEstimator):
@@ -66,6 +69,14 @@ class QueryComponents(BaseEstimator):
                 f"Argument 'vectors' must be 2-d with at least 2 rows, not shape {x.shape}."
             )
         n = max(1, min(int(k), len(x) - 1, x.shape[1]))
+        if n < k:
+            logger.warning(
+                "query components: %d distinct prompts of %d dimensions, so %d of %d components",
+                len(x),
+                x.shape[1],
+                n,
+                k,
+            )
         self.pca_ = PCA(n, random_state=self.random_state).fit(x)
         spread = self.pca_.transform(x).std(axis=0)
         if not self.whiten:  # one scale: the average component has unit variance
@@ -88,18 +99,28 @@ class QueryComponents(BaseEstimator):
         return np.asarray([f"query_pc:{k}" for k in range(self.n_components_)])
 
 
-def vote_query_context(profiler: UserProfiler, present: npt.NDArray[np.bool_]) -> FloatArray:
+def vote_query_context(
+    profiler: UserProfiler,
+    present: npt.NDArray[np.bool_],
+    rows: npt.NDArray[np.intp] | None = None,
+) -> FloatArray:
     """What each training vote's query is about: its topic (one-hot), then its components.
 
     ``present`` marks the fitted rows with a prompt; the others get the population's
-    topic shares and mean components.
+    topic shares and mean components. ``rows``, when given, are the positions of the
+    only rows wanted, in that order.
     """
-    topics = np.tile(profiler.topic_share_, (len(present), 1))
-    topics[present] = np.eye(profiler.topic_share_.size)[profiler.labels_]
+    fitted = np.cumsum(present) - 1  # each present row's position among the fitted queries
+    if rows is None:
+        rows = np.arange(len(present))
+    kept = present[rows]
+    index = fitted[rows[kept]]
+    topics = np.tile(profiler.topic_share_, (len(rows), 1))
+    topics[kept] = np.eye(profiler.topic_share_.size)[profiler.labels_[index]]
     if getattr(profiler, "query_model_", None) is None:  # profilers saved before them
         return topics
-    query = np.tile(profiler.query_mean_, (len(present), 1))
-    query[present] = profiler.query_context_
+    query = np.tile(profiler.query_mean_, (len(rows), 1))
+    query[kept] = profiler.query_context_[index]
     return np.hstack([topics, query])
 
 

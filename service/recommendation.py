@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -11,7 +12,7 @@ from ranking.agreement import spearman_per_row
 from ranking.io.frames import pairwise_from_battles
 from ranking.types import FloatArray, PairwiseData
 
-__all__ = ["recommendation", "unknown_models", "vote_prompts"]
+__all__ = ["LITTLE_WEIGHT", "evidence_note", "recommendation", "unknown_models", "vote_prompts"]
 
 if TYPE_CHECKING:
     from features.prediction import Prediction
@@ -39,6 +40,7 @@ def recommendation(
     votes: pd.DataFrame | None = None,
     *,
     aggregate: dict[str, float] | None = None,
+    board: Sequence[Mapping[str, Any]] | None = None,
     prompt: str | None = None,
 ) -> dict[str, Any]:
     """A user's ranking from their queries, sharpened by their votes when given.
@@ -55,6 +57,12 @@ def recommendation(
     aggregate : dict, optional
         Model to aggregate rating: adds ``spearman``, the ranking's agreement with it,
         and (without ``prompt``) ``explanation``, what moved the top models from it.
+    board : sequence of dict, optional
+        The aggregate Bradley-Terry board's rows (``model``, ``rating``, ``lower``,
+        ``upper``); the ``aggregate`` ratings when those are not given. Where the
+        predictor learnt that queries do not predict a person's later votes (its
+        weights 0) and no votes are given, the answer *is* this board, intervals and
+        all: ``source`` ``"aggregate"``, and the explanation says so.
     prompt : str, optional
         Rank the models for this one prompt and this person (:mod:`features.per_prompt`):
         the prompt sets the topic and embedding part of the context, the person the style
@@ -64,15 +72,19 @@ def recommendation(
     -------
     dict
         ``source``, ``models`` (best first, SPEC ranks, each with its odds: ``p_best``,
-        ``rank_lower``, ``rank_upper``), ``n_queries``, ``n_votes``, ``prior_sd``; with
+        ``rank_lower``, ``rank_upper``), ``n_queries``, ``n_votes``, ``prior_sd``,
+        ``weights`` (how much of the queries' move from the aggregate is kept: ``queries``
+        for the person, ``prompt`` for one prompt, each in [0, 1]); with
         ``prompt``, ``scope`` (``"prompt"``) and ``prompt_topic`` (``topic``, the topic
         model's id, and its ``label``); and ``spearman`` and, without ``prompt``,
         ``explanation`` (:func:`features.explanation.explain`) when ``aggregate`` is given.
     """
     if votes is not None:
         queries = queries + vote_prompts(votes)
+    if aggregate is None and board is not None:
+        aggregate = {str(row["model"]): float(row["rating"]) for row in board}
     if prompt is not None:
-        return _prompt_recommendation(predictor, prompt, queries, votes, aggregate)
+        return _prompt_recommendation(predictor, prompt, queries, votes, aggregate, board)
     profiles = predictor.profiler_.transform_queries(queries)
     contexts = predictor.contexts(profiles)  # the prediction's, and its explanation's
     prediction = predictor.predict(profiles, contexts)
@@ -81,6 +93,8 @@ def recommendation(
     if data is not None:
         users = np.zeros(len(data.outcomes), dtype=np.intp)  # every vote is the one user's
         prediction = predictor.blend(prediction, data, users)
+    elif predictor.query_weight == 0.0:
+        prediction = _public_board(predictor, board) or prediction
     document = _ranking_document(predictor, prediction, len(queries), data)
     if aggregate is not None:
         reference = _aggregate_ratings(predictor, aggregate)
@@ -88,9 +102,70 @@ def recommendation(
         from features.explanation import explain, query_parts  # heavy: only when asked
 
         parts = query_parts(predictor, profiles, [len(queries)], contexts)[0]
-        explanation = explain(predictor.models_, prediction.ratings[0], reference, predicted, parts)
+        public = prediction.source == "aggregate"
+        explanation = explain(
+            predictor.models_,
+            prediction.ratings[0],
+            reference,
+            prediction.ratings[0] if public else predicted,
+            parts,
+            from_prediction=not public,
+            note=evidence_note(predictor.query_weight, public),
+        )
         document["explanation"] = explanation.to_dict()
     return document
+
+
+#: Below this weight, the explanation says the queries move the ranking only a little.
+LITTLE_WEIGHT = 0.5
+
+
+def evidence_note(weight: float, public: bool) -> str | None:
+    """What the explanation says of how much the queries count, or None at full weight.
+
+    Parameters
+    ----------
+    weight : float
+        The predictor's ``query_weight``.
+    public : bool
+        Whether the ranking shown is the aggregate board itself.
+    """
+    if public:
+        return (
+            "Your queries don't separate you from everyone yet: people's earlier queries "
+            "did not predict their later votes better than the public ranking, so this is "
+            "the public ranking. Your votes will make it yours."
+        )
+    if weight < LITTLE_WEIGHT:
+        return (
+            "Your queries say little about what you will prefer: people's earlier queries "
+            "predicted their later votes only a little better than the public ranking, so "
+            f"this ranking moves {weight:.0%} of the way from the public ranking toward "
+            "what your queries suggest."
+        )
+    return None
+
+
+def _public_board(
+    predictor: RatingPredictor, board: Sequence[Mapping[str, Any]] | None
+) -> Prediction | None:
+    """The aggregate board as a one-row prediction over the predictor's models; None
+    without a board, or one that lacks a model or an interval."""
+    if not board:
+        return None
+    rows = {str(row["model"]): row for row in board}
+    columns: dict[str, list[float]] = {"rating": [], "lower": [], "upper": []}
+    for model in predictor.models_:
+        row = rows.get(model)
+        if row is None or row.get("lower") is None or row.get("upper") is None:
+            return None
+        for key, values in columns.items():
+            values.append(float(row[key]))
+    from features.prediction import Prediction  # a light module, but only when needed
+
+    arrays = {key: np.asarray([values]) for key, values in columns.items()}
+    you = np.asarray(["you"], dtype=object)
+    return Prediction("aggregate", you, predictor.models_, **arrays)
 
 
 def _prompt_recommendation(
@@ -99,6 +174,7 @@ def _prompt_recommendation(
     queries: list[str],
     votes: pd.DataFrame | None,
     aggregate: dict[str, float] | None,
+    board: Sequence[Mapping[str, Any]] | None,
 ) -> dict[str, Any]:
     """:func:`recommendation` for one ``prompt``; ``queries`` hold the votes' prompts."""
     from features.per_prompt import rank_prompt  # the profiler's models: only when asked
@@ -107,12 +183,15 @@ def _prompt_recommendation(
     ranked = rank_prompt(predictor, prompt, queries, data)
     topics = getattr(predictor.profiler_.topic_model_, "topics_", None) or []
     label = next((t.label for t in topics if t.topic == ranked.topic), f"topic {ranked.topic}")
-    document = _ranking_document(predictor, ranked.prediction, len(queries), data)
+    prediction = ranked.prediction
+    if data is None and predictor.query_weight == 0.0 and predictor.prompt_weight == 0.0:
+        prediction = _public_board(predictor, board) or prediction
+    document = _ranking_document(predictor, prediction, len(queries), data)
     document["scope"] = "prompt"
     document["prompt_topic"] = {"topic": ranked.topic, "label": label}
     if aggregate is not None:
         reference = _aggregate_ratings(predictor, aggregate)
-        document["spearman"] = _spearman(ranked.prediction.ratings[0], reference)
+        document["spearman"] = _spearman(prediction.ratings[0], reference)
     return document
 
 
@@ -136,6 +215,10 @@ def _ranking_document(
         "n_queries": n_queries,
         "n_votes": 0 if data is None else len(data.outcomes),
         "prior_sd": round(predictor.prior_sd, 1),
+        "weights": {
+            "queries": round(predictor.query_weight, 3),
+            "prompt": round(predictor.prompt_weight, 3),
+        },
     }
 
 

@@ -69,8 +69,7 @@ def run(args: argparse.Namespace) -> None:
     n_prompts = len(queries) + (0 if votes is None else len(vote_prompts(votes)))
     progress.note(f"predicting from {n_prompts:,} queries")
     board = fit.leaderboards.get("bt", {}).get("models", [])
-    aggregate = {str(m["model"]): float(m["rating"]) for m in board}
-    document = recommendation(predictor, queries, votes, aggregate=aggregate, prompt=args.prompt)
+    document = recommendation(predictor, queries, votes, board=board, prompt=args.prompt)
     if args.prompt is None:
         emit(document, format_recommendation(document, predictor.confidence), args.format)
         return
@@ -180,6 +179,11 @@ def format_recommendation(document: dict[str, Any], confidence: float = 0.95) ->
     n_queries, n_votes = document["n_queries"], document["n_votes"]
     if document["source"] == "blended":
         head = f"Your ranking (blended: {n_queries:,} queries, {n_votes:,} votes)"
+    elif document["source"] == "aggregate":
+        head = (
+            f"The public ranking: your {n_queries:,} queries don't separate you from "
+            "everyone yet (people's earlier queries did not predict their later votes)"
+        )
     else:
         head = f"Your ranking (predicted from {n_queries:,} queries)"
     rows = [
@@ -190,6 +194,8 @@ def format_recommendation(document: dict[str, Any], confidence: float = 0.95) ->
         f"{confidence:.0%} intervals; a user's ratings stray about {document['prior_sd']:.1f} "
         "points (one sd) from a prediction by queries alone"
     )
+    if document["source"] == "aggregate":
+        foot = f"{confidence:.0%} intervals of the public ranking"
     odds = [(m["model"], m["p_best"], m["rank_lower"], m["rank_upper"]) for m in document["models"]]
     text = (
         head

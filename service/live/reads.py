@@ -171,7 +171,8 @@ class Reads(LivePart):
             unknown = unknown_models(frame, served.predictor.models_)
             if unknown:
                 raise InputError(f"votes name model {unknown[0]!r}, which this fit does not know")
-        document = recommendation(served.predictor, queries, frame, aggregate=served.ratings("bt"))
+        board = served.snapshot.leaderboards["bt"]["models"]
+        document = recommendation(served.predictor, queries, frame, board=board)
         return {**document, "version": served.version}
 
     def correlations(self, method: Method = "bt", shrinkage: str = "cv") -> dict[str, Any]:

@@ -62,14 +62,33 @@ class PromptTopicPublic(BaseModel):
     label: str
 
 
+class RecommendWeightsPublic(BaseModel):
+    """How much of the queries' move from the aggregate a recommendation keeps."""
+
+    queries: float = Field(
+        ge=0.0, le=1.0, description="of the person's predicted move from the aggregate"
+    )
+    prompt: float = Field(
+        ge=0.0, le=1.0, description="of one prompt's move from the person's ranking"
+    )
+
+
 class RecommendPublic(BaseModel):
     """The recommend JSON of docs/SPEC.md section 3."""
 
-    source: Literal["predicted", "blended"]
+    source: Literal["predicted", "blended", "aggregate"] = Field(
+        description="predicted from the queries, blended with the person's votes, or the "
+        "aggregate board itself where queries were learnt to tell nothing yet"
+    )
     models: list[PredictedModelPublic]
     n_queries: int
     n_votes: int
     prior_sd: float
+    weights: RecommendWeightsPublic | None = Field(
+        default=None,
+        description="how much of what the queries say is kept, each learnt on people's "
+        "later votes (0: the public ranking)",
+    )
     spearman: float | None = Field(default=None, description="agreement with the aggregate")
     explanation: ExplanationPublic | None = Field(
         default=None, description="why this ranking: topics, style, what moved the top models"
