@@ -66,7 +66,7 @@ def test_is_self_contained(report: tuple[Path, dict]) -> None:
     for attribute in re.findall(r"""(?:src|href)\s*=\s*["']([^"']*)""", html, re.IGNORECASE):
         assert attribute.startswith("#"), attribute
     assert set(re.findall(r"https?://[^\s\"'<>)]+", html)) <= SVG_NAMESPACES
-    assert html.count("<svg") == 3
+    assert html.count("<svg") == 4
 
 
 def test_has_every_section(report: tuple[Path, dict]) -> None:
@@ -181,3 +181,17 @@ def test_topics_section_lists_every_topic(report: tuple[Path, dict], fit_dir: Pa
     table = html.split('id="topics-table"')[1].split("</table>")[0]
     assert table.count("<tr>") == len(topics) + 1  # header row and one per topic
     assert ", ".join(topics[0]["words"][:3]) in table
+
+
+def test_noise_table_matches_summary_json(report: tuple[Path, dict], fit_dir: Path) -> None:
+    summaries = json.loads((fit_dir / "summary.json").read_text(encoding="utf-8"))
+    rows = _rows(_html(report), "noise-table")
+    assert len(rows) == 4
+    for row in rows:
+        method = "bt" if row[0] == "Bradley-Terry" else "elo"
+        noise = summaries[method][row[1].split()[0]]["noise"]
+        # "0.712 (0.650 – 0.770)": the null's mean and its interval
+        mean, lower, upper = (float(v) for v in re.findall(r"-?\d+\.\d+", row[6]))
+        assert mean == pytest.approx(noise["mean_spearman"], abs=6e-4)
+        assert [lower, upper] == pytest.approx(noise["mean_spearman_interval"], abs=6e-4)
+    assert "of the gap from perfect agreement" in _html(report)
