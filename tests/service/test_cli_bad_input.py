@@ -524,6 +524,6 @@ def test_an_error_without_a_message_still_says_something(
     def fails(*args: Any, **kwargs: Any) -> None:
         raise ValueError()
 
-    monkeypatch.setattr("service.cli.leaderboard.read_log", fails)
+    monkeypatch.setattr("service.cli.leaderboard.read_input", fails)
     assert main(["leaderboard", MISSING]) == 2
     assert capsys.readouterr().err == "plb leaderboard: error: ValueError\n"
