@@ -163,19 +163,70 @@ class TfidfEmbedder(BaseEmbedder):
         return vectors
 
     def _embed(self, documents: list[str]) -> npt.NDArray[np.float64]:
-        from sklearn.decomposition import TruncatedSVD
-        from sklearn.feature_extraction.text import TfidfVectorizer
-        from sklearn.pipeline import make_pipeline
-        from sklearn.preprocessing import Normalizer
-
         if self.pipeline is None:
-            vectorizer = TfidfVectorizer(
-                sublinear_tf=True, stop_words="english", min_df=min(2, len(documents))
-            )
+            self.pipeline = _tfidf_pipeline(documents, self.dimensions, self.random_state)
+            vectors = self.pipeline.fit_transform(documents)
+        else:
+            vectors = self.pipeline.transform(documents)
+        dense = vectors.toarray() if hasattr(vectors, "toarray") else vectors  # without SVD
+        return np.asarray(dense, dtype=np.float64)
+
+
+#: The TF-IDF vocabularies tried in turn, until one has enough terms: words of two
+#: prompts or more (the usual one), of any prompt, with the stop words, then characters.
+_VOCABULARIES: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("words of 2 prompts or more", {"stop_words": "english", "min_df": 2}),
+    ("words of any prompt", {"stop_words": "english", "min_df": 1}),
+    ("words of any prompt, stop words too", {"min_df": 1}),
+    ("character n-grams", {"analyzer": "char_wb", "ngram_range": (1, 3), "min_df": 1}),
+)
+
+
+def _tfidf_pipeline(documents: list[str], dimensions: int, random_state: int) -> Any:
+    """An unfitted TF-IDF, SVD and unit-length pipeline sized for ``documents``.
+
+    A vocabulary of words shared by two prompts needs many prompts: 13 distinct ones may
+    share 4 words, and leave most prompts without any. So the first vocabulary of
+    :data:`_VOCABULARIES` with more terms than the SVD can keep components (at most
+    ``dimensions``, one a prompt) is used; the SVD keeps fewer than ``dimensions``
+    components where the prompts or the terms are fewer, and is left out for a single
+    prompt or term. Each reduction is logged as a warning.
+    """
+    from sklearn.decomposition import TruncatedSVD
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import Normalizer
+
+    n_docs = len(documents)
+    wanted = min(dimensions, n_docs) + 1
+    few = f"{n_docs} distinct prompt{'' if n_docs == 1 else 's'}"
+    best: tuple[int, str, Any] | None = None
+    for name, settings in _VOCABULARIES:
+        vectorizer = TfidfVectorizer(sublinear_tf=True, **settings)
+        try:
             n_terms = len(vectorizer.fit(documents).vocabulary_)
-            svd = TruncatedSVD(
-                max(1, min(self.dimensions, n_terms - 1)), random_state=self.random_state
-            )
-            self.pipeline = make_pipeline(vectorizer, svd, Normalizer())
-            return np.asarray(self.pipeline.fit_transform(documents), dtype=np.float64)
-        return np.asarray(self.pipeline.transform(documents), dtype=np.float64)
+        except ValueError:  # no term at all
+            continue
+        if best is None or n_terms > best[0]:
+            best = (n_terms, name, vectorizer)
+        if n_terms >= wanted:
+            break
+    if best is None:
+        raise ValueError(f"The TF-IDF embedding found no word or character to embed in {few}.")
+    n_terms, name, vectorizer = best
+    if name != _VOCABULARIES[0][0]:
+        logger.warning("TF-IDF embedding: %s, so its vocabulary is %s", few, name)
+    components = min(dimensions, n_terms - 1, n_docs)
+    if n_docs < 2 or components < 1:  # nothing for an SVD to reduce: the terms themselves
+        logger.warning("TF-IDF embedding: %s of %d terms, so no SVD", few, n_terms)
+        return make_pipeline(vectorizer, Normalizer())
+    if components < dimensions:
+        logger.warning(
+            "TF-IDF embedding: %s of %d terms, so %d of %d dimensions",
+            few,
+            n_terms,
+            components,
+            dimensions,
+        )
+    svd = TruncatedSVD(components, random_state=random_state)
+    return make_pipeline(vectorizer, svd, Normalizer())

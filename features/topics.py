@@ -29,7 +29,14 @@ from sklearn.utils.validation import check_is_fitted
 
 from features.persistence import Folder
 from features.query_vectors import distinct_vectors
-from features.topic_words import DEFAULT_MIN_DF, describe_topics, topic_vectorizer
+from features.topic_sizes import (
+    make_clusterer,
+    make_reducer,
+    make_vectorizer,
+    topic_sizes,
+    words_min_df,
+)
+from features.topic_words import DEFAULT_MIN_DF, describe_topics
 from ranking.progress import Progress, start
 
 __all__ = [
@@ -203,9 +210,13 @@ class TopicModel(TransformerMixin, BaseEstimator):
         self.embedder_ = make_embedder(self.embedding or default_embedding())
         vectors, inverse, docs = distinct_vectors(self.embedder_, queries, embeddings, progress)
         advance = start(progress, "topics", 1, "fits")
-        model = self._bertopic(len(docs))
+        model = self._bertopic(docs, vectors.shape[1])
         found = np.asarray(model.fit_transform(docs, vectors)[0], dtype=np.intp)
         if (found < 0).all():  # HDBSCAN found no cluster: one topic holds every query
+            logger.warning(
+                "topics: HDBSCAN found no cluster in %d distinct prompts, so one topic",
+                len(docs),
+            )
             topics = np.zeros_like(found)
         else:
             topics = _nearest(vectors, found, _centroids(vectors, found))
@@ -224,9 +235,8 @@ class TopicModel(TransformerMixin, BaseEstimator):
         self.centroids_ = _centroids(vectors, topics)
         self.bertopic_ = model
         self.n_topics_ = int(topics.max()) + 1
-        words = describe_topics(
-            docs, topics, self.n_topics_, min_df=self.min_df, top_n=self.top_n_words
-        )
+        min_df = words_min_df(self.min_df, len(docs), self.n_topics_)
+        words = describe_topics(docs, topics, self.n_topics_, min_df=min_df, top_n=self.top_n_words)
         model.topic_representations_ = dict(enumerate(words))  # what get_topic answers
         self.labels_ = topics[inverse]
         self.topics_ = self._describe(self.labels_)
@@ -255,49 +265,31 @@ class TopicModel(TransformerMixin, BaseEstimator):
             if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
                 raise ValueError(f"Argument '{name}' must be a positive integer, not {value!r}.")
 
-    def _bertopic(self, n_docs: int) -> Any:
+    def _bertopic(self, docs: list[str], width: int) -> Any:
+        """BERTopic with the sub-models of :func:`features.topic_sizes.topic_sizes`: the
+        asked sizes, clipped to what the distinct ``docs`` of ``width`` allow."""
         from bertopic import BERTopic
         from bertopic.vectorizers import ClassTfidfTransformer
 
-        n_topics = min(self.n_topics, n_docs)
-        kmeans = self.clusterer == "kmeans"
+        sizes = topic_sizes(
+            reducer=self.reducer,
+            clusterer=self.clusterer,
+            n_topics=self.n_topics,
+            n_components=self.n_components,
+            min_topic_size=self.min_topic_size,
+            n_docs=len(docs),
+            width=width,
+        )
         return BERTopic(
             embedding_model=self.embedder_,
-            umap_model=self._reducer(n_docs),
-            hdbscan_model=self._clusterer(n_topics),
-            vectorizer_model=topic_vectorizer(),
+            umap_model=make_reducer(sizes, self.random_state),
+            hdbscan_model=make_clusterer(sizes, self.random_state),
+            vectorizer_model=make_vectorizer(docs),
             ctfidf_model=ClassTfidfTransformer(reduce_frequent_words=True),
             top_n_words=self.top_n_words,
-            nr_topics=None if kmeans else n_topics,
+            nr_topics=None if sizes.clusterer == "kmeans" else sizes.n_topics,
             calculate_probabilities=False,
         )
-
-    def _reducer(self, n_docs: int) -> Any:
-        if self.reducer == "umap":
-            from umap import UMAP
-
-            return UMAP(
-                n_neighbors=min(15, max(2, n_docs - 1)),
-                n_components=min(5, self.n_components),
-                min_dist=0.0,
-                metric="cosine",
-                random_state=self.random_state,
-                n_jobs=1,
-            )
-        from sklearn.decomposition import PCA
-
-        return PCA(min(self.n_components, n_docs), random_state=self.random_state)
-
-    def _clusterer(self, n_topics: int) -> Any:
-        if self.clusterer == "hdbscan":
-            from hdbscan import HDBSCAN
-
-            return HDBSCAN(
-                min_cluster_size=self.min_topic_size, metric="euclidean", prediction_data=True
-            )
-        from sklearn.cluster import KMeans
-
-        return KMeans(n_topics, n_init=3, random_state=self.random_state)
 
     def _describe(self, labels: npt.NDArray[np.intp]) -> list[Topic]:
         sizes = np.bincount(labels, minlength=self.n_topics_)
