@@ -18,10 +18,12 @@ from their queries alone. Three checks:
    truth). When the log also carries each vote's true ``topic`` (the simulator's), a
    baseline that is told those topics scores beside it: per-topic Bradley-Terry fits of
    the training votes, averaged by the test user's shares of each topic.
-3. **Cold to warm.** For test users with enough votes, their first 5, 10 and 20 votes are
-   given and their later votes held out; the aggregate, the prediction, the user's own
-   votes alone (shrunk toward the aggregate) and the blend (shrunk toward the prediction)
-   are scored by held-out log-loss and accuracy.
+3. **Cold to warm.** Every test user with a vote after their first 5, 10 or 20 gives
+   those first votes (their queries and outcomes) and their later votes are held out;
+   the aggregate, the user's own votes alone (shrunk toward the aggregate), the
+   prediction from the given queries, the per-prompt ranking, and the blends with the
+   given votes are scored by log-loss and accuracy, each with its paired difference from
+   the aggregate and its standard error (:mod:`features.later_votes`).
 """
 
 from __future__ import annotations
@@ -34,13 +36,13 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from features.predictor import Prediction, RatingPredictor
+from features.later_votes import later_votes, summarise
+from features.predictor import RatingPredictor
 from features.profile import UserProfiler
 from features.regression import ProfileRegressor, ridge_model
 from features.topics import TopicModel
 from ranking.agreement import spearman_per_row
 from ranking.elo import expected_online_elo
-from ranking.evaluation import predict, score_predictions
 from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
 from ranking.pairwise import ELO_PER_NAT, pair_share, position_in_group
 from ranking.progress import Progress, start
@@ -67,6 +69,8 @@ OWN_VOTES: tuple[int, ...] = (5, 10, 20)
 #: The row of :class:`features.regression.ProfileRegressor`, the study's model chosen by CV.
 REGRESSION = "regression on profile (chosen by CV)"
 MIN_HELD_OUT = 5
+#: Elo points the mean predictor's MAE must reach for an improvement over it to be given.
+MIN_TARGET_SPREAD = 1.0
 
 
 @dataclass(frozen=True)
@@ -127,7 +131,9 @@ def _rating_row(
         "predictor": predictor,
         "mae": mae,
         "mae_mean_predictor": mae_mean,
-        "improvement": 1.0 - mae / mae_mean if mae_mean > 0 else float("nan"),
+        # targets that barely differ between users (every shrunk fit at the prior) give
+        # no scale for an improvement: a share of nearly 0 is no figure to read
+        "improvement": 1.0 - mae / mae_mean if mae_mean >= MIN_TARGET_SPREAD else None,
         "spearman_fitted": float(np.nanmean(spearman_per_row(predicted, fitted))),
         "spearman_truth": None,
     }
@@ -262,7 +268,7 @@ def evaluate_cold_start(
         n_test_users=int(tested.size),
         ratings=rows,
         votes=_cold_to_warm(
-            data, users, test_user, predictor, prediction, train, aggregates["bt"], own_votes, rng
+            predictor, battles, data, users, test_user, train, aggregates["bt"], own_votes, rng
         ),
     )
 
@@ -339,51 +345,23 @@ def expected_fit(
 
 
 def _cold_to_warm(
+    predictor: RatingPredictor,
+    battles: pd.DataFrame,
     data: PairwiseData,
     users: npt.NDArray[np.intp],
     test_user: npt.NDArray[np.bool_],
-    predictor: RatingPredictor,
-    prediction: Prediction,
     train: PairwiseData,
     aggregate: FloatArray,
     own_votes: Sequence[int],
     rng: int,
 ) -> list[dict[str, Any]]:
-    """Held-out-vote scores after each test user's first ``n`` votes (module docstring)."""
-    most = max(own_votes)
-    position = position_in_group(users)
-    totals = np.bincount(users, minlength=test_user.size)
-    eligible = test_user & (totals >= most + MIN_HELD_OUT)
-    if not eligible.any():
-        return []
-    row_of = np.full(test_user.size, -1)
-    row_of[np.flatnonzero(test_user)] = np.arange(test_user.sum())
-    held = eligible[users] & (position >= most)
-    held_rows = row_of[users[held]]
-    held_data = data.select(held)
+    """Held-out later votes after each test user's first ``n`` votes, every way
+    (:func:`features.later_votes.later_votes`), for each ``n`` of ``own_votes``."""
     prior_alpha = _aggregate_alpha(train, aggregate, users[~test_user[users]], test_user.size, rng)
-
-    def score(name: str, n: int | None, ratings: FloatArray) -> dict[str, Any]:
-        p = predict(ratings, held_data.matchups, held_rows)
-        s = score_predictions(p, held_data.outcomes)
-        return {"own_votes": n, "predictor": name, "log_loss": s.log_loss,
-                "accuracy": s.accuracy, "brier": s.brier, "n_votes": s.n_votes}  # fmt: skip
-
-    n_test = int(test_user.sum())
-    rows = [
-        score("aggregate", None, np.broadcast_to(aggregate, (n_test, data.n_models))),
-        score("predicted", None, prediction.ratings),
-    ]
+    rows: list[dict[str, Any]] = []
     for n in own_votes:
-        given = eligible[users] & (position < n)
-        own = data.select(given)
-        own_users = row_of[users[given]]
-        alone = fit_user_ratings(own, own_users, n_test, prior=aggregate, alpha=prior_alpha)
-        blended = predictor.blend(prediction, own, own_users)
-        rows.append(score("own votes alone (shrunk to aggregate)", n, alone.ratings))
-        rows.append(score("blend (shrunk to prediction)", n, blended.ratings))
-    for row in rows:
-        row["users"] = int(eligible.sum())
+        scored = later_votes(predictor, battles, data, users, test_user, aggregate, prior_alpha, n)
+        rows += summarise([] if scored is None else [scored])
     return rows
 
 

@@ -43,6 +43,7 @@ from features.predictor_fit import FittedMembers
 from features.profile import UserProfiles
 from features.query_context import vote_query_context
 from ranking.bt import fit_bt
+from ranking.evaluation import clustered_se
 from ranking.pairwise import position_in_group
 from ranking.types import FloatArray, IntArray, PairwiseData
 
@@ -170,8 +171,8 @@ def learn_weights(held: HeldOutVotes) -> EvidenceWeights:
         log_loss=log_loss,
         gain_person=log_loss["aggregate"] - log_loss["person"],
         gain_prompt=log_loss["aggregate"] - log_loss["prompt"],
-        se_person=_clustered_se(aggregate - at_person, held.users),
-        se_prompt=_clustered_se(aggregate - at_prompt, held.users),
+        se_person=clustered_se(aggregate - at_person, held.users),
+        se_prompt=clustered_se(aggregate - at_prompt, held.users),
     )
 
 
@@ -182,18 +183,6 @@ def _minimise(loss: Callable[[float], float]) -> float:
     ends = {0.0: loss(0.0), 1.0: loss(1.0)}
     end = min(ends, key=ends.__getitem__)
     return end if ends[end] <= loss(best) else best
-
-
-def _clustered_se(difference: FloatArray, users: IntArray) -> float:
-    """Standard error of the mean of ``difference``, votes grouped by user."""
-    _, groups = np.unique(users, return_inverse=True)
-    n_groups = int(groups.max()) + 1 if groups.size else 0
-    if n_groups < 2:
-        return float("nan")
-    residual = difference - difference.mean()
-    sums = np.bincount(groups, weights=residual, minlength=n_groups)
-    variance = n_groups / (n_groups - 1) * float(np.sum(sums**2)) / difference.size**2
-    return float(np.sqrt(variance))
 
 
 def held_out_votes(

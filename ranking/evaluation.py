@@ -28,6 +28,7 @@ from ranking.users import Shrinkage, aggregate_prior, fit_user_ratings
 __all__ = [
     "MIN_VOTES",
     "EvaluationRow",
+    "clustered_se",
     "Scores",
     "evaluate_personalisation",
     "latest_split",
@@ -135,6 +136,21 @@ def latest_split(
     u = users[known]
     test[known] = (totals[u] >= min_votes) & (position[known] >= totals[u] - n_test[u])
     return test
+
+
+def clustered_se(difference: FloatArray, users: IntArray) -> float:
+    """Standard error of the mean of ``difference``, the rows grouped by user.
+
+    The sandwich estimate ``sqrt(G / (G - 1) * sum_g (sum of g's residuals)^2) / n`` over
+    ``G`` users; NaN with fewer than two users.
+    """
+    _, groups = np.unique(users, return_inverse=True)
+    n_groups = int(groups.max()) + 1 if groups.size else 0
+    if n_groups < 2:
+        return float("nan")
+    residual = difference - difference.mean()
+    sums = np.bincount(groups, weights=residual, minlength=n_groups)
+    return float(np.sqrt(n_groups / (n_groups - 1) * np.sum(sums**2)) / difference.size)
 
 
 def predict(

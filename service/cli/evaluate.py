@@ -205,7 +205,7 @@ def format_new_users(section: dict[str, Any]) -> str:
             r["method"],
             r["predictor"],
             f"{r['mae']:.2f}",
-            f"{r['improvement']:+.1%}",
+            "n/a" if r["improvement"] is None else f"{r['improvement']:+.1%}",
             _number(r["spearman_fitted"]),
             _number(r["spearman_truth"]),
         )
@@ -234,20 +234,47 @@ def format_new_users(section: dict[str, Any]) -> str:
                     "A baseline told each query's true topic (per-topic BT, averaged by the "
                     f"user's topic shares): {r['spearman_truth_true_topics']:.3f}"
                 )
-    if section["votes"]:
-        users = section["votes"][0]["users"]
-        lines += ["", f"Cold to warm: later votes of {users} held-out users", ""]
-        vote_rows = [
-            (
-                "-" if r["own_votes"] is None else r["own_votes"],
-                r["predictor"],
-                f"{r['log_loss']:.4f}",
-                f"{r['accuracy']:.4f}",
-                r["n_votes"],
-            )
-            for r in section["votes"]
-        ]
-        lines.append(
-            format_table(("own votes", "predictor", "log-loss", "accuracy", "votes"), vote_rows)
-        )
+    lines += format_later_votes(section["votes"])
     return "\n".join(lines)
+
+
+def format_later_votes(rows: list[dict[str, Any]]) -> list[str]:
+    """The cold-to-warm tables, one for each number of votes a held-out user gave first."""
+    lines: list[str] = []
+    for known in dict.fromkeys(r["known"] for r in rows):
+        block = [r for r in rows if r["known"] == known]
+        first = block[0]
+        lines += [
+            "",
+            f"Later votes of held-out users after their first {known} votes: "
+            f"{first['n_votes']:,} votes of {first['users']} users "
+            "(every held-out user with a later vote)",
+            "",
+            format_table(
+                (
+                    "known: first votes' queries and outcomes",
+                    "log-loss",
+                    "vs aggregate (se)",
+                    "accuracy",
+                ),
+                [
+                    (
+                        r["way"],
+                        f"{r['log_loss']:.4f}",
+                        "-"
+                        if r["way"] == "aggregate"
+                        else f"{r['minus_aggregate']:+.4f} ({_number(r['minus_aggregate_se'], 4)})",
+                        f"{r['accuracy']:.3f}",
+                    )
+                    for r in block
+                ],
+            ),
+        ]
+    if lines:
+        lines += [
+            "",
+            "vs aggregate: mean log-loss less the public board's on the same votes "
+            "(negative is better), standard error clustered by user; accuracy counts a tie "
+            "half.",
+        ]
+    return lines

@@ -7,6 +7,7 @@ import pytest
 
 from data.simulate import simulate
 from features.cold_start import REGRESSION, evaluate_cold_start, split_users
+from features.later_votes import WAYS
 from features.topics import TopicModel
 from tests.conftest import RecordedProgress
 
@@ -68,10 +69,14 @@ def test_cold_start_reports_every_check() -> None:
     truth = rows[("truth", "bt", "contextual BT")]
     assert 0.0 <= truth["interval_coverage_truth"] <= 1.0
     assert -1.0 <= truth["spearman_truth"] <= 1.0
-    names = {(r["own_votes"], r["predictor"]) for r in result.votes}
-    assert (None, "aggregate") in names and (None, "predicted") in names
-    assert {(n, "blend (shrunk to prediction)") for n in (5, 10, 20)} <= names
+    names = {(r["known"], r["way"]) for r in result.votes}
+    assert names == {(n, way) for n in (5, 10, 20) for way in WAYS}
     assert all(np.isfinite(r["log_loss"]) and r["n_votes"] > 0 for r in result.votes)
+    for row in result.votes:  # paired with the aggregate on the same later votes
+        if row["way"] == "aggregate":
+            assert row["minus_aggregate"] == 0.0
+        else:
+            assert np.isfinite(row["minus_aggregate_se"])
     assert result.to_dict()["n_test_users"] == 15
 
 
