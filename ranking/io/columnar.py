@@ -33,7 +33,8 @@ from ranking.io.duplicate_ids import repeated_ids
 __all__ = ["TABLES", "ColumnarFile", "Fallback", "repeated_ids"]
 
 _TRUE, _FALSE = ("True", "TRUE", "true"), ("False", "FALSE", "false")
-#: Columns kept as text whatever they look like (the CSV row path reads them as ``str``).
+#: Columns kept as text whatever they look like (the CSV row path reads them as ``str``),
+#: with those a column map names.
 _TEXT = frozenset(c for c in BATTLE_COLUMNS if c != "tstamp").union(*ALIASES.values())
 #: One-value fields: a struct or a list there is an error, for the row path to name.
 _SCALAR = frozenset(BATTLE_COLUMNS).union(*ALIASES.values())
@@ -204,6 +205,7 @@ class ColumnarFile:
         columns: ColumnMap | None = None,
     ) -> None:
         self.columns = columns or DEFAULT_MAP
+        self._text_labels = _TEXT | self.columns.sources  # labels not typed from text
         #: The column the battle ids come from (as the file names it), if any.
         self.id_column: str | None = None
         self.infer_labels = infer_labels
@@ -292,7 +294,7 @@ class ColumnarFile:
             if any(p is not None and not pa.types.is_null(p.type) for p in self._labels[name]):
                 raise Fallback(f"field {name!r} holds lists and other values")
             del self._labels[name]
-        labels = {name: self._label(parts) for name, parts in self._labels.items()}
+        labels = {name: self._label(name, parts) for name, parts in self._labels.items()}
         if self.missing_as_nan:
             for name, label in labels.items():
                 if label.dtype == object:
@@ -315,9 +317,10 @@ class ColumnarFile:
         column = self._filled(parts, pa.large_string())
         return pd.Series(pd.arrays.ArrowStringArray(column), index=pd.RangeIndex(n))
 
-    def _label(self, parts: list[pa.ChunkedArray | None]) -> pd.Series:
+    def _label(self, name: str, parts: list[pa.ChunkedArray | None]) -> pd.Series:
         if self.infer_labels:  # CSV: text throughout, typed once for the whole column
-            return _infer(self._filled(parts, pa.string())).to_pandas()
+            text = self._filled(parts, pa.string())
+            return (text if name in self._text_labels else _infer(text)).to_pandas()
         kinds = {p.type for p in parts if p is not None and not pa.types.is_null(p.type)}
         if len(kinds) <= 1:  # one type, missing in some blocks
             return self._filled(parts, kinds.pop() if kinds else pa.null()).to_pandas()
