@@ -32,6 +32,7 @@ from bench import (
     per_user,
     per_user_bt,
     predictor,
+    real_voters,
     scale,
     service,
     soak,
@@ -63,6 +64,10 @@ BENCHMARKS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "coverage": ("O. Interval coverage on the simulator (issue 19)", coverage.run),
     "next_battle": ("P. The next battle: suggested pairs or random (issue 19)", next_battle.run),
     "per_prompt": ("Q. Per-prompt, per-person rankings (issue 19)", per_prompt.run),
+    "real_voters": (
+        "S. Personal answers on real voters: never worse than the public board (issue 30)",
+        real_voters.run,
+    ),
     "scale_features": (
         "R. plb fit with the query features, 100,000 users (issue 18)",
         scale.run_features,

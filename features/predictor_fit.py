@@ -46,6 +46,9 @@ __all__ = ["SEARCH_VOTES", "STYLE_COMPONENTS", "FittedMembers", "check_settings"
 #: Numbers of style components of the models :class:`RatingPredictor` averages.
 STYLE_COMPONENTS: tuple[int, ...] = (4, 8, 16)
 
+#: Spread (in the standardised style's units) below which a style component is left out.
+MIN_STYLE_SPREAD = 1e-6
+
 #: Votes the penalty search fits at most: past it, the votes of users drawn at random.
 SEARCH_VOTES = 200_000
 
@@ -149,7 +152,10 @@ def fit_members(
         n = max(1, min(components, *user_style.shape))
         pca = PCA(n, random_state=predictor.random_state).fit(user_style)
         spread = pca.transform(user_style).std(axis=0)
-        scale = np.where(spread > 0, spread, 1.0)
+        # a direction along which the training users do not differ (every voter judged
+        # the same prompts, say) is left out: scaled to unit variance, a rounding error
+        # of 1e-12 would become a new user's style of a billion standard deviations
+        scale = np.where(spread > MIN_STYLE_SPREAD, spread, np.inf)
         user_contexts = predictor.member_contexts(profiles, pca, scale)
         contexts = _vote_contexts(predictor, battles, users, user_contexts, pca, scale)
         alpha, fold_models = _penalty(predictor, data, contexts, fold, searched_rows, advance)
