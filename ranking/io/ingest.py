@@ -194,6 +194,7 @@ def read_frame(
     skip_invalid: bool = False,
     first_row: int = 1,
     columns: ColumnMap | None = None,
+    prompts: PromptTexts | None = None,
 ) -> IngestResult:
     """Validate, de-duplicate and type battle records already read into a frame.
 
@@ -212,6 +213,8 @@ def read_frame(
         Record number of the first row, for error messages.
     columns : ColumnMap, optional
         Which column holds which field (see :func:`read_battles`).
+    prompts : PromptTexts, optional
+        Texts of the frame's prompt ids (see :func:`read_battles`).
 
     Returns
     -------
@@ -224,7 +227,7 @@ def read_frame(
         For a missing required column and, unless ``skip_invalid``, the first invalid
         record.
     """
-    reader = _Reader(skip_invalid, frozenset(), columns)
+    reader = _Reader(skip_invalid, frozenset(), columns, prompts)
     rows = row_numbers(first_row - 1, len(frame))
     reader._add(source, Chunk(frame.reset_index(drop=True), rows, []), check_columns=True)
     return reader.result()

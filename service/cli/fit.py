@@ -29,6 +29,7 @@ from service.cli.common import (
     report_left_out,
 )
 from service.cli.evaluate import format_evaluation
+from service.cli.log_shape import log_shape
 from service.cli.tables import format_table
 from service.pipeline import FitConfig, FitResult, fit_all, manifest_document, write_result
 from service.pipeline.timings import SEPARATOR, Stopwatch
@@ -155,6 +156,7 @@ def _run_on_cluster(args: argparse.Namespace, config: FitConfig) -> None:
         ) from None
     from service.scale import ClusterError, connect, describe, fit_distributed
 
+    shape = log_shape(args)
     try:
         with connect(args.scheduler) as client:
             fitted = fit_distributed(
@@ -163,6 +165,8 @@ def _run_on_cluster(args: argparse.Namespace, config: FitConfig) -> None:
                 config,
                 n_partitions=args.partitions,
                 progress=progress.note,
+                columns=shape.columns,
+                prompts=shape.prompts,
             )
     except ClusterError as error:
         raise UsageError(str(error)) from None

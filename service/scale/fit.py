@@ -37,6 +37,8 @@ from ranking.agreement import summarise
 from ranking.analysis import UserAnalysis
 from ranking.elo import INITIAL
 from ranking.intervals import elo_bootstrap_plan, replicate_summary
+from ranking.io.column_map import ColumnMap
+from ranking.io.prompt_texts import PromptTexts
 from ranking.leaderboard import build_leaderboard, fit_leaderboard
 from ranking.odds import rank_odds
 from ranking.pairwise import ELO_PER_NAT, collapse, model_counts
@@ -80,6 +82,8 @@ def fit_distributed(
     n_partitions: int | None = None,
     worker_timeout: float | None = None,
     progress: Callable[[str], None] | None = None,
+    columns: ColumnMap | None = None,
+    prompts: PromptTexts | None = None,
 ) -> DistributedFit:
     """:func:`service.pipeline.fit_all`'s result, with the heavy steps on the cluster of
     ``client``; the held-out evaluation and the query features are the pipeline's own
@@ -99,6 +103,8 @@ def fit_distributed(
         by default.
     progress : callable, optional
         Called with a line of text at each step.
+    columns, prompts : ColumnMap, PromptTexts, optional
+        A log in its own shape (:func:`ranking.io.ingest.read_battles`).
 
     Raises
     ------
@@ -137,6 +143,8 @@ def fit_distributed(
         skip_invalid=config.skip_invalid,
         n_partitions=n_parts,
         worker_timeout=timeout,
+        columns=columns,
+        prompts=prompts,
     )
     models = tuple(
         sorted(set().union(*collect([client.submit(tasks.models_present, p) for p in parts])))

@@ -26,7 +26,9 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from ranking.io.column_map import ColumnMap
 from ranking.io.ingest import BattleLogError, IngestResult, read_battles, read_frame
+from ranking.io.prompt_texts import PromptTexts
 from ranking.io.validation import WINNERS, empty_battle_frame
 from service.scale.cluster import WORKER_TIMEOUT_S, gather, settle
 
@@ -58,6 +60,10 @@ class ReadReport:
     skipped_reasons: dict[str, int] = field(default_factory=dict)
 
 
+#: A log's column map and prompt texts (``read_battles``' ``columns`` and ``prompts``).
+Shape = tuple[ColumnMap | None, PromptTexts | None]
+
+
 @dataclass(frozen=True)
 class _SourceInfo:
     """One source after reading: its counts and the labels (name to dtype) it has."""
@@ -81,30 +87,39 @@ def _keyed(result: IngestResult, index: int) -> tuple[pd.DataFrame, _SourceInfo]
     return frame, _SourceInfo(report, labels, bool(frame["battle_id"].notna().any()))
 
 
-def _read_file(path: str, index: int, skip_invalid: bool) -> tuple[pd.DataFrame, _SourceInfo]:
-    """Task: read one battle log on a worker."""
+def _read_file(
+    path: str, index: int, skip_invalid: bool, shape: Shape = (None, None)
+) -> tuple[pd.DataFrame, _SourceInfo]:
+    """Task: read one battle log on a worker (``shape``: its column map and prompt texts)."""
+    columns, prompts = shape
     try:
-        return _keyed(read_battles(path, skip_invalid=skip_invalid), index)
+        result = read_battles(path, skip_invalid=skip_invalid, columns=columns, prompts=prompts)
+        return _keyed(result, index)
     except BattleLogError as error:
         raise InputError(str(error)) from None
 
 
 def _read_part(
-    raw: pd.DataFrame, name: str, index: int, skip_invalid: bool
+    raw: pd.DataFrame, name: str, index: int, skip_invalid: bool, shape: Shape = (None, None)
 ) -> tuple[pd.DataFrame, _SourceInfo]:
     """Task: validate one partition of a Parquet dataset on a worker."""
+    columns, prompts = shape
     try:
-        return _keyed(read_frame(raw, name, skip_invalid=skip_invalid), index)
+        result = read_frame(raw, name, skip_invalid=skip_invalid, columns=columns, prompts=prompts)
+        return _keyed(result, index)
     except BattleLogError as error:
         raise InputError(str(error)) from None
 
 
-def _submit_reads(client: Any, inputs: Sequence[str], skip_invalid: bool) -> list[Any]:
+def _submit_reads(
+    client: Any, inputs: Sequence[str], skip_invalid: bool, shape: Shape = (None, None)
+) -> list[Any]:
     """One read task a file, one a partition of each Parquet dataset (a directory)."""
     futures: list[Any] = []
     for path in inputs:
         if not os.path.isdir(path):
-            futures.append(client.submit(_read_file, str(path), len(futures), skip_invalid))
+            index = len(futures)
+            futures.append(client.submit(_read_file, str(path), index, skip_invalid, shape))
             continue
         import dask
         import dask.dataframe as dd
@@ -116,7 +131,7 @@ def _submit_reads(client: Any, inputs: Sequence[str], skip_invalid: bool) -> lis
             raise InputError(f"{path}: not a readable Parquet dataset ({reason})") from None
         tasks = [
             dask.delayed(_read_part, pure=True)(
-                part, f"{path} (part {i})", len(futures) + i, skip_invalid
+                part, f"{path} (part {i})", len(futures) + i, skip_invalid, shape
             )
             for i, part in enumerate(parts)
         ]
@@ -219,6 +234,8 @@ def read_by_user(
     skip_invalid: bool,
     n_partitions: int,
     worker_timeout: float = WORKER_TIMEOUT_S,
+    columns: ColumnMap | None = None,
+    prompts: PromptTexts | None = None,
 ) -> tuple[list[Any], ReadReport]:
     """Read the battle logs on the cluster into ``n_partitions`` partitions by user.
 
@@ -234,6 +251,10 @@ def read_by_user(
         Partitions by hash of ``user_id``.
     worker_timeout : float
         See :func:`service.scale.cluster.gather`.
+    columns : ColumnMap, optional
+        Which column holds which field (:func:`ranking.io.ingest.read_battles`).
+    prompts : PromptTexts, optional
+        Texts of the logs' prompt ids (:func:`ranking.io.ingest.read_battles`).
 
     Returns
     -------
@@ -250,7 +271,7 @@ def read_by_user(
     """
     import dask.dataframe as dd
 
-    reads = _submit_reads(client, inputs, skip_invalid)
+    reads = _submit_reads(client, inputs, skip_invalid, (columns, prompts))
     infos: list[_SourceInfo] = gather(
         client,
         [client.submit(operator.itemgetter(1), f) for f in reads],
