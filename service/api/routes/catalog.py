@@ -34,6 +34,7 @@ def read_topics(engine: EngineDep) -> dict[str, Any]:
 @router.get(
     "/analysis/correlations",
     response_model=CorrelationsPublic,
+    response_model_exclude_unset=True,
     responses=errors(404, 422, 429, 503),
 )
 def read_correlations(

@@ -9,10 +9,13 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "AboutIntegrityPublic",
     "AboutPublic",
+    "AgreementSummaryPublic",
+    "BootstrapPublic",
     "CorrelationsPublic",
     "HealthPublic",
     "HistogramPublic",
     "ModelCountPublic",
+    "NoisePublic",
     "ModelsPublic",
     "TopicPublic",
     "TopicsPublic",
@@ -26,13 +29,63 @@ class HistogramPublic(BaseModel):
     counts: list[int]
 
 
+#: ``[lower, upper]`` of a figure; None where undefined.
+Bounds = list[float | None] | None
+
+
+class BootstrapPublic(BaseModel):
+    """How the summary's intervals were drawn: resampling users."""
+
+    over: str
+    resamples: int
+    seed: int
+
+
+class NoisePublic(BaseModel):
+    """The same users' agreement when their votes are re-drawn from the aggregate
+    (``ranking.noise``), beside their own; docs/SPEC.md section 5."""
+
+    users: int
+    replicates: int
+    observed_mean_spearman: float | None
+    observed_mean_spearman_interval: Bounds = None
+    mean_spearman: float | None
+    mean_spearman_interval: Bounds = None
+    median_spearman: float | None
+    median_spearman_interval: Bounds = None
+    share_near_zero_or_negative: float | None
+    share_near_zero_or_negative_interval: Bounds = None
+    excess: float | None
+    excess_interval: Bounds = None
+    noise_share: float | None
+    noise_share_interval: Bounds = None
+    confidence: float
+
+
+class AgreementSummaryPublic(BaseModel):
+    """The users summary of docs/SPEC.md section 3, with its intervals (section 5); a
+    field the served fit lacks is left out, never answered as null."""
+
+    users: int
+    mean_spearman: float | None
+    median_spearman: float | None
+    share_near_zero_or_negative: float | None
+    mean_kendall: float | None = None
+    mean_spearman_interval: Bounds = None
+    median_spearman_interval: Bounds = None
+    share_near_zero_or_negative_interval: Bounds = None
+    confidence: float | None = None
+    bootstrap: BootstrapPublic | None = None
+    noise: NoisePublic | None = None
+
+
 class CorrelationsPublic(BaseModel):
     """How per-user rankings agree with the aggregate."""
 
     method: Literal["bt", "elo"]
     shrinkage: Literal["cv", "evidence", "none"]
     min_battles: int
-    summary: dict[str, float | int | None]
+    summary: AgreementSummaryPublic
     histogram: HistogramPublic
     version: int
 
