@@ -163,9 +163,9 @@ def _public_board(
             values.append(float(row[key]))
     from features.prediction import Prediction  # a light module, but only when needed
 
-    arrays = {key: np.asarray([values]) for key, values in columns.items()}
+    ratings, lower, upper = (np.asarray([values]) for values in columns.values())
     you = np.asarray(["you"], dtype=object)
-    return Prediction("aggregate", you, predictor.models_, **arrays)
+    return Prediction("aggregate", you, predictor.models_, ratings, lower, upper)
 
 
 def _prompt_recommendation(

@@ -7,7 +7,12 @@ import math
 import numpy as np
 import pytest
 
-from ranking.evaluation import evaluate_personalisation, latest_split, score_predictions
+from ranking.evaluation import (
+    clustered_se,
+    evaluate_personalisation,
+    latest_split,
+    score_predictions,
+)
 from tests.conftest import RecordedProgress, simulate_users
 
 
@@ -58,3 +63,15 @@ def test_evaluation_reports_its_fits() -> None:
         ("held-out evaluation", 4, "fits")  # two methods, plain and shrunk each
     ]
     progress.assert_complete()
+
+
+def test_clustered_se_is_the_plain_se_for_one_row_a_user_and_wider_for_clusters() -> None:
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=200)
+    plain = x.std(ddof=1) / np.sqrt(x.size)
+    assert clustered_se(x, np.arange(200)) == pytest.approx(plain)
+    # each user's rows all alike: 20 users of 10 identical rows tell what 20 rows tell
+    users = np.repeat(np.arange(20), 10)
+    alike = np.repeat(x[:20], 10)
+    assert clustered_se(alike, users) == pytest.approx(x[:20].std(ddof=1) / np.sqrt(20))
+    assert np.isnan(clustered_se(x, np.zeros(200, dtype=np.intp)))
