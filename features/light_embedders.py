@@ -134,7 +134,8 @@ class TfidfEmbedder(BaseEmbedder):
     Parameters
     ----------
     dimensions : int
-        Components kept by the SVD.
+        Components kept by the SVD, at most: few distinct prompts get fewer, and a wider
+        vocabulary (logged as a warning).
     random_state : int
         Seed of the randomised SVD.
     """
@@ -197,7 +198,7 @@ def _tfidf_pipeline(documents: list[str], dimensions: int, random_state: int) ->
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import Normalizer
 
-    n_docs = len(documents)
+    n_docs = len(set(documents))
     wanted = min(dimensions, n_docs) + 1
     few = f"{n_docs} distinct prompt{'' if n_docs == 1 else 's'}"
     best: tuple[int, str, Any] | None = None
