@@ -6,6 +6,7 @@ aggregate sampling noise alone produces (:mod:`ranking.noise`, the summary's ``n
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +25,7 @@ from ranking.noise import NULL_MAX_USERS, NULL_SEED, null_spearman
 from ranking.types import Leaderboard, Method, PairwiseData
 from ranking.users import Shrinkage, UserRatings, aggregate_prior, fit_user_ratings
 
-__all__ = ["UserAnalysis", "analyse_users", "fit_user_agreement"]
+__all__ = ["UserAnalysis", "analyse_users", "fit_user_agreement", "measure_noise"]
 
 
 @dataclass(frozen=True)
@@ -153,25 +154,48 @@ def analyse_users(
     ratings, spearman, kendall = fit_user_agreement(
         data, users, len(user_names), method=method, shrinkage=shrinkage, prior=prior, rng=rng
     )
-    null, noise = None, None
+    summary = summarise(spearman, kendall, ratings.n_battles, min_battles)
+    analysis = UserAnalysis(aggregate, user_names, ratings, spearman, kendall, summary, min_battles)
     if null_replicates > 0:
-        eligible = (ratings.n_battles >= min_battles) & np.isfinite(spearman)
-        null = null_spearman(
-            data,
-            users,
-            ratings,
-            prior,
-            eligible,
-            truth=prior if method == "bt" else aggregate_prior(data, "bt"),
-            replicates=null_replicates,
-            max_users=null_max_users,
-            rng=NULL_SEED,
+        analysis = measure_noise(
+            analysis, data, users, replicates=null_replicates, max_users=null_max_users
         )
-        noise = compare_with_null(spearman, null, null_replicates)
-    summary = summarise(spearman, kendall, ratings.n_battles, min_battles, noise=noise)
-    return UserAnalysis(
-        aggregate, user_names, ratings, spearman, kendall, summary, min_battles, null
+    return analysis
+
+
+def measure_noise(
+    analysis: UserAnalysis,
+    data: PairwiseData,
+    users: npt.NDArray[np.intp],
+    *,
+    replicates: int,
+    max_users: int = NULL_MAX_USERS,
+) -> UserAnalysis:
+    """The analysis with the null of no taste measured (:mod:`ranking.noise`).
+
+    The summarised users' votes in ``data`` (each vote's user in ``users``, the rows of
+    ``analysis``) are re-drawn from the aggregate Bradley-Terry fit of ``data``
+    ``replicates`` times (seed :data:`~ranking.noise.NULL_SEED`) and refitted as
+    ``analysis.ratings`` was; the summary gains ``noise`` and the analysis
+    ``null_spearman``.
+    """
+    ratings, spearman = analysis.ratings, analysis.spearman
+    prior = np.array([analysis.aggregate[m].rating for m in data.models])
+    eligible = (ratings.n_battles >= analysis.min_battles) & np.isfinite(spearman)
+    null = null_spearman(
+        data,
+        users,
+        ratings,
+        prior,
+        eligible,
+        truth=prior if ratings.method == "bt" else aggregate_prior(data, "bt"),
+        replicates=replicates,
+        max_users=max_users,
+        rng=NULL_SEED,
     )
+    noise = compare_with_null(spearman, null, replicates)
+    summary = dataclasses.replace(analysis.summary, noise=noise)
+    return dataclasses.replace(analysis, summary=summary, null_spearman=null)
 
 
 def fit_user_agreement(

@@ -34,12 +34,13 @@ import numpy as np
 import pandas as pd
 
 from ranking.agreement import summarise
-from ranking.analysis import UserAnalysis
+from ranking.analysis import UserAnalysis, measure_noise
 from ranking.elo import INITIAL
 from ranking.intervals import elo_bootstrap_plan, replicate_summary
 from ranking.io.column_map import ColumnMap
 from ranking.io.prompt_texts import PromptTexts
 from ranking.leaderboard import build_leaderboard, fit_leaderboard
+from ranking.noise import NULL_REPLICATES
 from ranking.odds import rank_odds
 from ranking.pairwise import ELO_PER_NAT, collapse, model_counts
 from ranking.shrinkage import learn_alpha
@@ -209,14 +210,19 @@ def fit_distributed(
     )
     aggregates: dict[Method, Leaderboard] = {"bt": bt, "elo": elo}
     analyses = tuple(
-        _assemble(
-            collect(fits[method, shrinkage]),
-            votes.names,
-            models,
-            aggregates[method],
-            method,
-            shrinkage,
-            config.min_battles,
+        measure_noise(
+            _assemble(
+                collect(fits[method, shrinkage]),
+                votes.names,
+                models,
+                aggregates[method],
+                method,
+                shrinkage,
+                config.min_battles,
+            ),
+            votes.data,
+            votes.users,
+            replicates=NULL_REPLICATES,
         )
         for method, shrinkage in GRID
     )
