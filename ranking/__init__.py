@@ -30,8 +30,16 @@ if TYPE_CHECKING:
     from ranking.bt import fit_bt
     from ranking.elo import online_elo
     from ranking.evaluation import EvaluationRow, evaluate_personalisation
+    from ranking.io.column_map import ColumnMap
     from ranking.io.frames import filter_battles, pairwise_from_battles, user_codes
-    from ranking.io.ingest import BattleLogError, IngestResult, read_battles, read_frame
+    from ranking.io.ingest import (
+        BattleLogError,
+        IngestResult,
+        NotABattleIdError,
+        read_battles,
+        read_frame,
+    )
+    from ranking.io.prompt_texts import PromptTexts, read_prompt_texts
     from ranking.leaderboard import fit_leaderboard
     from ranking.provisional import split_provisional
     from ranking.types import Leaderboard, ModelRating, PairwiseData
@@ -40,11 +48,14 @@ if TYPE_CHECKING:
 __all__ = [
     "AgreementSummary",
     "BattleLogError",
+    "ColumnMap",
     "EvaluationRow",
     "IngestResult",
     "Leaderboard",
     "ModelRating",
+    "NotABattleIdError",
     "PairwiseData",
+    "PromptTexts",
     "UserAnalysis",
     "UserRatings",
     "analyse_users",
@@ -59,6 +70,7 @@ __all__ = [
     "pairwise_from_battles",
     "read_battles",
     "read_frame",
+    "read_prompt_texts",
     "spearman_per_row",
     "split_provisional",
     "user_codes",
@@ -83,6 +95,10 @@ _HOMES: dict[str, str] = {
     "IngestResult": "io.ingest",
     "read_battles": "io.ingest",
     "read_frame": "io.ingest",
+    "NotABattleIdError": "io.ingest",
+    "ColumnMap": "io.column_map",
+    "PromptTexts": "io.prompt_texts",
+    "read_prompt_texts": "io.prompt_texts",
     "fit_leaderboard": "leaderboard",
     "split_provisional": "provisional",
     "Leaderboard": "types",
