@@ -15,13 +15,17 @@ weights lie in ``[0, 1]``. At 0 the answer *is* the aggregate; at 1 it is the mo
 prediction as it stands.
 
 The weights are learnt by user-grouped, time-ordered cross-validation
-(:func:`held_out_votes`): each training user's first :data:`KNOWN_QUERIES` votes (at most
+(:func:`time_split`): each training user's first :data:`KNOWN_QUERIES` votes (at most
 half of them) are their known queries; a model fitted without that user's fold (the
 predictor's fold models) predicts them from those queries alone, the aggregate is the
 Bradley-Terry fit of the other folds' votes, and their *later* votes are scored.
 ``w_person`` minimises the log-loss of the later votes by the person's ranking,
 ``w_prompt`` then that by each later vote's own prompt (:func:`learn_weights`). Each loss
-is convex in its weight, so the minimum on ``[0, 1]`` is found exactly.
+is convex in its weight, so the minimum on ``[0, 1]`` is found exactly. The same split
+then sets how strongly a person's own votes are shrunk toward their prediction: the
+prior precision whose blend of each user's first votes best predicts their later ones
+(:meth:`TimeSplit.blend_alpha`), so that a few votes never move a person further than
+their next votes bear out.
 
 The gains reported are measured on the votes the weights were chosen on: two numbers
 chosen on thousands of votes, so the optimism is small; their standard errors are
@@ -45,6 +49,7 @@ from features.query_context import vote_query_context
 from ranking.bt import fit_bt
 from ranking.evaluation import clustered_se
 from ranking.pairwise import position_in_group
+from ranking.shrinkage import later_votes_alpha
 from ranking.types import FloatArray, IntArray, PairwiseData
 
 if TYPE_CHECKING:
@@ -56,8 +61,9 @@ __all__ = [
     "MIN_VOTES",
     "EvidenceWeights",
     "HeldOutVotes",
-    "held_out_votes",
+    "TimeSplit",
     "learn_weights",
+    "time_split",
 ]
 
 #: A training user's known queries: their first this many votes, at most half of them.
@@ -89,6 +95,53 @@ class HeldOutVotes:
         # -log sigmoid(m) = logaddexp(0, -m); a tie (outcome 0.5) scores half of each way
         y = self.outcomes
         return y * np.logaddexp(0.0, -margin) + (1.0 - y) * np.logaddexp(0.0, margin)
+
+
+@dataclass(frozen=True)
+class TimeSplit:
+    """Training users' votes split in time: what :func:`time_split` found.
+
+    Attributes
+    ----------
+    held : HeldOutVotes
+        The later votes, as the weights are learnt from them.
+    aggregate, predicted : ndarray
+        ``(n_people, n_models)`` for each user scored: the Bradley-Terry board of the
+        folds without them, and the contextual model's strengths at their earlier
+        queries (natural-log units).
+    rows : ndarray of int
+        Positions of the scored users' votes in the pairwise data, earlier and later.
+    owners : ndarray of int
+        ``(len(rows),)`` row of ``aggregate`` of each vote's user.
+    earlier : ndarray of bool
+        ``(len(rows),)`` True for a vote among its user's known first ones.
+    """
+
+    held: HeldOutVotes
+    aggregate: FloatArray
+    predicted: FloatArray
+    rows: IntArray
+    owners: IntArray
+    earlier: npt.NDArray[np.bool_]
+
+    def blend_alpha(self, data: PairwiseData, weight: float) -> float | None:
+        """How strongly a person's first votes are shrunk toward their prediction.
+
+        The prior precision whose blend of each user's earlier votes with their
+        prediction (the aggregate moved by ``weight``) best predicts their later votes
+        (:func:`ranking.shrinkage.later_votes_alpha`); None without later votes.
+        """
+        if not (~self.earlier).any():
+            return None
+        prior = self.aggregate + weight * (self.predicted - self.aggregate)
+        return later_votes_alpha(
+            data.n_models,
+            data.matchups[self.rows],
+            data.outcomes[self.rows],
+            self.owners,
+            prior,
+            self.earlier,
+        )
 
 
 @dataclass(frozen=True)
@@ -185,7 +238,7 @@ def _minimise(loss: Callable[[float], float]) -> float:
     return end if ends[end] <= loss(best) else best
 
 
-def held_out_votes(
+def time_split(
     predictor: RatingPredictor,
     battles: pd.DataFrame,
     data: PairwiseData,
@@ -193,7 +246,7 @@ def held_out_votes(
     profiles: UserProfiles,
     fitted: FittedMembers,
     rng: np.random.Generator | int | None = 0,
-) -> HeldOutVotes:
+) -> TimeSplit:
     """Training users' later votes, predicted from their earlier queries (module docstring).
 
     Parameters
@@ -226,8 +279,10 @@ def held_out_votes(
     early = np.flatnonzero(chosen[users] & (position < known[users]))
     later = np.flatnonzero(chosen[users] & (position >= known[users]))
     if later.size == 0:
-        empty = np.zeros(0)
-        return HeldOutVotes(empty, empty, empty, empty, np.zeros(0, dtype=np.intp))
+        empty, none = np.zeros(0), np.zeros(0, dtype=np.intp)
+        held = HeldOutVotes(empty, empty, empty, empty, none)
+        nobody = np.zeros((0, data.n_models))
+        return TimeSplit(held, nobody, nobody, none, none, np.zeros(0, dtype=bool))
     row_of_user = np.full(n_users, -1, dtype=np.intp)
     row_of_user[eligible] = np.arange(eligible.size)
     early_profiles = predictor.profiler_.fitted_row_profiles(battles, early)
@@ -248,10 +303,11 @@ def held_out_votes(
             prompt[votes] += model.strengths(vote_contexts[votes])
     person /= len(fitted.members)
     prompt /= len(fitted.members)
-    aggregate = _fold_aggregates(data, fitted.fold_of_user[users], predictor.folds)
-    return _differences(
-        data, later, users[later], aggregate[fold[later_rows]], person[later_rows], prompt
-    )
+    boards = _fold_aggregates(data, fitted.fold_of_user[users], predictor.folds)[fold]
+    held = _differences(data, later, users[later], boards[later_rows], person[later_rows], prompt)
+    rows = np.concatenate([early, later])
+    earlier = np.arange(rows.size) < early.size
+    return TimeSplit(held, boards, person, rows, row_of_user[users[rows]], earlier)
 
 
 def _fold_aggregates(data: PairwiseData, vote_fold: IntArray, n_folds: int) -> FloatArray:

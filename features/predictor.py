@@ -22,8 +22,9 @@ prediction is the aggregate board.
 
 How far a user strays from their prediction is learnt from held-out users: the training
 users are split into folds, each fold predicted by a model fitted on the others, and the
-prior precision of a user's departure from that prediction (``blend_alpha_``) is learnt
-by held-out log-loss of their own votes (:func:`ranking.shrinkage.learn_alpha`). Its
+prior precision of a user's departure from that prediction (``blend_alpha_``) is the one
+whose blend of each user's first votes best predicts their later votes, in the same
+time-ordered split as the weights (:meth:`features.evidence.TimeSplit.blend_alpha`). Its
 standard deviation, :attr:`RatingPredictor.prior_sd`, sets the width of a prediction's
 interval; :meth:`RatingPredictor.blend` fits the user's own Bradley-Terry ratings with the
 prediction as the prior mean, so a few votes move it and many votes dominate.
@@ -42,7 +43,7 @@ from sklearn.base import BaseEstimator
 from sklearn.decomposition import PCA
 from sklearn.utils.validation import check_is_fitted
 
-from features.evidence import held_out_votes, learn_weights
+from features.evidence import learn_weights, time_split
 from features.persistence import Folder
 from features.prediction import Prediction, StyleMember
 from features.predictor_fit import STYLE_COMPONENTS, check_settings, fit_members
@@ -176,19 +177,22 @@ class RatingPredictor(BaseEstimator):
         fitted = fit_members(self, battles, data, users, profiles, progress)
         self.members_ = fitted.members
         self.aggregate_ = fit_bt(data.n_models, data.matchups, data.outcomes)
-        held = held_out_votes(self, battles, data, users, profiles, fitted, self.random_state)
-        self.evidence_ = learn_weights(held)
+        split = time_split(self, battles, data, users, profiles, fitted, self.random_state)
+        self.evidence_ = learn_weights(split.held)
         crossed = self.weigh(fitted.crossed)
         self.training_predictions_ = to_elo_scale(crossed)  # not saved: see __getstate__
-        self.blend_alpha_ = learn_alpha(
-            data.n_models,
-            data.matchups,
-            data.outcomes,
-            users,
-            len(profiles.user_ids),
-            crossed,
-            rng=self.random_state,
-        )
+        alpha = split.blend_alpha(data, self.query_weight)
+        if alpha is None:  # no user votes enough to split: every vote's fold decides
+            alpha = learn_alpha(
+                data.n_models,
+                data.matchups,
+                data.outcomes,
+                users,
+                len(profiles.user_ids),
+                crossed,
+                rng=self.random_state,
+            )
+        self.blend_alpha_ = alpha
         return self
 
     @property

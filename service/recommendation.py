@@ -58,11 +58,12 @@ def recommendation(
         Model to aggregate rating: adds ``spearman``, the ranking's agreement with it,
         and (without ``prompt``) ``explanation``, what moved the top models from it.
     board : sequence of dict, optional
-        The aggregate Bradley-Terry board's rows (``model``, ``rating``, ``lower``,
+        The public Bradley-Terry board's ranked rows (``model``, ``rating``, ``lower``,
         ``upper``); the ``aggregate`` ratings when those are not given. Where the
         predictor learnt that queries do not predict a person's later votes (its
         weights 0) and no votes are given, the answer *is* this board, intervals and
-        all: ``source`` ``"aggregate"``, and the explanation says so.
+        all, over the models it ranks: ``source`` ``"aggregate"``, and the explanation
+        says so.
     prompt : str, optional
         Rank the models for this one prompt and this person (:mod:`features.per_prompt`):
         the prompt sets the topic and embedding part of the context, the person the style
@@ -95,16 +96,16 @@ def recommendation(
         prediction = predictor.blend(prediction, data, users)
     elif predictor.query_weight == 0.0:
         prediction = _public_board(predictor, board) or prediction
-    document = _ranking_document(predictor, prediction, len(queries), data)
+    document = _ranking_document(predictor, prediction, len(queries), data, board)
     if aggregate is not None:
-        reference = _aggregate_ratings(predictor, aggregate)
+        reference = _aggregate_ratings(prediction.models, aggregate)
         document["spearman"] = _spearman(prediction.ratings[0], reference)
         from features.explanation import explain, query_parts  # heavy: only when asked
 
         parts = query_parts(predictor, profiles, [len(queries)], contexts)[0]
         public = prediction.source == "aggregate"
         explanation = explain(
-            predictor.models_,
+            prediction.models,
             prediction.ratings[0],
             reference,
             prediction.ratings[0] if public else predicted,
@@ -149,23 +150,27 @@ def evidence_note(weight: float, public: bool) -> str | None:
 def _public_board(
     predictor: RatingPredictor, board: Sequence[Mapping[str, Any]] | None
 ) -> Prediction | None:
-    """The aggregate board as a one-row prediction over the predictor's models; None
-    without a board, or one that lacks a model or an interval."""
-    if not board:
+    """The aggregate board as a one-row prediction: the models it ranks that the
+    predictor knows, in the predictor's order (a public board leaves provisional models
+    out, and so does this answer). None without a board that ranks two such models with
+    intervals."""
+    rows = {str(row["model"]): row for row in board or ()}
+    models = tuple(
+        m
+        for m in predictor.models_
+        if m in rows and rows[m].get("lower") is not None and rows[m].get("upper") is not None
+    )
+    if len(models) < 2:
         return None
-    rows = {str(row["model"]): row for row in board}
     columns: dict[str, list[float]] = {"rating": [], "lower": [], "upper": []}
-    for model in predictor.models_:
-        row = rows.get(model)
-        if row is None or row.get("lower") is None or row.get("upper") is None:
-            return None
+    for model in models:
         for key, values in columns.items():
-            values.append(float(row[key]))
+            values.append(float(rows[model][key]))
     from features.prediction import Prediction  # a light module, but only when needed
 
     ratings, lower, upper = (np.asarray([values]) for values in columns.values())
     you = np.asarray(["you"], dtype=object)
-    return Prediction("aggregate", you, predictor.models_, ratings, lower, upper)
+    return Prediction("aggregate", you, models, ratings, lower, upper)
 
 
 def _prompt_recommendation(
@@ -186,11 +191,11 @@ def _prompt_recommendation(
     prediction = ranked.prediction
     if data is None and predictor.query_weight == 0.0 and predictor.prompt_weight == 0.0:
         prediction = _public_board(predictor, board) or prediction
-    document = _ranking_document(predictor, prediction, len(queries), data)
+    document = _ranking_document(predictor, prediction, len(queries), data, board)
     document["scope"] = "prompt"
     document["prompt_topic"] = {"topic": ranked.topic, "label": label}
     if aggregate is not None:
-        reference = _aggregate_ratings(predictor, aggregate)
+        reference = _aggregate_ratings(prediction.models, aggregate)
         document["spearman"] = _spearman(prediction.ratings[0], reference)
     return document
 
@@ -207,11 +212,15 @@ def _ranking_document(
     prediction: Prediction,
     n_queries: int,
     data: PairwiseData | None,
+    board: Sequence[Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The keys every recommend document starts with, in the SPEC's order."""
+    models = prediction.ranking(0, predictor.confidence)
+    if prediction.source == "aggregate":
+        models = _board_odds(models, board)
     return {
         "source": prediction.source,
-        "models": prediction.ranking(0, predictor.confidence),
+        "models": models,
         "n_queries": n_queries,
         "n_votes": 0 if data is None else len(data.outcomes),
         "prior_sd": round(predictor.prior_sd, 1),
@@ -222,9 +231,26 @@ def _ranking_document(
     }
 
 
-def _aggregate_ratings(predictor: RatingPredictor, aggregate: dict[str, float]) -> FloatArray:
+_ODDS = ("p_best", "rank_lower", "rank_upper")
+
+
+def _board_odds(
+    models: list[dict[str, Any]], board: Sequence[Mapping[str, Any]] | None
+) -> list[dict[str, Any]]:
+    """The public board's own odds on the rows of an answer that is the board, where the
+    board ranks exactly those models and gives its odds (the board's draws keep the
+    correlations of its ratings, which the rows' intervals alone do not)."""
+    rows = {str(row["model"]): row for row in board or ()}
+    if set(rows) != {m["model"] for m in models}:
+        return models
+    if not all(all(rows[m["model"]].get(key) is not None for key in _ODDS) for m in models):
+        return models
+    return [{**m, **{key: rows[m["model"]][key] for key in _ODDS}} for m in models]
+
+
+def _aggregate_ratings(models: tuple[str, ...], aggregate: dict[str, float]) -> FloatArray:
     """The aggregate's rating of each of the predictor's models, NaN where it has none."""
-    return np.array([aggregate.get(m, np.nan) for m in predictor.models_])
+    return np.array([aggregate.get(m, np.nan) for m in models])
 
 
 def _spearman(ratings: FloatArray, reference: FloatArray) -> float | None:

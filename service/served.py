@@ -77,6 +77,11 @@ class Served:
     min_votes: int = 0
     flagged: frozenset[str] = frozenset()
 
+    def public_rows(self, method: str) -> list[dict[str, Any]]:
+        """The ranked rows of the public board of ``method`` (provisional models apart)."""
+        board = (self.boards or {}).get(method) or self.snapshot.leaderboards[method]
+        return list(board["models"])
+
     def ratings(self, method: str) -> dict[str, float]:
         """Model to aggregate rating of ``method``."""
         return dict(zip(self.models, self.aggregate[method].tolist(), strict=True))

@@ -217,6 +217,8 @@ def _finish(
         "Agreement of per-user rankings with the aggregate\n\n"
         + format_table(("method", "shrinkage", "users", "mean", "median", "<= 0.1"), rows)
     )
+    if manifest.get("query_evidence"):
+        table += "\n\n" + format_query_evidence(manifest["query_evidence"])
     if evaluation is not None:
         table += "\n\n" + format_evaluation(evaluation)
     if topic_model is not None:
@@ -227,6 +229,51 @@ def _finish(
         )
     table += "\n\n" + format_timings(timings)
     emit(document, table, args.format)
+
+
+def format_query_evidence(evidence: dict[str, Any]) -> str:
+    """How much a person's queries are worth, as the fit learnt it, in words and figures."""
+    if not evidence["n_votes"]:
+        return (
+            "Personal answers from queries: no training user had votes enough to learn from "
+            "(3 or more), so a person's predicted ranking is the public one"
+        )
+    loss = evidence["log_loss"]
+    head = (
+        f"Personal answers from queries, learnt on the later votes of "
+        f"{evidence['n_users']:,} training users ({evidence['n_votes']:,} votes) after their "
+        "first queries"
+    )
+    rows = [
+        ("the public ranking", "", f"{loss['aggregate']:.4f}", ""),
+        (
+            "a person's ranking",
+            f"{evidence['person']:.0%}",
+            f"{loss['person']:.4f}",
+            _gain(evidence["gain_person"], evidence["se_person"]),
+        ),
+        (
+            "one prompt's ranking",
+            f"{evidence['prompt']:.0%}",
+            f"{loss['prompt']:.4f}",
+            _gain(evidence["gain_prompt"], evidence["se_prompt"]),
+        ),
+    ]
+    table = format_table(("answer", "kept of what queries say", "log-loss", "gain (se)"), rows)
+    verdict = (
+        "queries don't separate people here: a person's predicted ranking is the public one "
+        "until they vote"
+        if evidence["person"] == 0.0
+        else f"a person's ranking moves {evidence['person']:.0%} of the way from the public "
+        "ranking toward what their queries say"
+    )
+    return f"{head}\n\n{table}\n\n{verdict}"
+
+
+def _gain(gain: float | None, se: float | None) -> str:
+    if gain is None:
+        return "n/a"
+    return f"{gain:+.4f}" + ("" if se is None else f" ({se:.4f})")
 
 
 def format_timings(timings: dict[str, float]) -> str:

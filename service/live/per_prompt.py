@@ -97,6 +97,6 @@ def recommend_for(
         votes = (
             parts[0] if len(parts) == 1 else to_battle_frame(pd.concat(parts, ignore_index=True))
         )
-    board = served.snapshot.leaderboards["bt"]["models"]
+    board = served.public_rows("bt")
     document = recommendation(predictor, queries, votes, board=board, prompt=prompt)
     return {**document, "version": served.version}

@@ -171,7 +171,7 @@ class Reads(LivePart):
             unknown = unknown_models(frame, served.predictor.models_)
             if unknown:
                 raise InputError(f"votes name model {unknown[0]!r}, which this fit does not know")
-        board = served.snapshot.leaderboards["bt"]["models"]
+        board = served.public_rows("bt")
         document = recommendation(served.predictor, queries, frame, board=board)
         return {**document, "version": served.version}
 

@@ -152,8 +152,15 @@ def manifest_document(
         "truth": config.truth,
         "features": result.profiles is not None,
         "prior_sd_from_prediction": None if result.predictor is None else result.predictor.prior_sd,
+        "query_evidence": _query_evidence(result.predictor),
         **extra,
     }
+
+
+def _query_evidence(predictor: Any) -> dict[str, Any] | None:
+    """How much the predictor learnt a person's queries are worth (``evidence_``), or None."""
+    evidence = None if predictor is None else getattr(predictor, "evidence_", None)
+    return None if evidence is None else evidence.to_dict()
 
 
 def write_result(out: str | os.PathLike[str], result: FitResult, manifest: dict[str, Any]) -> Path:
