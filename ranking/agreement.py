@@ -310,8 +310,10 @@ def _noise_figures(pairs: FloatArray) -> FloatArray:
     """``(B, U, 2)`` (observed, null) coefficients to the figures of :data:`_NOISE_FIGURES`."""
     observed, null = pairs[..., 0].mean(axis=1), pairs[..., 1]
     null_mean = null.mean(axis=1)
+    gap = 1.0 - observed
     with np.errstate(invalid="ignore", divide="ignore"):
-        share = (1.0 - null_mean) / (1.0 - observed)
+        # every user in perfect agreement leaves no gap to share out: undefined, not inf
+        share = np.where(gap > 0.0, (1.0 - null_mean) / gap, np.nan)
     return np.stack(
         [observed, null_mean, np.median(null, axis=1), np.mean(null <= NEAR_ZERO, axis=1),
          null_mean - observed, share],

@@ -108,3 +108,12 @@ def test_null_comparison_figures_and_round_trip() -> None:
     same = compare_with_null(observed, observed, replicates=5)
     assert same.noise_share == pytest.approx(1.0) and "no taste" in same.reading()
     assert compare_with_null([np.nan], [0.5], replicates=5).users == 0
+
+
+def test_users_in_perfect_agreement_leave_no_gap_to_share() -> None:
+    # observed Spearman 1 for everyone: the noise's share of a zero gap is undefined, and
+    # the document says so with None rather than an infinity JSON cannot hold
+    observed = np.ones(4)
+    comparison = compare_with_null(observed, np.full(4, 0.5), replicates=3, rng=0)
+    assert np.isnan(comparison.noise_share)
+    assert comparison.to_dict()["noise_share"] is None
