@@ -173,7 +173,9 @@ class RatingPredictor(BaseEstimator):
         self.training_profiles_ = profiles  # not saved: see __getstate__
         style = profiles.style(self.style_source)
         self.style_center_ = style.mean(axis=0)
-        self.style_scale_ = np.where(style.std(axis=0) > 0, style.std(axis=0), 1.0)
+        spread = style.std(axis=0)  # one prompt for all: a spread of rounding errors
+        shared = spread <= 1e-9 * np.maximum(np.abs(self.style_center_), 1.0)
+        self.style_scale_ = np.where(shared, 1.0, spread)
         fitted = fit_members(self, battles, data, users, profiles, progress)
         self.members_ = fitted.members
         self.aggregate_ = fit_bt(data.n_models, data.matchups, data.outcomes)

@@ -108,7 +108,7 @@ def topic_sizes(
         raise ValueError(
             f"Arguments 'n_docs' and 'width' must be positive, not {n_docs} and {width}."
         )
-    few = f"{n_docs} distinct prompt{'' if n_docs == 1 else 's'}"
+    few = _count(n_docs, "distinct prompt")
     if n_docs == 1:
         logger.warning("topics: %s, so one topic: nothing to reduce or cluster", few)
         return TopicSizes("none", width, "kmeans", 1, 1, 1)
@@ -188,11 +188,9 @@ def make_vectorizer(docs: Sequence[str]) -> Any:
         return topic_vectorizer()
     from sklearn.feature_extraction.text import CountVectorizer
 
-    n_docs = len(docs)
     logger.warning(
-        "topics: no topic word in %d distinct prompt%s, so the topics have no top words",
-        n_docs,
-        "" if n_docs == 1 else "s",
+        "topics: no topic word in %s, so the topics have no top words",
+        _count(len(docs), "distinct prompt"),
     )
     return CountVectorizer(analyzer=_placeholder)
 
@@ -211,12 +209,15 @@ def words_min_df(min_df: int, n_docs: int, n_topics: int) -> int:
     if mean_topic >= min_df:
         return min_df
     logger.warning(
-        "topic words: %d distinct prompts in %d topics, so a word of %d prompt%s may name "
-        "a topic, not %d",
-        n_docs,
-        n_topics,
-        mean_topic,
-        "" if mean_topic == 1 else "s",
+        "topic words: %s in %s, so a word of %s may name a topic, not %d",
+        _count(n_docs, "distinct prompt"),
+        _count(n_topics, "topic"),
+        _count(mean_topic, "prompt"),
         min_df,
     )
     return mean_topic
+
+
+def _count(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is 1: "1 topic", "13 distinct prompts"."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"

@@ -217,3 +217,6 @@ def test_the_rating_predictor_fits_and_predicts_few_prompts(embedding: str, n_pr
     assert prediction.ratings.shape == (1, len(MODELS))
     assert np.isfinite(prediction.ratings).all()
     assert (prediction.lower <= prediction.ratings).all()
+    if n_prompts == 1:  # all write alike: no style is scaled up from rounding errors
+        style = predictor.training_profiles_.style(predictor.style_source)
+        assert np.abs(predictor.standard_style(style)).max() < 1e-6
