@@ -81,7 +81,9 @@ class QueryComponents(BaseEstimator):
         spread = self.pca_.transform(x).std(axis=0)
         if not self.whiten:  # one scale: the average component has unit variance
             spread = np.full_like(spread, np.sqrt(np.mean(spread**2)))
-        self.scale_ = np.where(spread > 0, spread, 1.0)
+        # prompts that embed alike (two of stop words only, by TF-IDF) leave a component
+        # of rounding errors, which unit variance would blow up: it keeps scale 1
+        self.scale_ = np.where(spread > 1e-9 * spread.max(initial=0.0), spread, 1.0)
         self.n_components_ = n
         return self
 

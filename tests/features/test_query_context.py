@@ -35,3 +35,13 @@ def test_components_are_capped_by_the_data_and_bad_numbers_named() -> None:
         QueryComponents(0).fit(np.eye(3))
     with pytest.raises(ValueError, match="'vectors' must be 2-d"):
         QueryComponents(2).fit(np.ones(3))
+
+
+def test_a_component_of_rounding_errors_is_not_blown_up() -> None:
+    # six prompts whose embeddings span 2 of 5 dimensions (prompts that embed alike)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(6, 2)) @ rng.normal(size=(2, 5))
+    model = QueryComponents(5).fit(x)
+    assert model.n_components_ == 5
+    np.testing.assert_array_equal(model.scale_[2:], 1.0)
+    assert np.abs(model.transform(x)[:, 2:]).max() < 1e-9
