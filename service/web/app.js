@@ -317,9 +317,16 @@ function answerInWords(models) {
   return `Nothing separates your top models yet (likely the best: ${close}). The battle below would tell them apart.`;
 }
 
-function showAnswer(models) {
+/** The answer in words; where queries were learnt to tell nothing (source "aggregate"),
+ * the public ranking said as such rather than as a personal one. */
+function showAnswer(models, source) {
   const answer = $('your-answer');
-  answer.textContent = answerInWords(models);
+  const ranked = byOdds(models);
+  answer.textContent =
+    source === 'aggregate' && ranked.length
+      ? "Your queries don't separate you from everyone yet, so this is the public ranking " +
+        `(likely the best: ${ranked[0].model}, ${share(ranked[0].p_best)}). Vote to make it yours.`
+      : answerInWords(models);
   answer.hidden = !answer.textContent;
 }
 
@@ -440,7 +447,7 @@ let lastYours = null; // {kind: 'user', userId, token} to reload when the method
 function showYours(data, sourceDetail) {
   const models = Array.isArray(data.models) ? data.models : [];
   renderBoard($('your-table'), models);
-  showAnswer(models);
+  showAnswer(models, data.source);
   showExplanation(data.explanation);
 
   const source = $('your-source');
