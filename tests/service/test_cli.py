@@ -362,3 +362,23 @@ class TestPerUserCommands:
         doc = run_json(capsys, "simulate", "--out", str(tmp_path), "--users", "20", "--seed", "3")
         assert doc["users"] == 20 and Path(doc["battles"]).exists()
         assert main(["simulate", "--out", str(tmp_path), "--users", "0"]) == 2
+
+
+def test_evaluate_tables_read_at_a_glance() -> None:
+    from features.later_votes import WAYS
+    from service.cli.evaluate import format_new_users
+
+    rating = {"target": "shrunk", "method": "bt", "predictor": "contextual BT", "mae": 39.17,
+              "improvement": None, "spearman_fitted": 0.5, "spearman_truth": None}  # fmt: skip
+    votes = [
+        {"known": 10, "way": way, "log_loss": 0.6 + i / 100, "accuracy": 0.6,
+         "minus_aggregate": i / 100, "minus_aggregate_se": 0.001, "n_votes": 1096, "users": 31}
+        for i, way in enumerate(WAYS)
+    ]  # fmt: skip
+    section = {"n_test_users": 31, "n_train_users": 120, "ratings": [rating], "votes": votes}
+    text = format_new_users(section)
+    assert "n/a" in text and "%" not in text.splitlines()[4]  # no share of a zero spread
+    assert "after their first 10 votes: 1,096 votes of 31 users" in text
+    assert "+0.0100 (0.0010)" in text  # each way against the aggregate, with its se
+    for way in WAYS:
+        assert way in text
