@@ -252,7 +252,7 @@ def format_later_votes(rows: list[dict[str, Any]]) -> list[str]:
             "",
             format_table(
                 (
-                    "known: first votes' queries and outcomes",
+                    "predicted by",
                     "log-loss",
                     "vs aggregate (se)",
                     "accuracy",
