@@ -33,16 +33,14 @@ import numpy as np
 import pandas as pd
 
 from bench.common import TABLES_DIR, Row, make_row, quick_option, table_text, write_table
+from bench.real_voters import fit_without_test_users
 from data.real_prompts import default_real_prompts_path
 from data.simulate import simulate
-from features.cold_start import MIN_HELD_OUT, split_users
+from features.cold_start import MIN_HELD_OUT
 from features.per_prompt import person_deviation, predict_prompts
 from ranking.evaluation import predict
-from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
 from ranking.pairwise import position_in_group
 from ranking.users import aggregate_prior
-from service.pipeline.config import FitConfig
-from service.pipeline.steps import build_predictor
 
 __all__ = ["FULL", "QUICK", "Size", "evaluate_world", "results_table", "run"]
 
@@ -92,23 +90,18 @@ def evaluate_world(battles: pd.DataFrame, seed: int) -> list[dict[str, object]]:
     difference of log-loss from the per-person way), ``n_votes``, ``n_decided`` (votes
     that are not ties) and ``users``.
     """
-    battles = battles.iloc[vote_order(battles)].reset_index(drop=True)
-    battles = battles[battles["user_id"].notna()].reset_index(drop=True)
-    data = pairwise_from_battles(battles)
-    users, names = user_codes(battles)
-    test_user = split_users(names, fraction=0.2, rng=seed)
-    test_vote = test_user[users]
-    predictor, _ = build_predictor(FitConfig(embedding="tfidf", seed=seed))
-    predictor.fit(battles[~test_vote], models=data.models)
-    aggregate = aggregate_prior(data.select(~test_vote), "bt")
+    split = fit_without_test_users(battles, seed)
+    battles, data, users, predictor = split.battles, split.data, split.users, split.predictor
+    test_user = split.test_user
+    aggregate = aggregate_prior(data.select(~test_user[users]), "bt")
 
     position = position_in_group(users)
-    totals = np.bincount(users, minlength=len(names))
+    totals = np.bincount(users, minlength=test_user.size)
     eligible = test_user & (totals >= GIVEN + MIN_HELD_OUT)
     given = eligible[users] & (position < GIVEN)
     held = eligible[users] & (position >= GIVEN)
     people = predictor.profiler_.transform(battles[given])  # rows: eligible users, sorted
-    row_of = np.full(len(names), -1)
+    row_of = np.full(test_user.size, -1)
     row_of[np.flatnonzero(eligible)] = np.arange(int(eligible.sum()))
     predicted = predictor.predict(people)
     own = data.select(given)

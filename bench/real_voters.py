@@ -26,6 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from bench.common import TABLES_DIR, Row, make_row, quick_option, table_text, write_table
@@ -33,18 +35,28 @@ from data.real_prompts import default_real_prompts_path
 from data.simulate import simulate
 from features.cold_start import split_users
 from features.later_votes import WAYS, LaterVotes, later_votes, summarise
+from features.predictor import RatingPredictor
 from ranking.io.column_map import PRESETS
 from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
 from ranking.io.ingest import read_battles
 from ranking.io.prompt_texts import read_prompt_texts
 from ranking.pairwise import ELO_PER_NAT
 from ranking.shrinkage import learn_alpha
-from ranking.types import CENTER
+from ranking.types import CENTER, IntArray, PairwiseData
 from ranking.users import aggregate_prior
 from service.pipeline.config import FitConfig
 from service.pipeline.steps import build_predictor
 
-__all__ = ["KNOWN", "LLMFAO", "evaluate_split", "load_llmfao", "results_table", "run"]
+__all__ = [
+    "KNOWN",
+    "LLMFAO",
+    "Split",
+    "evaluate_split",
+    "fit_without_test_users",
+    "load_llmfao",
+    "results_table",
+    "run",
+]
 
 #: Votes each held-out user gives before their later votes are predicted.
 KNOWN = 10
@@ -70,6 +82,30 @@ def load_llmfao(folder: Path = LLMFAO) -> pd.DataFrame | None:
     return read_battles(votes, columns=PRESETS["llmfao"], prompts=prompts).battles
 
 
+@dataclass(frozen=True)
+class Split:
+    """One split of a world: the votes in vote order, a fifth of the users held out, and
+    the rating predictor fitted on the others."""
+
+    battles: pd.DataFrame
+    data: PairwiseData
+    users: IntArray
+    test_user: npt.NDArray[np.bool_]
+    predictor: RatingPredictor
+
+
+def fit_without_test_users(battles: pd.DataFrame, seed: int) -> Split:
+    """Hold a fifth of the users out whole (seeded) and fit the predictor on the others."""
+    battles = battles.iloc[vote_order(battles)]
+    battles = battles[battles["user_id"].notna()].reset_index(drop=True)
+    data = pairwise_from_battles(battles)
+    users, names = user_codes(battles)
+    test_user = split_users(names, fraction=0.2, rng=seed)
+    predictor, _ = build_predictor(FitConfig(embedding="tfidf", seed=seed))
+    predictor.fit(battles[~test_user[users]], models=data.models)
+    return Split(battles, data, users, test_user, predictor)
+
+
 def evaluate_split(battles: pd.DataFrame, seed: int, known: int = KNOWN) -> tuple[LaterVotes, dict]:
     """One split of one world: the held-out users' later votes scored, and the weights.
 
@@ -79,29 +115,26 @@ def evaluate_split(battles: pd.DataFrame, seed: int, known: int = KNOWN) -> tupl
     weights : dict
         The predictor's ``evidence_`` (:class:`features.evidence.EvidenceWeights`).
     """
-    battles = battles.iloc[vote_order(battles)]
-    battles = battles[battles["user_id"].notna()].reset_index(drop=True)
-    data = pairwise_from_battles(battles)
-    users, names = user_codes(battles)
-    test_user = split_users(names, fraction=0.2, rng=seed)
-    test_vote = test_user[users]
-    predictor, _ = build_predictor(FitConfig(embedding="tfidf", seed=seed))
-    predictor.fit(battles[~test_vote], models=data.models)
-    train = data.select(~test_vote)
+    split = fit_without_test_users(battles, seed)
+    test_vote = split.test_user[split.users]
+    train = split.data.select(~test_vote)
     aggregate = aggregate_prior(train, "bt")
     alpha = learn_alpha(
         train.n_models,
         train.matchups,
         train.outcomes,
-        users[~test_vote],
-        len(names),
+        split.users[~test_vote],
+        split.test_user.size,
         (aggregate - CENTER) / ELO_PER_NAT,
         rng=seed,
     )
-    scored = later_votes(predictor, battles, data, users, test_user, aggregate, alpha, known)
+    scored = later_votes(
+        split.predictor, split.battles, split.data, split.users, split.test_user, aggregate,
+        alpha, known,
+    )  # fmt: skip
     if scored is None:
         raise RuntimeError(f"split {seed}: no held-out user has a vote after their first {known}")
-    return scored, predictor.evidence_.to_dict()
+    return scored, split.predictor.evidence_.to_dict()
 
 
 def _worlds(quick: bool) -> list[World]:
