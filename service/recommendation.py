@@ -111,7 +111,7 @@ def recommendation(
             prediction.ratings[0] if public else predicted,
             parts,
             from_prediction=not public,
-            note=evidence_note(predictor.query_weight, public),
+            note=evidence_note(predictor.query_weight, public, voted=data is not None),
         )
         document["explanation"] = explanation.to_dict()
     return document
@@ -121,7 +121,7 @@ def recommendation(
 LITTLE_WEIGHT = 0.5
 
 
-def evidence_note(weight: float, public: bool) -> str | None:
+def evidence_note(weight: float, public: bool, voted: bool = False) -> str | None:
     """What the explanation says of how much the queries count, or None at full weight.
 
     Parameters
@@ -130,6 +130,8 @@ def evidence_note(weight: float, public: bool) -> str | None:
         The predictor's ``query_weight``.
     public : bool
         Whether the ranking shown is the aggregate board itself.
+    voted : bool
+        Whether the person's own votes moved the ranking too.
     """
     if public:
         return (
@@ -138,11 +140,13 @@ def evidence_note(weight: float, public: bool) -> str | None:
             "the public ranking. Your votes will make it yours."
         )
     if weight < LITTLE_WEIGHT:
+        start = "starts" if voted else "moves"
+        then = "; your votes move it from there." if voted else "."
         return (
             "Your queries say little about what you will prefer: people's earlier queries "
             "predicted their later votes only a little better than the public ranking, so "
-            f"this ranking moves {weight:.0%} of the way from the public ranking toward "
-            "what your queries suggest."
+            f"this ranking {start} {weight:.0%} of the way from the public ranking toward "
+            f"what your queries suggest{then}"
         )
     return None
 

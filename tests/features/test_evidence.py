@@ -16,7 +16,7 @@ from features.predictor import RatingPredictor
 from features.profile import UserProfiler
 from features.topics import TopicModel
 from ranking.pairwise import to_elo_scale
-from service.recommendation import recommendation
+from service.recommendation import evidence_note, recommendation
 
 LLMFAO = Path(__file__).resolve().parents[3] / "shared" / "data" / "llmfao"
 
@@ -180,3 +180,12 @@ def test_on_real_voters_who_all_judged_the_same_prompts_queries_count_for_nothin
     assert np.abs(unweighted - 1000.0).max() < 2000.0
     # the prompt itself does say something: which models answer it well
     assert evidence.prompt > 0.0 and evidence.gain_prompt > 0.0
+
+
+def test_the_note_says_how_far_queries_count() -> None:
+    assert "public ranking" in (evidence_note(0.0, True) or "")
+    assert evidence_note(0.8, False) is None
+    alone = evidence_note(0.25, False) or ""
+    assert "moves 25% of the way" in alone and "your votes" not in alone
+    voted = evidence_note(0.25, False, voted=True) or ""
+    assert "starts 25% of the way" in voted and voted.endswith("your votes move it from there.")
