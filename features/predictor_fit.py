@@ -150,7 +150,8 @@ def fit_members(
     crossed = np.zeros((n_users, data.n_models))
     for components in sizes:
         n = max(1, min(components, *user_style.shape))
-        pca = PCA(n, random_state=predictor.random_state).fit(user_style)
+        with np.errstate(invalid="ignore", divide="ignore"):  # styles that never vary
+            pca = PCA(n, random_state=predictor.random_state).fit(user_style)
         spread = pca.transform(user_style).std(axis=0)
         # a direction along which the training users do not differ (every voter judged
         # the same prompts, say) is left out: scaled to unit variance, a rounding error
