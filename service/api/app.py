@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 
+from service.api import failures
 from service.api.fast_reads import FastReads
 from service.api.guards import BodySizeLimit, RateLimit, parse_rates
 from service.api.observability import Metrics, ObservabilityMiddleware
@@ -136,6 +137,8 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     @app.exception_handler(NotAvailable)
     async def not_available(request: Request, error: NotAvailable) -> JSONResponse:
         return _error(status.HTTP_404_NOT_FOUND, str(error))
+
+    failures.install(app)  # 422 echoing input, and the catch-all 500: always sendable
 
     for module in (leaderboard, users, recommend, battles, catalog, admin, health, web):
         app.include_router(module.router)
