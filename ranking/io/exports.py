@@ -8,12 +8,20 @@ minimum of votes adds its provisional models after the ranked ones, with no rati
 interval or rank, and a ``provisional`` column saying which rows they are. The
 document's own fields (``method``, ``interval``, ``confidence``, ``n_battles``,
 ``user_id`` where there is one) are Parquet metadata; CSV carries the rows only.
+
+CSV is made safe to open in a spreadsheet (OWASP, "CSV injection"): in its text cells
+(model names; numbers are never touched, so a negative rating stays a number) control
+characters are removed (C0, DEL and C1: ``NUL``, ``ESC``, tab, line breaks, ...) and a
+cell that then begins, after any spaces, with ``=``, ``+``, ``-``, ``@`` (or their
+full-width forms) gets a leading ``'``, so that no spreadsheet reads it as a formula
+(:func:`spreadsheet_text`). Parquet keeps the names exactly.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -23,7 +31,14 @@ import pyarrow.parquet as pq
 
 from ranking.types import ODDS_FIELDS, PROVISIONAL_FIELDS
 
-__all__ = ["MEDIA_TYPES", "TABLE_FORMATS", "TableFormat", "leaderboard_bytes", "leaderboard_frame"]
+__all__ = [
+    "MEDIA_TYPES",
+    "TABLE_FORMATS",
+    "TableFormat",
+    "leaderboard_bytes",
+    "leaderboard_frame",
+    "spreadsheet_text",
+]
 
 TableFormat = Literal["csv", "parquet"]
 #: The table formats a leaderboard is exported as.
@@ -38,6 +53,24 @@ _ROW_COLUMNS = ("model", "rating", "lower", "upper", "rank", "battles", "wins", 
 _INTEGER_COLUMNS = ("rank", "battles", "wins", "losses", "ties", "rank_lower", "rank_upper")
 #: The document's fields kept as Parquet metadata, where present.
 _DOCUMENT_FIELDS = ("method", "interval", "confidence", "n_battles", "min_votes", "user_id")
+#: Control characters, removed from CSV text cells: C0 (NUL, tab, CR, LF, ESC, ...), DEL, C1.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+#: What makes a spreadsheet read a cell as a formula (OWASP's list, tab and CR included,
+#: with the full-width forms some spreadsheets also take).
+_FORMULA_START = frozenset("=+-@\t\r\uff1d\uff0b\uff0d\uff20")
+
+
+def spreadsheet_text(text: str) -> str:
+    """``text`` as a CSV cell that a spreadsheet shows as text and never evaluates.
+
+    Control characters are removed; then a cell whose first character other than a space
+    is one of ``= + - @`` (or a full-width form of them) gets a leading ``'``:
+    ``=HYPERLINK(...)`` becomes ``'=HYPERLINK(...)``, ``gpt-4o`` stays as it is.
+    """
+    text = _CONTROL.sub("", text)
+    if text.lstrip(" ")[:1] in _FORMULA_START:
+        return "'" + text
+    return text
 
 
 def leaderboard_frame(document: Mapping[str, Any]) -> pd.DataFrame:
@@ -87,6 +120,9 @@ def leaderboard_bytes(document: Mapping[str, Any], table_format: TableFormat) ->
     """
     frame = leaderboard_frame(document)
     if table_format == "csv":
+        for column in frame.columns:
+            if frame[column].dtype == "string":  # text cells only: numbers stay numbers
+                frame[column] = frame[column].map(spreadsheet_text, na_action="ignore")
         return frame.to_csv(index=False, lineterminator="\n").encode("utf-8")
     if table_format == "parquet":
         table = pa.Table.from_pandas(frame, preserve_index=False)

