@@ -41,7 +41,18 @@ def numbers(column: pd.Series) -> pd.Series:
         return column.astype("float64")
     values = column.astype(object)
     flags = bool_mask(values.map(lambda v: isinstance(v, bool | np.bool_), na_action="ignore"))
-    return pd.to_numeric(values, errors="coerce").astype("float64").mask(flags)
+    try:
+        converted = pd.to_numeric(values, errors="coerce")
+    except OverflowError:  # an integer past float64 (400 digits): not a number to use
+        converted = pd.to_numeric(values.map(_bounded, na_action="ignore"), errors="coerce")
+    return converted.astype("float64").mask(flags)
+
+
+def _bounded(value: Any) -> Any:
+    """``value``, or NaN for an integer too large for a float64."""
+    if isinstance(value, int) and abs(value) >= 2**1023:
+        return np.nan
+    return value
 
 
 def _float_text(value: float) -> str:

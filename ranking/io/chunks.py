@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ranking.io.column_map import ALIASES, BATTLE_COLUMNS, MissingColumn
+from ranking.io.records import loads_record
 from ranking.io.validation import RowError, frame_from_records
 
 __all__ = [
@@ -192,7 +193,7 @@ def _jsonl_chunks(
                 continue
             blank = False
             try:
-                numbered.append((number, json.loads(line)))
+                numbered.append((number, loads_record(line)))
             except json.JSONDecodeError as exc:
                 detail = f"{exc.msg} at column {exc.colno}"
                 errors.append(RowError(number, None, None, "malformed JSON", detail))
@@ -215,7 +216,7 @@ def _json_chunks(
     if not content.strip():
         raise BattleLogError(file, "file is empty")
     try:
-        data = json.loads(content)
+        data = loads_record(content)
     except json.JSONDecodeError as exc:
         detail = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
         raise BattleLogError(file, "malformed JSON", detail=detail) from None

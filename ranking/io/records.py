@@ -11,7 +11,7 @@ name the field and the value.
 
 from __future__ import annotations
 
-import re
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,23 +20,22 @@ import numpy.typing as npt
 import pandas as pd
 
 from ranking.io.column_map import ALIASES, BATTLE_COLUMNS, DEFAULT_MAP, ColumnMap
+from ranking.io.text_checks import NOT_TEXT, is_text
 
 __all__ = [
     "NOT_TEXT",
+    "BadNumber",
     "InvalidText",
     "Whole",
     "bool_mask",
     "frame_from_records",
+    "loads_record",
     "normalise_columns",
 ]
-
-#: Why a marked string is rejected.
-NOT_TEXT = "is not valid Unicode text (it holds a lone surrogate)"
 
 #: Fields that hold one value: an object or a list there is a wrong type, kept whole (not
 #: flattened into dotted columns, nor dropped as a list column) for validation to reject.
 _SCALAR_FIELDS = frozenset(BATTLE_COLUMNS).union(*ALIASES.values())
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class Whole:
@@ -61,8 +60,55 @@ class InvalidText(Whole):
         self.name = name
 
 
+_CONSTANTS = {"NaN": "nan", "Infinity": "inf", "-Infinity": "-inf"}
+
+
+class BadNumber:
+    """A JSON number no field can hold, as read: ``NaN`` or an infinity written out, or an
+    integer too long for Python to read (more than 4300 digits)."""
+
+    __slots__ = ("reason", "shown")
+
+    def __init__(self, shown: str, reason: str) -> None:
+        self.shown = shown
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return self.shown
+
+
+def _constant(name: str) -> BadNumber:
+    return BadNumber(_CONSTANTS.get(name, name), "is not a finite number")
+
+
+def _integer(digits: str) -> int | BadNumber:
+    try:
+        return int(digits)
+    except ValueError:  # past the interpreter's int_max_str_digits
+        shown = f"{digits[:12]}...{digits[-4:]} ({len(digits.lstrip('-'))} digits)"
+        return BadNumber(shown, "is an integer outside the 64-bit range")
+
+
+def loads_record(text: str) -> Any:
+    """``json.loads(text)``, with what validation must refuse marked (:class:`BadNumber`):
+    ``NaN`` and infinities (which ``json`` reads as floats, NaN then looking missing), and
+    integers too long to read (which ``json`` cannot parse at all).
+
+    Raises
+    ------
+    json.JSONDecodeError, RecursionError
+        As ``json.loads``.
+    """
+    try:
+        return json.loads(text, parse_constant=_constant)
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # "Exceeds the limit (4300 digits) for integer string conversion"
+        return json.loads(text, parse_constant=_constant, parse_int=_integer)
+
+
 def _is_text(text: str) -> bool:
-    return text.isascii() or _SURROGATE.search(text) is None
+    return is_text(text)
 
 
 def _mark_invalid_text(record: dict[Any, Any]) -> dict[Any, Any]:

@@ -30,11 +30,20 @@ from ranking.io.battle_frame import (
 from ranking.io.column_map import ALIASES, BATTLE_COLUMNS, DEFAULT_MAP, ColumnMap
 from ranking.io.records import (
     NOT_TEXT,
+    BadNumber,
     InvalidText,
     Whole,
     bool_mask,
     frame_from_records,
     normalise_columns,
+)
+from ranking.io.text_checks import (
+    MAX_LABEL_CHARS,
+    MAX_NAME_CHARS,
+    MAX_PROMPT_CHARS,
+    number_problem,
+    short_repr,
+    text_problem,
 )
 
 __all__ = [
@@ -85,7 +94,7 @@ class RowError:
         """One line: ``field 'winner': value 'foo' is not one of ...`` (then any detail)."""
         text = self.reason
         if self.field is not None:
-            shown = "" if self.value is None else f"{_short_repr(self.value)} "
+            shown = "" if self.value is None else f"{short_repr(self.value)} "
             text = f"field {self.field!r}: value {shown}{self.reason}"
         return f"{text} ({self.detail})" if self.detail else text
 
@@ -97,11 +106,6 @@ class RowError:
     def to_dict(self) -> dict[str, Any]:
         """The error as the REST service reports it: ``{"index": i, "error": "..."}``."""
         return {"index": self.index, "error": self.message}
-
-
-def _short_repr(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _non_string(column: pd.Series) -> _Mask:
@@ -129,6 +133,7 @@ def validate_battles(
     allow_self_battles: bool = False,
     max_chars: Mapping[str, int] | None = None,
     columns: ColumnMap | None = None,
+    strict_text: bool = False,
 ) -> list[RowError]:
     """Check every row of a normalised frame; report the first problem of each bad row.
 
@@ -153,6 +158,12 @@ def validate_battles(
         The map the frame was normalised with: a winner must then be one of its
         ``winner_values`` (when it has any), as read (:meth:`ColumnMap.winners` makes
         them canonical).
+    strict_text : bool, default False
+        Also refuse, in every field and field name, what the service does not store
+        (:func:`ranking.io.text_checks.text_problem`): control characters (a prompt may
+        hold tabs and line breaks), and strings longer than ``max_chars`` says, else
+        256 characters (a model, a user or battle id, a field name), 20,000 (a prompt)
+        or 1,000 (a label).
 
     Returns
     -------
@@ -187,16 +198,22 @@ def validate_battles(
         checks += [("winner", missing, "is missing"), ("winner", ~missing & ~accepted, reason)]
     else:
         checks.append(("winner", np.ones(n, dtype=bool), "is missing"))
+    checks += _number_checks(frame)  # before tstamp's: a 400-digit stamp is named as such
     if "tstamp" in frame.columns:
         stamps = frame["tstamp"]
         bad = bool_mask(stamps.notna()) & ~np.isfinite(numbers(stamps).to_numpy())
         checks.append(("tstamp", bad, "is not a finite number (unix seconds)"))
-    for name in ("battle_id", "user_id", "prompt"):
+    for name in ("battle_id", "user_id"):
         if name in frame.columns:
             checks.append((name, _not_scalar(frame[name]), "is not a string or a number"))
+    if "prompt" in frame.columns:  # a prompt is text (docs/SPEC.md section 1)
+        prompts = frame["prompt"]
+        checks.append(("prompt", bool_mask(prompts.notna()) & _non_string(prompts), _NOT_PROMPT))
     for name, limit in (max_chars or {}).items():
         if name in frame.columns:
             checks.append((name, _longer(frame[name], limit), f"is longer than {limit} characters"))
+    if strict_text:
+        checks += _text_checks(frame, max_chars or {})
 
     for name in frame.columns:  # an object under an alias kept as a label, e.g. "judge"
         if frame[name].dtype == object:
@@ -214,6 +231,52 @@ def validate_battles(
             flagged |= mask
     errors.sort(key=lambda e: e.index)
     return errors
+
+
+_NOT_PROMPT = "is not a string (a prompt is text)"
+_DEFAULT_CHARS = {"model_a": MAX_NAME_CHARS, "model_b": MAX_NAME_CHARS, "prompt": MAX_PROMPT_CHARS}
+_DEFAULT_CHARS |= {"battle_id": MAX_NAME_CHARS, "user_id": MAX_NAME_CHARS}
+
+
+def _number_reason(value: Any) -> str | None:
+    if isinstance(value, BadNumber):
+        return value.reason
+    return number_problem(value)
+
+
+def _grouped(name: Any, reasons: pd.Series) -> list[tuple[Any, _Mask, str]]:
+    """One check a distinct reason of ``reasons`` (``None`` where the value passes)."""
+    found = reasons.dropna()
+    return [(name, bool_mask(reasons.eq(r)), str(r)) for r in found.unique()]
+
+
+def _number_checks(frame: pd.DataFrame) -> list[tuple[str, _Mask, str]]:
+    """Numbers no field can hold (:func:`number_problem`, :class:`BadNumber`), by field."""
+    checks: list[tuple[str, _Mask, str]] = []
+    for name in frame.columns:
+        if frame[name].dtype == object:
+            reasons = frame[name].map(_number_reason, na_action="ignore").astype(object)
+            checks += _grouped(str(name), reasons)
+    return checks
+
+
+def _text_checks(frame: pd.DataFrame, max_chars: Mapping[str, int]) -> list[Any]:
+    """Strings, and field names, the service does not store (``strict_text``)."""
+    checks: list[Any] = []
+    for name in frame.columns:
+        column = frame[name]
+        problem = text_problem(str(name), MAX_NAME_CHARS)
+        if problem is not None:
+            checks.append((None, bool_mask(column.notna()), f"field name {str(name)!r} {problem}"))
+        if not (column.dtype == object or isinstance(column.dtype, pd.StringDtype)):
+            continue
+        limit = max_chars.get(name, _DEFAULT_CHARS.get(name, MAX_LABEL_CHARS))
+        lines = name == "prompt"
+        reasons = column.astype(object).map(
+            lambda v, n=limit, f=lines: text_problem(v, n, lines=f) if isinstance(v, str) else None
+        )
+        checks += _grouped(str(name), reasons.astype(object))
+    return checks
 
 
 def _unwrap(value: Any) -> Any:
@@ -267,6 +330,7 @@ def battles_from_records(
     seen_ids: set[str] | None = None,
     known_ids: Set[str] = frozenset(),
     max_chars: Mapping[str, int] | None = None,
+    strict_text: bool = False,
 ) -> tuple[pd.DataFrame, list[RowError], int]:
     """Validate and normalise battles given as dicts, e.g. a REST request body.
 
@@ -281,6 +345,8 @@ def battles_from_records(
         More ids already stored, treated like ``seen_ids`` but never added to.
     max_chars : mapping of str to int, optional
         Longest string allowed in a field (see :func:`validate_battles`).
+    strict_text : bool, default False
+        Refuse what the service does not store (see :func:`validate_battles`).
 
     Returns
     -------
@@ -298,7 +364,7 @@ def battles_from_records(
         if not isinstance(r, Mapping)
     ]
     frame = normalise_columns(frame_from_records([records[i] for i in objects]))
-    row_errors = validate_battles(frame, max_chars=max_chars)
+    row_errors = validate_battles(frame, max_chars=max_chars, strict_text=strict_text)
     errors += [RowError(objects[e.index], e.field, e.value, e.reason) for e in row_errors]
     errors.sort(key=lambda e: e.index)
     keep = np.ones(len(frame), dtype=bool)

@@ -80,6 +80,8 @@ def _unparsable(cause: BaseException) -> str:
         return f"the request body is not UTF-8 text (byte {cause.start}: {cause.reason})"
     if isinstance(cause, RecursionError):
         return "the request body is JSON nested too deeply"
+    if isinstance(cause, ValueError) and "digits" in str(cause):  # int_max_str_digits
+        return "the request body holds an integer of more than 4300 digits"
     return f"the request body cannot be parsed ({type(cause).__name__})"
 
 

@@ -24,7 +24,7 @@ from service.live.history import BattleHistory
 from service.live.reads import Reads
 from service.live.refits import Refits
 from service.live.versions import Versions
-from service.live.writes import Writes
+from service.live.writes import Writes, drop_names_not_text
 from service.pipeline.artifacts import FitArtifacts
 from service.served import Served
 from service.settings import Settings
@@ -51,6 +51,7 @@ class Engine:
         self.store = store
         self.fit = fit
         self.settings = settings
+        drop_names_not_text(store)  # left by an older version: they would fail every ingest
         self.integrity = IntegrityConfig(
             daily_cap=settings.daily_vote_cap,
             flag_voters=settings.flag_voters,

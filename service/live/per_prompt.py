@@ -80,7 +80,7 @@ def recommend_for(
         )
     parts = []
     if records:
-        frame, errors, _ = battles_from_records(records)
+        frame, errors, _ = battles_from_records(records, strict_text=True)
         if errors:
             raise InputError(f"votes[{errors[0].index}]: {errors[0].message}")
         unknown = unknown_models(frame, predictor.models_)

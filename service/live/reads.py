@@ -165,7 +165,7 @@ class Reads(LivePart):
             )
         frame = None
         if votes:
-            frame, errors, _ = battles_from_records(votes)
+            frame, errors, _ = battles_from_records(votes, strict_text=True)
             if errors:
                 raise InputError(f"votes[{errors[0].index}]: {errors[0].message}")
             unknown = unknown_models(frame, served.predictor.models_)

@@ -9,12 +9,14 @@ rejected, unless the settings opt in to registering it.
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ranking.io.text_checks import MAX_NAME_CHARS, is_text, short_repr, text_problem
 from ranking.io.validation import RowError, battles_from_records
 from ranking.types import CENTER, Method
 from service.live.context import LiveContext, LivePart
@@ -23,16 +25,50 @@ from service.live.priors import predicted_priors_and_parts
 from service.live.versions import Versions
 from service.personal import personal_leaderboard
 from service.served import METHODS, Served
+from service.store import Store
 from service.tokens import user_token, verify_user_token
 from service.votes import battle_documents, elo_update
 
-__all__ = ["MAX_USER_ID_CHARS", "Writes"]
+__all__ = ["MAX_USER_ID_CHARS", "Writes", "drop_names_not_text"]
+
+log = logging.getLogger(__name__)
 
 #: The longest user id: ``/v1/users/{user_id}/...`` reads no longer one, so none is stored.
 MAX_USER_ID_CHARS = 256
 
 #: A user's boards by method, of each user refitted.
 UserBoards = dict[str, dict[str, dict[str, Any]]]
+
+
+def drop_names_not_text(store: Store) -> list[str]:
+    """Drop from the catalogue the model names that are not Unicode text, logging a warning.
+
+    A name holding a lone surrogate (JSON ``"\\ud800"``) cannot be encoded in an answer;
+    versions before issue 31 stored one when an admin registered it, and every ingest
+    and Elo read failed from then on. The service starts without them (docs/SPEC.md
+    section 5); their votes, if any, stay stored.
+
+    Returns
+    -------
+    list of str
+        The names dropped (none, almost always).
+    """
+    bad = [name for name in store.elo() if not is_text(name)]
+    if bad:
+
+        def update(state: dict[str, float], battles: list[dict[str, Any]]) -> dict[str, float]:
+            return {name: rating for name, rating in state.items() if is_text(name)}
+
+        store.ingest([], update)
+        shown = ", ".join(short_repr(name) for name in bad)
+        log.warning(
+            "%s: dropped %d model name(s) that are not valid Unicode text from the "
+            "catalogue (stored by an older version): %s",
+            store,
+            len(bad),
+            shown,
+        )
+    return bad
 
 
 class Writes(LivePart):
@@ -112,7 +148,10 @@ class Writes(LivePart):
     def _validate(self, records: list[Any]) -> tuple[pd.DataFrame, list[RowError], int]:
         """:func:`battles_from_records` with the service's known ids and limits."""
         return battles_from_records(
-            records, known_ids=self.history.fit_ids, max_chars={"user_id": MAX_USER_ID_CHARS}
+            records,
+            known_ids=self.history.fit_ids,
+            max_chars={"user_id": MAX_USER_ID_CHARS},
+            strict_text=True,
         )
 
     def _unknown_models(self, records: list[Any], skip: set[int]) -> list[RowError]:
@@ -156,11 +195,15 @@ class Writes(LivePart):
         Raises
         ------
         InputError
-            When a name is empty or not a string, naming its position and value.
+            When a name is empty, not a string or not storable text (too long, a control
+            character, a lone surrogate), naming its position and value; nothing is added.
         """
         for position, name in enumerate(names):
             if not isinstance(name, str) or not name.strip():
-                raise InputError(f"models[{position}]: {name!r} is not a model name")
+                raise InputError(f"models[{position}]: {short_repr(name)} is not a model name")
+            problem = text_problem(name, MAX_NAME_CHARS)
+            if problem is not None:
+                raise InputError(f"models[{position}]: value {short_repr(name)} {problem}")
         served = frozenset(self.versions.served().models)
         wanted = [n for n in dict.fromkeys(names) if n not in served]
         added = self.store.register_models(wanted) if wanted else ()

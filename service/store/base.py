@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
 
+from ranking.io.text_checks import NOT_TEXT, is_text
 from service.store.documents import StoredDocument, user_document_text
 
 __all__ = ["EloUpdate", "Ingested", "Store", "StoreUnavailable"]
@@ -144,11 +145,14 @@ class Store(ABC):
         Raises
         ------
         ValueError
-            When a name is not a non-empty string, naming its position and value.
+            When a name is not a non-empty string of Unicode text (a lone surrogate),
+            naming its position and value; nothing is stored.
         """
         for position, name in enumerate(names):
             if not isinstance(name, str) or not name:
                 raise ValueError(f"models[{position}] must be a non-empty string, not {name!r}")
+            if not is_text(name):  # no answer could hold it: refused before anything is stored
+                raise ValueError(f"models[{position}] {name!r} {NOT_TEXT}")
         added: list[tuple[str, ...]] = [()]
 
         def update(state: dict[str, float], battles: list[dict[str, Any]]) -> dict[str, float]:
