@@ -78,6 +78,11 @@ def _csv(text: str) -> bytes:
     return text.encode()
 
 
+def _record(extra: str) -> bytes:
+    """A valid JSON Lines record with ``extra`` (raw JSON text: ``"tstamp": NaN``) added."""
+    return b'{"model_a": "a", "model_b": "c", "winner": "tie", ' + extra.encode() + b"}\n"
+
+
 def _corpus() -> dict[str, bytes]:
     """File name to content: every case of :data:`BAD` and :data:`ACCEPTED`."""
     good = _jsonl(GOOD)
@@ -128,6 +133,17 @@ def _corpus() -> dict[str, bytes]:
         "surrogate-mixed.jsonl": _jsonl([{**r, "topic": 5} for r in GOOD])
         + b'{"model_a": "a", "model_b": "c", "winner": "tie", "topic": "\\udc00"}\n',
         "nested.jsonl": good + NESTED.encode() + b"\n",
+        # numbers no field can hold, and a prompt that is not text (issue 31)
+        "tstamp-400-digits.jsonl": good + _record(f'"tstamp": {"9" * 400}'),
+        "tstamp-400-digits.csv": _csv(header[:-1] + ",tstamp\n" + "a,b,tie,1\n" * 5)
+        + f"a,b,tie,{'9' * 400}\n".encode(),
+        "user-5000-digits.jsonl": good + _record(f'"user_id": {"7" * 5000}'),
+        "user-5000-digits.json": b"["
+        + _jsonl(GOOD).replace(b"\n", b",")
+        + _record(f'"user_id": {"7" * 5000}').rstrip()
+        + b"]",
+        "tstamp-nan.jsonl": good + _record('"tstamp": NaN'),
+        "prompt-number.jsonl": good + _record('"prompt": 5'),
         "nested.json": NESTED.encode(),
         # valid
         "duplicates.jsonl": _jsonl([*GOOD, *GOOD[:2]]),
@@ -197,6 +213,12 @@ BAD: list[Any] = [
     ("surrogate-name.jsonl", ["row 6", "field name '\\udfff'", "surrogate"]),
     ("surrogate-mixed.jsonl", ["row 6", "field 'topic'", "'\\udc00'", "surrogate"]),
     pytest.param("nested.jsonl", ["row 6", "nested too deeply"]),
+    ("tstamp-400-digits.jsonl", ["row 6", "field 'tstamp'", "999999999999...9999 (400 digits)"]),
+    ("tstamp-400-digits.csv", ["row 6", "field 'tstamp'", "(400 digits)", "64-bit"]),
+    ("user-5000-digits.jsonl", ["row 6", "field 'user_id'", "777...7777 (5000 digits)"]),
+    ("user-5000-digits.json", ["row 6", "field 'user_id'", "(5000 digits)", "64-bit"]),
+    ("tstamp-nan.jsonl", ["row 6", "field 'tstamp'", "value nan ", "not a finite number"]),
+    ("prompt-number.jsonl", ["row 6", "field 'prompt'", "value 5 ", "not a string"]),
     pytest.param("nested.json", ["nested too deeply"]),
 ]
 
@@ -527,3 +549,24 @@ def test_an_error_without_a_message_still_says_something(
     monkeypatch.setattr("service.cli.leaderboard.read_input", fails)
     assert main(["leaderboard", MISSING]) == 2
     assert capsys.readouterr().err == "plb leaderboard: error: ValueError\n"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "tstamp-400-digits.jsonl",
+        "tstamp-400-digits.csv",
+        "user-5000-digits.jsonl",
+        "tstamp-nan.jsonl",
+        "prompt-number.jsonl",
+    ],
+)
+def test_a_number_no_field_can_hold_is_a_skippable_row_error(
+    corpus: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 31: a 400-digit tstamp was 'internal error: OverflowError', exit 1, even with
+    --skip-invalid; NaN was read as missing and a number as a prompt taken as text."""
+    document, err = run_json(capsys, "leaderboard", str(corpus / name), "--skip-invalid")
+    assert "skipped 1 invalid row" in err, err
+    assert "internal error" not in err
+    assert document["n_battles"] == 5
