@@ -15,16 +15,21 @@ What the service decides, and these tests pin down:
   it, so neither store, nor a pandas string, nor a UTF-8 answer can hold it. A battle
   record holding one, in a value or a field name, is rejected naming the field; a query
   holding one gets a 422.
-* **NUL and other control characters, right-to-left text and emoji** are text. SPEC
-  section 1 asks a model name to be a non-empty string, nothing more, so they are
-  accepted and come back exactly as sent (the leaderboards, the user's leaderboard); the
-  SVG badge leaves out what XML cannot hold. A raw NUL byte inside a JSON string is not
-  JSON (control characters must be escaped) and gets a 422.
+* **NUL and other control characters** (issue 31) are refused in every field at every
+  door: the catalogue (422), ingest (the record rejected) and recommend votes (422); a
+  prompt may hold tabs and line breaks. **Right-to-left text and emoji** are text,
+  accepted and returned exactly as sent (the leaderboards, the user's leaderboard). A
+  raw NUL byte inside a JSON string is not JSON and gets a 422.
+* **Numbers** no field can hold are refused by field, the value abbreviated: an integer
+  outside 64 bits (a 400-digit ``tstamp``), an infinity; an integer of more than 4300
+  digits is not readable JSON here (400).
 * **Spreadsheet formulas** as model names (``=HYPERLINK(...)``, ``+cmd``, ``@SUM(...)``)
   are plain data: JSON is not a spreadsheet, and ``plb`` writes no CSV.
-* **Long strings**: a model name, a label or a prompt is limited only by the body size
-  (``PLB_MAX_BODY_BYTES``); a user id by the 256 characters that
-  ``/v1/users/{user_id}/...`` reads; a query by 20,000 characters.
+* **Long strings**: a model name, user id, battle id or field name is at most 256
+  characters, a label 1,000, a prompt or a query 20,000 (docs/SPEC.md section 5).
+* **Error answers** can always be sent: a 422 echoing a lone surrogate shows it escaped,
+  and anything unexpected is ``500 {"detail": "internal error"}`` with ``Connection:
+  close``.
 * ``model_a`` equal to ``model_b`` is a rejected record here (SPEC: "different"); a file
   reader drops and counts it instead. A repeated ``battle_id`` is counted in
   ``duplicates`` and stored once.
@@ -49,6 +54,7 @@ from urllib.parse import quote
 import pytest
 from fastapi.testclient import TestClient
 
+from service.api.app import create_app
 from tests.service.conftest import (
     ADMIN,
     INGEST,
@@ -209,6 +215,21 @@ BAD_RECORDS: list[tuple[str, Any, list[str]]] = [
         {**VALID, "conversation_a": [{"role": "user", "content": f"hi {SURROGATE}"}]},
         ["'prompt'", "'hi \\ud800'"],
     ),
+    # issue 31: numbers no field can hold, and text the service does not store
+    ("tstamp 400 digits", {**VALID, "tstamp": 10**400}, ["'tstamp'", "(401 digits)", "64-bit"]),
+    ("label 30 digits", {**VALID, "topic": -(10**30)}, ["'topic'", "-1000000000000", "64-bit"]),
+    ("model NUL", {**VALID, "model_a": "nul\x00model"}, ["'model_a'", "U+0000 at 3"]),
+    ("model bell", {**VALID, "model_b": "bell\x07"}, ["'model_b'", "'bell\\x07'", "U+0007"]),
+    ("user escape", {**VALID, "user_id": "u\x1b[31m"}, ["'user_id'", "U+001B"]),
+    ("battle_id C1", {**VALID, "battle_id": "b\x85"}, ["'battle_id'", "U+0085"]),
+    ("label NUL", {**VALID, "topic": "a\x00"}, ["'topic'", "U+0000"]),
+    ("label name NUL", {**VALID, "to\x00pic": "a"}, ["field name 'to\\x00pic'", "U+0000"]),
+    ("prompt NUL", {**VALID, "prompt": "hi\n\tthere\x00"}, ["'prompt'", "U+0000 at 9"]),
+    ("prompt a number", {**VALID, "prompt": 5}, ["'prompt'", "value 5 ", "not a string"]),
+    ("model too long", {**VALID, "model_a": "m" * 257}, ["'model_a'", "256", "(257)"]),
+    ("battle_id too long", {**VALID, "battle_id": "b" * 257}, ["'battle_id'", "256"]),
+    ("label too long", {**VALID, "topic": "t" * 1001}, ["'topic'", "1000", "(1001)"]),
+    ("prompt too long", {**VALID, "prompt": "p" * 20_001}, ["'prompt'", "20000"]),
     ("not an object", "pico-3b beat lyra-mini", ["not a JSON object"]),
     ("a number", 5, ["not a JSON object"]),
     ("null", None, ["not a JSON object"]),
@@ -313,8 +334,6 @@ def test_without_the_ingest_key_nothing_is_written(service: Service) -> None:
 # -- text that is accepted, and comes back exactly --------------------------------------
 
 ODD_MODELS = [
-    "nul\x00model",
-    "bell\x07and\x1bescape",
     "\u05de\u05d5\u05d3\u05dc-\u05e2\u05d1\u05e8\u05d9\u05ea",  # Hebrew, right to left
     "\u202eevil-override",  # a right-to-left override
     "\U0001f916 robo \U0001f680",  # emoji
@@ -322,9 +341,9 @@ ODD_MODELS = [
     "+cmd|' /C calc'!A0",
     "@SUM(1+1)*cmd|' /C calc'!A0",
     "-2+3+cmd",
-    "m" * 10_000,
+    "m" * 256,
 ]
-ODD_USERS = ["nul\x00user", "\u0645\u0633\u062a\u062e\u062f\u0645-\u0661", "\U0001f600-user"]
+ODD_USERS = ["nul-user", "\u0645\u0633\u062a\u062e\u062f\u0645-\u0661", "\U0001f600-user"]
 
 
 def test_odd_text_is_stored_and_returned_exactly(service: Service) -> None:
@@ -462,6 +481,22 @@ BAD_RECOMMENDS = [
     ("blank query", b'{"queries": ["ok", " \\t "]}', 422, ["queries[1]", "blank"]),
     ("surrogate query", b'{"queries": ["ok", "x\\ud800"]}', 422, ["queries[1]", "'\\ud800'"]),
     ("long query", as_json({"queries": ["q" * 20_001]}).encode(), 422, ["queries[0]", "20001"]),
+    # issue 31: an echoed lone surrogate was a 500 (the body could not be encoded)
+    ("surrogate, not a list", b'{"queries": "\\ud800"}', 422, ["'queries'", "'\\\\ud800'"]),
+    ("surrogate key", b'{"queries": ["ok"], "\\udc00": 1}', 422, ["\\\\udc00"]),
+    ("control query", b'{"queries": ["ok\\u0000"]}', 422, ["queries[0]", "U+0000"]),
+    (
+        "vote tstamp of 400 digits",
+        as_json({"queries": QUERIES, "votes": [{**VALID, "tstamp": 10**400}]}).encode(),
+        422,
+        ["votes[0]", "'tstamp'", "(401 digits)", "64-bit"],
+    ),
+    (
+        "vote with a NUL",
+        as_json({"queries": QUERIES, "votes": [{**VALID, "user_id": "u\x00"}]}).encode(),
+        422,
+        ["votes[0]", "'user_id'", "U+0000"],
+    ),
     (
         "votes not a list",
         as_json({"queries": QUERIES, "votes": "pico-3b won"}).encode(),
@@ -539,3 +574,58 @@ def test_a_query_string_that_is_not_utf8_is_4xx(service: Service) -> None:
     with unchanged(service):
         response = service.client.get("/v1/leaderboard?where=topic%3D%ED%A0%80%FF")
         assert_error(response, 422, "no battle matches", "topic=")
+
+
+def test_a_body_with_an_integer_past_4300_digits_is_400(service: Service) -> None:
+    record = '{"model_a": "a", "model_b": "b", "winner": "tie", "user_id": %s}' % ("7" * 5000)
+    with unchanged(service):
+        assert_error(post_battles(service, f'{{"battles": [{record}]}}'), 400, "4300 digits")
+
+
+# -- the catalogue (issue 31: a bad name was stored, and broke every ingest) ---------------
+
+BAD_NAMES = [
+    # (case, name, words the detail must hold)
+    ("lone surrogate", "\ud800x", ["models[1]", "'\\ud800x'", "surrogate"]),
+    ("NUL", "a\x00b", ["models[1]", "'a\\x00b'", "U+0000"]),
+    ("line feed", "a\nb", ["models[1]", "U+000A"]),
+    ("too long", "m" * 257, ["models[1]", "256", "(257)"]),
+    ("blank", "  ", ["models[1]", "not a model name"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "words"), [c[1:] for c in BAD_NAMES], ids=[c[0] for c in BAD_NAMES]
+)
+def test_a_bad_model_name_is_422_and_nothing_is_registered(
+    service: Service, name: str, words: list[str]
+) -> None:
+    body = as_json({"models": [f"fine-{service.store}", name]})
+    with unchanged(service):  # the good name of the same request is not added either
+        response = service.client.post("/v1/admin/models", content=body, headers={**ADMIN, **JSON})
+        assert_error(response, 422, *words)
+    assert service.client.get("/v1/leaderboard", params={"method": "elo"}).status_code == 200
+    ingest = post_battles(service, as_json({"battles": [{**VALID, "battle_id": "x"}]}))
+    assert ingest.status_code == 200, ingest.text
+
+
+# -- the catch-all: an internal error answers JSON and closes the connection ---------------
+
+
+def test_an_internal_error_is_json_and_closes_the_connection(
+    shared_fit: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from service.live.reads import Reads
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(Reads, "models", broken)
+    settings = service_settings(shared_fit, store_path=tmp_path / "s.sqlite")
+    with TestClient(create_app(settings), raise_server_exceptions=False) as client:
+        response = client.get("/v1/models")
+        assert response.status_code == 500
+        assert response.headers["content-type"].startswith("application/json")
+        assert response.headers["connection"] == "close"
+        assert response.json() == {"detail": "internal error"}
+        assert client.get("/healthz").status_code == 200  # the next request is served
