@@ -4,7 +4,8 @@ CSV is cut into blocks of whole lines, each parsed by Arrow with every column as
 (``tstamp`` as a number), so that ids such as ``"007"`` stay intact; text that pandas reads
 as missing (``""``, ``"NA"``, ...) is kept as text, for :func:`missing` to find, in the
 columns where the battle frame needs it (Arrow would look up every value); JSON Lines likewise,
-its ISO dates read back as text; Parquet in record batches. What Arrow cannot read as the
+its ISO dates read back as text, and a block nested deeper than :data:`MAX_JSON_DEPTH`
+never handed to Arrow; Parquet in record batches. What Arrow cannot read as the
 row path would raises :class:`Fallback`, and the file is read again by rows.
 """
 
@@ -23,7 +24,7 @@ import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 import pyarrow.parquet as pq
 
-__all__ = ["BLOCK_BYTES", "NA_TEXT", "TABLES", "Fallback", "Stream", "missing"]
+__all__ = ["BLOCK_BYTES", "MAX_JSON_DEPTH", "NA_TEXT", "TABLES", "Fallback", "Stream", "missing"]
 
 #: Bytes of text parsed at a time (CSV and JSON Lines).
 BLOCK_BYTES = 16 << 20
@@ -189,6 +190,47 @@ def _after_last_line(block: pa.Buffer) -> int:
     return 0
 
 
+#: Deepest nesting of arrays and objects handed to Arrow's JSON reader, whose parser
+#: recurses without a bound (30,000 nested ``[`` in a label crash the process): a block
+#: nested deeper goes by rows, where Python's ``json`` names the row ("nested too deeply").
+MAX_JSON_DEPTH = 64
+
+
+def _json_depth(block: pa.Buffer) -> int:
+    """An upper bound on how deep Arrow's parser nests in ``block`` (JSON Lines).
+
+    Brackets (``[``, ``{`` in, ``]``, ``}`` out) count outside strings, a string being
+    what lies between two quotes not escaped (an odd run of backslashes before a quote
+    escapes it) on one line: a line end ends any string, as the parser refuses one there,
+    and Arrow parses pieces of a block in parallel from line starts. Nesting counts across
+    lines (Arrow reads an object over several lines), from the lowest level met before, so
+    stray closers never hide what follows them. Invalid JSON may be overestimated (the
+    block then goes by rows, which decide it exactly), never underestimated.
+    """
+    data = np.frombuffer(block, np.uint8)
+    folded = data | 0x20  # "[" and "{" as "{", "]" and "}" as "}"
+    brackets = np.flatnonzero((folded == 0x7B) | (folded == 0x7D))
+    if brackets.size <= MAX_JSON_DEPTH:
+        return int(brackets.size)
+    quote = data == 0x22
+    slash = data == 0x5C
+    escapable = np.flatnonzero(quote[1:] & slash[:-1]) + 1  # quotes after a backslash
+    if escapable.size:
+        slashes = np.flatnonzero(slash)
+        first = np.r_[True, np.diff(slashes) != 1]
+        run_start = slashes[np.maximum.accumulate(np.where(first, np.arange(slashes.size), 0))]
+        run = escapable - run_start[np.searchsorted(slashes, escapable - 1)]
+        quote[escapable[run % 2 == 1]] = False
+    parity = np.bitwise_xor.accumulate(quote.view(np.uint8))  # 1 after an odd number
+    newlines = np.flatnonzero(data == 0x0A)
+    line_parity = np.r_[np.uint8(0), parity[newlines]][np.searchsorted(newlines, brackets)]
+    kept = folded[brackets[parity[brackets] == line_parity]]  # outside strings
+    if not kept.size:
+        return 0
+    level = np.cumsum(np.where(kept == 0x7B, 1, -1))
+    return int((level - np.minimum.accumulate(np.minimum(level, 0))).max())
+
+
 def _read_json(block: pa.Buffer, schema: pa.Schema | None = None) -> pa.Table:
     options = pajson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="infer")
     return pajson.read_json(pa.BufferReader(block), parse_options=options)
@@ -196,6 +238,8 @@ def _read_json(block: pa.Buffer, schema: pa.Schema | None = None) -> pa.Table:
 
 def _jsonl_tables(stream: Stream, chunksize: int) -> Iterator[pa.Table]:
     for block in _line_blocks(stream):
+        if _json_depth(block) > MAX_JSON_DEPTH:
+            raise Fallback(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
         table = _read_json(block)
         # Arrow reads ISO dates in strings as time stamps: read those columns as text again.
         stamps = [f for f in table.schema if pa.types.is_temporal(f.type)]
