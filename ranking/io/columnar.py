@@ -233,7 +233,7 @@ class ColumnarFile:
         b = _models(table["model_b"], "model_b", self.na)
         winner = _winners(table["winner"], self.columns)  # (a text read as missing is not a winner)
         stamps = _stamps(table["tstamp"]) if "tstamp" in names else None
-        text = {n: _text(table[n], n, numbers=n != "prompt") for n in _IDS if n in names}
+        text = {n: _text(table[n], n, numbers=True) for n in _IDS if n in names}
         labels = {n: table[n] for n in names if n not in BATTLE_COLUMNS}
         if self.na:  # CSV: "NA", "null", an empty string, ... are missing
             text = {n: missing(column) for n, column in text.items()}

@@ -203,12 +203,9 @@ def validate_battles(
         stamps = frame["tstamp"]
         bad = bool_mask(stamps.notna()) & ~np.isfinite(numbers(stamps).to_numpy())
         checks.append(("tstamp", bad, "is not a finite number (unix seconds)"))
-    for name in ("battle_id", "user_id"):
+    for name in ("battle_id", "user_id", "prompt"):  # a numeric prompt: an id of its text
         if name in frame.columns:
             checks.append((name, _not_scalar(frame[name]), "is not a string or a number"))
-    if "prompt" in frame.columns:  # a prompt is text (docs/SPEC.md section 1)
-        prompts = frame["prompt"]
-        checks.append(("prompt", bool_mask(prompts.notna()) & _non_string(prompts), _NOT_PROMPT))
     for name, limit in (max_chars or {}).items():
         if name in frame.columns:
             checks.append((name, _longer(frame[name], limit), f"is longer than {limit} characters"))
@@ -233,7 +230,6 @@ def validate_battles(
     return errors
 
 
-_NOT_PROMPT = "is not a string (a prompt is text)"
 _DEFAULT_CHARS = {"model_a": MAX_NAME_CHARS, "model_b": MAX_NAME_CHARS, "prompt": MAX_PROMPT_CHARS}
 _DEFAULT_CHARS |= {"battle_id": MAX_NAME_CHARS, "user_id": MAX_NAME_CHARS}
 

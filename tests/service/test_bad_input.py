@@ -225,7 +225,6 @@ BAD_RECORDS: list[tuple[str, Any, list[str]]] = [
     ("label NUL", {**VALID, "topic": "a\x00"}, ["'topic'", "U+0000"]),
     ("label name NUL", {**VALID, "to\x00pic": "a"}, ["field name 'to\\x00pic'", "U+0000"]),
     ("prompt NUL", {**VALID, "prompt": "hi\n\tthere\x00"}, ["'prompt'", "U+0000 at 9"]),
-    ("prompt a number", {**VALID, "prompt": 5}, ["'prompt'", "value 5 ", "not a string"]),
     ("model too long", {**VALID, "model_a": "m" * 257}, ["'model_a'", "256", "(257)"]),
     ("battle_id too long", {**VALID, "battle_id": "b" * 257}, ["'battle_id'", "256"]),
     ("label too long", {**VALID, "topic": "t" * 1001}, ["'topic'", "1000", "(1001)"]),

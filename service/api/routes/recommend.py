@@ -6,6 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException, status
 
+from ranking.io.text_checks import text_problem
 from service.api.deps import BearerDep, EngineDep, SettingsDep, can_read_user
 from service.api.schemas import RecommendIn, RecommendPublic, errors
 from service.live.per_prompt import check_text, recommend_for
@@ -53,6 +54,11 @@ def recommend(
                 f"queries[{index}]: is not valid Unicode text (a lone surrogate, "
                 f"{query[error.start]!r} at character {error.start})",
             ) from None
+        problem = text_problem(query, MAX_QUERY_CHARS, lines=True)  # control characters
+        if problem is not None:
+            raise HTTPException(
+                status.HTTP_422_UNPROCESSABLE_CONTENT, f"queries[{index}]: {problem}"
+            )
     if body.votes is not None and len(body.votes) > settings.max_battles:
         raise HTTPException(
             status.HTTP_422_UNPROCESSABLE_CONTENT,
