@@ -135,24 +135,34 @@ UserId = Annotated[
 ]
 
 
-def may_read_user(engine: Engine, settings: Settings, user_id: str, presented: str) -> bool:
-    """Whether ``presented`` is the user's own read token or the admin key."""
-    return engine.token_matches(user_id, presented) or keys_match(
-        _secret(settings.admin_key), presented
-    )
+def may_read_user(
+    engine: Engine, settings: Settings, user_id: str, token: str | None, bearer: str | None
+) -> bool:
+    """Whether the request may read ``user_id``: its query ``token`` when it has one, else
+    its ``bearer`` credential.
+
+    The query's token can only be the user's own read token: the admin key is a key, taken
+    from the ``Authorization`` header only (a query string ends up in access logs, browser
+    histories and ``Referer`` headers).
+    """
+    if token:
+        return engine.token_matches(user_id, token)
+    if bearer is None:
+        return False
+    return engine.token_matches(user_id, bearer) or keys_match(_secret(settings.admin_key), bearer)
 
 
 def can_read_user(
     engine: Engine, settings: Settings, user_id: str, token: str | None, bearer: str | None
 ) -> None:
-    """Allow the user's own token (query or bearer) or the admin key; raise 401/403 else."""
-    presented = token or bearer
-    if presented is None:
+    """Allow the user's own token (query or bearer) or the admin key (bearer only); raise
+    401/403 else."""
+    if not (token or bearer):
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED,
             "this user's read token is required (?token=TOKEN or Authorization: Bearer TOKEN)",
             headers=_CHALLENGE,
         )
-    if may_read_user(engine, settings, user_id, presented):
+    if may_read_user(engine, settings, user_id, token, bearer):
         return
     raise HTTPException(status.HTTP_403_FORBIDDEN, "the token does not belong to this user")

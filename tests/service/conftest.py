@@ -179,8 +179,10 @@ def assert_error(response: Response, status: int, *words: str) -> str:
 def read_as_owner(client: TestClient, path: str, token: str, other: str) -> dict[str, Any]:
     """The document of a user's route ``path``, the same to ``token`` (as ``?token=`` and
     as a bearer) and to the admin key; ``other`` (another user's token, either way) and
-    the ingest key are refused with a 403."""
+    the ingest key are refused with a 403, and so is the admin key as ``?token=`` (a key
+    is taken from the Authorization header only)."""
     assert_error(client.get(path, params={"token": other}), 403, "does not belong")
+    assert_error(client.get(path, params={"token": ADMIN_KEY}), 403, "does not belong")
     assert_error(client.get(path, headers=bearer(other)), 403)
     assert_error(client.get(path, headers=INGEST), 403)
     answers = [

@@ -381,6 +381,11 @@ def test_web_page_and_widgets(client: TestClient, busiest_user: str) -> None:
     own_best = client.get(f"/v1/users/{busiest_user}/leaderboard", headers=ADMIN).json()
     label = ET.fromstring(own.text).get("aria-label")
     assert label == f"best model for you: {own_best['models'][0]['model']}"
+    # the admin key reads the badge from the Authorization header only, never as ?token=
+    admin_in_query = {"user_id": busiest_user, "token": ADMIN_KEY}
+    assert_error(client.get("/widget/badge.svg", params=admin_in_query), 403, "does not belong")
+    by_admin = client.get("/widget/badge.svg", params={"user_id": busiest_user}, headers=ADMIN)
+    assert by_admin.status_code == 200 and by_admin.text == own.text
 
 
 def test_errors_are_json_details(client: TestClient) -> None:

@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from service.pipeline.artifacts import load_fit
 from tests.service.conftest import (
     ADMIN,
+    ADMIN_KEY,
     INGEST,
     assert_error,
     bearer,
@@ -87,6 +88,9 @@ def test_a_users_stored_votes_need_their_token(client: TestClient, busiest_user:
     assert_error(wrong, 403, "does not belong")
     assert_error(client.post("/v1/recommend", json=body, headers=bearer(other)), 403)
     assert_error(client.post("/v1/recommend", json=body, headers=INGEST), 403)
+    # the admin key is taken from the Authorization header only, not as the body's token
+    admin_in_body = client.post("/v1/recommend", json={**body, "token": ADMIN_KEY})
+    assert_error(admin_in_body, 403, "does not belong")
 
     token = client.get(f"/v1/admin/users/{busiest_user}/token", headers=ADMIN).json()["token"]
     answers = [

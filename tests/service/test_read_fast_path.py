@@ -28,6 +28,7 @@ from service.engine import MAX_USER_ID_CHARS
 from service.store import StoreUnavailable
 from tests.service.conftest import (
     ADMIN,
+    ADMIN_KEY,
     INGEST,
     assert_error,
     bearer,
@@ -117,6 +118,8 @@ def test_a_token_is_checked_as_strictly(
     assert_error(client.get(path, params={"token": token[:-1]}), 403, "does not belong")
     assert_error(client.get(path, headers=bearer(other)), 403, "does not belong")
     assert_error(client.get(path, headers=INGEST), 403, "does not belong")
+    # the admin key is a key: read from the Authorization header only, never from the query
+    assert_error(client.get(path, params={"token": ADMIN_KEY}), 403, "does not belong")
     # only a bearer credential counts, as HTTPBearer reads it
     assert_error(client.get(path, headers={"Authorization": f"Basic {token}"}), 401)
     assert_error(client.get(path, headers={"Authorization": "Bearer "}), 401)
@@ -127,7 +130,7 @@ def test_a_token_is_checked_as_strictly(
     assert client.get(path, params={"token": token}, headers=bearer(other)).status_code == 200
     # a user's token reads that user only, also one whose board is stored
     assert_error(client.get(path_of("strict-other"), params={"token": token}), 403)
-    assert len(declared) == 12  # every refusal came from the declared route
+    assert len(declared) == 13  # every refusal came from the declared route
 
 
 def test_bad_input_is_the_declared_routes_422(client: TestClient) -> None:

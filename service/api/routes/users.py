@@ -54,10 +54,10 @@ async def stored_board(request: Request) -> Response | None:
     method = _METHODS.get(query.get("method", "bt"))
     if method is None or query.get("format", "json") != "json":
         return None
-    presented = query.get("token") or bearer_credential(request.headers)
     engine: Engine = request.app.state.engine
     settings: Settings = request.app.state.settings
-    if presented is None or not may_read_user(engine, settings, user_id, presented):
+    token, bearer = query.get("token"), bearer_credential(request.headers)
+    if not may_read_user(engine, settings, user_id, token, bearer):
         return None
     body = await engine.stored_user_leaderboard_body(user_id, method)
     return None if body is None else Response(body, media_type="application/json")
