@@ -15,10 +15,10 @@ from fastapi import FastAPI, Request, status
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, Response
-from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 
 from service.api import failures
+from service.api.exposure import NoReferrer, WebAssets
 from service.api.fast_reads import FastReads
 from service.api.guards import BodySizeLimit, RateLimit, parse_rates
 from service.api.observability import Metrics, ObservabilityMiddleware
@@ -39,9 +39,12 @@ from service.settings import Settings, get_settings
 from service.store import StoreUnavailable, open_store
 from service.web import DOCS_ASSETS_DIR, WEB_DIR
 
-__all__ = ["create_app", "open_engine"]
+__all__ = ["STORE_UNAVAILABLE", "create_app", "open_engine"]
 
 log = logging.getLogger(__name__)
+
+#: The detail of every 503: which store, its address and the cause go to the log only.
+STORE_UNAVAILABLE = "the store is unavailable"
 
 
 def open_engine(settings: Settings) -> Engine:
@@ -129,8 +132,9 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
 
     @app.exception_handler(StoreUnavailable)
     async def store_unavailable(request: Request, error: StoreUnavailable) -> JSONResponse:
+        # the detail (which store, its address, why) is for the server's log only
         log.warning("store unavailable: %s", error)
-        return _error(status.HTTP_503_SERVICE_UNAVAILABLE, f"the store is unavailable: {error}")
+        return _error(status.HTTP_503_SERVICE_UNAVAILABLE, STORE_UNAVAILABLE)
 
     @app.exception_handler(InputError)
     async def bad_input(request: Request, error: InputError) -> JSONResponse:
@@ -145,8 +149,9 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     for module in (leaderboard, users, recommend, battles, catalog, admin, health, web):
         app.include_router(module.router)
     app.include_router(next_battle.router)
-    app.mount("/static", StaticFiles(directory=WEB_DIR), name="static")
-    app.mount("/docs/assets", StaticFiles(directory=DOCS_ASSETS_DIR), name="docs-assets")
+    # web assets only: WEB_DIR is a Python package, its source and byte code stay private
+    app.mount("/static", WebAssets(directory=WEB_DIR), name="static")
+    app.mount("/docs/assets", WebAssets(directory=DOCS_ASSETS_DIR), name="docs-assets")
     # innermost: the limits and the access log see every request
     app.add_middleware(FastReads, answers=[users.FAST_READ, leaderboard.FAST_READ])
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
@@ -165,4 +170,5 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
             allow_headers=["Authorization", "Content-Type"],
         )
     app.add_middleware(ObservabilityMiddleware, metrics=metrics)
+    app.add_middleware(NoReferrer)  # outermost: on every response, a 429 or a 500 too
     return app

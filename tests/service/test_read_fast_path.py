@@ -175,7 +175,8 @@ def test_the_fast_answer_is_counted_under_its_route_and_a_store_failure_is_a_503
 
     monkeypatch.setattr(engine, "stored_user_leaderboard_body", down)
     client.event_hooks = {"request": [], "response": []}  # the 503 is what is asserted
-    assert_error(client.get(path, params={"token": token}), 503, "store is down")
+    detail = assert_error(client.get(path, params={"token": token}), 503)
+    assert detail == "the store is unavailable"  # why is for the server's log only
 
 
 def test_a_board_of_an_older_version_is_refitted_not_served(client: TestClient) -> None:
