@@ -34,15 +34,13 @@ from bench.common import TABLES_DIR, Row, make_row, quick_option, table_text, wr
 from data.real_prompts import default_real_prompts_path
 from data.simulate import simulate
 from features.cold_start import split_users
-from features.later_votes import WAYS, LaterVotes, later_votes, summarise
+from features.later_votes import WAYS, LaterVotes, aggregate_alpha, later_votes, summarise
 from features.predictor import RatingPredictor
 from ranking.io.column_map import PRESETS
 from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
 from ranking.io.ingest import read_battles
 from ranking.io.prompt_texts import read_prompt_texts
-from ranking.pairwise import ELO_PER_NAT
-from ranking.shrinkage import learn_alpha
-from ranking.types import CENTER, IntArray, PairwiseData
+from ranking.types import IntArray, PairwiseData
 from ranking.users import aggregate_prior
 from service.pipeline.config import FitConfig
 from service.pipeline.steps import build_predictor
@@ -119,15 +117,7 @@ def evaluate_split(battles: pd.DataFrame, seed: int, known: int = KNOWN) -> tupl
     test_vote = split.test_user[split.users]
     train = split.data.select(~test_vote)
     aggregate = aggregate_prior(train, "bt")
-    alpha = learn_alpha(
-        train.n_models,
-        train.matchups,
-        train.outcomes,
-        split.users[~test_vote],
-        split.test_user.size,
-        (aggregate - CENTER) / ELO_PER_NAT,
-        rng=seed,
-    )
+    alpha = aggregate_alpha(train, aggregate, split.users[~test_vote], split.test_user.size, seed)
     scored = later_votes(
         split.predictor, split.battles, split.data, split.users, split.test_user, aggregate,
         alpha, known,

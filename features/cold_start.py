@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from features.later_votes import later_votes, summarise
+from features.later_votes import aggregate_alpha, later_votes, summarise
 from features.predictor import RatingPredictor
 from features.profile import UserProfiler
 from features.regression import ProfileRegressor, ridge_model
@@ -46,7 +46,6 @@ from ranking.elo import expected_online_elo
 from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
 from ranking.pairwise import ELO_PER_NAT, pair_share, position_in_group
 from ranking.progress import Progress, start
-from ranking.shrinkage import learn_alpha
 from ranking.types import CENTER, FloatArray, Method, PairwiseData
 from ranking.users import (
     Shrinkage,
@@ -357,23 +356,9 @@ def _cold_to_warm(
 ) -> list[dict[str, Any]]:
     """Held-out later votes after each test user's first ``n`` votes, every way
     (:func:`features.later_votes.later_votes`), for each ``n`` of ``own_votes``."""
-    prior_alpha = _aggregate_alpha(train, aggregate, users[~test_user[users]], test_user.size, rng)
+    prior_alpha = aggregate_alpha(train, aggregate, users[~test_user[users]], test_user.size, rng)
     rows: list[dict[str, Any]] = []
     for n in own_votes:
         scored = later_votes(predictor, battles, data, users, test_user, aggregate, prior_alpha, n)
         rows += summarise([] if scored is None else [scored])
     return rows
-
-
-def _aggregate_alpha(
-    train: PairwiseData,
-    aggregate: FloatArray,
-    train_users: npt.NDArray[np.intp],
-    n_users: int,
-    rng: int,
-) -> float:
-    """The shrinkage strength toward the BT ``aggregate``, learnt on the training votes."""
-    mu = (aggregate - CENTER) / ELO_PER_NAT
-    return learn_alpha(
-        train.n_models, train.matchups, train.outcomes, train_users, n_users, mu, rng=rng
-    )

@@ -37,14 +37,15 @@ import pandas as pd
 
 from features.per_prompt import person_deviation, predict_prompts
 from ranking.evaluation import clustered_se, predict
-from ranking.pairwise import position_in_group
-from ranking.types import FloatArray, IntArray, PairwiseData
+from ranking.pairwise import ELO_PER_NAT, position_in_group
+from ranking.shrinkage import learn_alpha
+from ranking.types import CENTER, FloatArray, IntArray, PairwiseData
 from ranking.users import fit_user_ratings
 
 if TYPE_CHECKING:
     from features.predictor import RatingPredictor
 
-__all__ = ["WAYS", "LaterVotes", "later_votes", "summarise"]
+__all__ = ["WAYS", "LaterVotes", "aggregate_alpha", "later_votes", "summarise"]
 
 #: The ways a later vote is predicted, in the tables' order.
 WAYS: tuple[str, ...] = (
@@ -78,6 +79,22 @@ class LaterVotes:
     losses: dict[str, FloatArray]
     hits: dict[str, FloatArray]
     users: IntArray
+
+
+def aggregate_alpha(
+    train: PairwiseData,
+    aggregate: FloatArray,
+    train_users: IntArray,
+    n_users: int,
+    rng: int,
+) -> float:
+    """How strongly a user's own votes are shrunk toward the Elo-scale ``aggregate``,
+    learnt on the training votes (:func:`ranking.shrinkage.learn_alpha`): the strength of
+    the ``votes, shrunk to aggregate`` way."""
+    mu = (aggregate - CENTER) / ELO_PER_NAT
+    return learn_alpha(
+        train.n_models, train.matchups, train.outcomes, train_users, n_users, mu, rng=rng
+    )
 
 
 def later_votes(
