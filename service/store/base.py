@@ -8,7 +8,9 @@ shared by several replicas). Both keep the same four things:
 * the online Elo state (a ``{model: rating}`` mapping) updated in the same atomic step as
   the battles it has seen, so the two never disagree;
 * per-user documents, one per ``(user_id, method)``, and the versioned published snapshot;
-* a 32-byte secret shared by every process that uses the same backend.
+* a 32-byte secret shared by every process that uses the same backend;
+* each user's credentials: the generation of their read token (:meth:`Store.rotate_token`)
+  and the digest of their share id (:meth:`Store.put_share`), never the id itself.
 
 The model catalogue (:meth:`Store.models`, :meth:`Store.register_models`) is the set of
 models in the online Elo state: a registered model enters it at the starting rating, in
@@ -201,6 +203,49 @@ class Store(ABC):
     @abstractmethod
     def secret(self) -> bytes:
         """32 random bytes made on first call and stored; the same for every process."""
+
+    # -- credentials (service/tokens.py) ----------------------------------------------------
+
+    @abstractmethod
+    def token_generation(self, user_id: str) -> int:
+        """The generation of ``user_id``'s read token: 0 until it is first rotated."""
+
+    async def token_generation_async(self, user_id: str) -> int:
+        """:meth:`token_generation` for a coroutine: never blocks the event loop on the network.
+
+        The default calls :meth:`token_generation` (a local read); a networked backend
+        overrides it with an asynchronous client.
+        """
+        return self.token_generation(user_id)
+
+    @abstractmethod
+    def rotate_token(self, user_id: str) -> int:
+        """Bump the generation of ``user_id``'s read token, atomically; return the new one.
+
+        Every process sharing the backend refuses the old token from then on.
+        """
+
+    @abstractmethod
+    def put_share(self, user_id: str, digest: str) -> None:
+        """Make ``digest`` the (only) share of ``user_id``, atomically: the previous one, if
+        any, stops naming the user in the same step.
+
+        Parameters
+        ----------
+        user_id : str
+            The user whose published board the share reads.
+        digest : str
+            The SHA-256 of the share id (:func:`service.tokens.share_digest`), in hex.
+        """
+
+    @abstractmethod
+    def drop_share(self, user_id: str) -> bool:
+        """Revoke the share of ``user_id``; ``True`` if there was one."""
+
+    @abstractmethod
+    def share_owner(self, digest: str) -> str | None:
+        """The user whose current share has ``digest``, or ``None`` (never issued, revoked or
+        replaced)."""
 
     @abstractmethod
     def ping(self) -> None:

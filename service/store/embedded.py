@@ -17,6 +17,7 @@ Schema (``PRAGMA application_id`` marks the file as ours, ``PRAGMA user_version`
     users     (user_id TEXT PRIMARY KEY)
     kv        (key TEXT PRIMARY KEY, value)      -- 'elo', 'snapshot', 'version', 'secret'
     user_docs (user_id, method, doc, version INTEGER, PRIMARY KEY (user_id, method))
+    credentials (user_id TEXT PRIMARY KEY, token_generation INTEGER, share_digest TEXT UNIQUE)
 
 A user's ``doc`` is the text the service answers (:func:`~service.store.documents.encode_document`)
 and ``version`` the version it is stamped with, written in the same statement, so that
@@ -26,7 +27,10 @@ the last :data:`RAW_CACHE_SIZE` documents it read in memory while the file is un
 and every write of its own connection empties it, so an answer is never older than
 what a read of the file would give. A file of
 schema version 1 (no ``version`` column) is migrated when opened: the column is added and
-filled from the documents (``json_extract``), in one transaction.
+filled from the documents (``json_extract``), in one transaction. The ``credentials``
+table (issue 31: read tokens rotated, share ids) is created when missing, on any schema
+version: a file that lacks it holds no credential, and an older version of this code
+reads a file that has it (it never looks at it).
 """
 
 from __future__ import annotations
@@ -73,6 +77,14 @@ CREATE TABLE user_docs (
     version INTEGER,
     PRIMARY KEY (user_id, method)
 );
+"""
+#: Made on opening when missing (see the module's docstring): the users' credentials.
+_CREDENTIALS = """
+CREATE TABLE IF NOT EXISTS credentials (
+    user_id TEXT PRIMARY KEY,
+    token_generation INTEGER NOT NULL DEFAULT 0,
+    share_digest TEXT UNIQUE
+)
 """
 _MIGRATIONS = {
     # 1 -> 2: each user document's version beside it
@@ -184,6 +196,7 @@ class EmbeddedStore(Store):
                 raise self._fail(
                     "open", f"schema version {version}; this code reads {SCHEMA_VERSION}"
                 )
+            conn.execute(_CREDENTIALS)
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
@@ -362,6 +375,47 @@ class EmbeddedStore(Store):
                 )
                 value = self._get(conn, "secret")
         return bytes(value)
+
+    def token_generation(self, user_id: str) -> int:
+        with self._read("token_generation") as conn:
+            row = conn.execute(
+                "SELECT token_generation FROM credentials WHERE user_id = ?", (user_id,)
+            ).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def rotate_token(self, user_id: str) -> int:
+        with self._write("rotate_token") as conn:
+            (generation,) = conn.execute(
+                "INSERT INTO credentials (user_id, token_generation) VALUES (?, 1) "
+                "ON CONFLICT (user_id) DO UPDATE SET token_generation = token_generation + 1 "
+                "RETURNING token_generation",
+                (user_id,),
+            ).fetchone()
+        return int(generation)
+
+    def put_share(self, user_id: str, digest: str) -> None:
+        with self._write("put_share") as conn:
+            conn.execute(
+                "INSERT INTO credentials (user_id, share_digest) VALUES (?, ?) "
+                "ON CONFLICT (user_id) DO UPDATE SET share_digest = excluded.share_digest",
+                (user_id, digest),
+            )
+
+    def drop_share(self, user_id: str) -> bool:
+        with self._write("drop_share") as conn:
+            cursor = conn.execute(
+                "UPDATE credentials SET share_digest = NULL "
+                "WHERE user_id = ? AND share_digest IS NOT NULL",
+                (user_id,),
+            )
+            return cursor.rowcount > 0
+
+    def share_owner(self, digest: str) -> str | None:
+        with self._read("share_owner") as conn:
+            row = conn.execute(
+                "SELECT user_id FROM credentials WHERE share_digest = ?", (digest,)
+            ).fetchone()
+        return None if row is None else str(row[0])
 
     def ping(self) -> None:
         with self._read("ping") as conn:

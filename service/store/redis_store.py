@@ -10,14 +10,19 @@ Every key starts with the namespace (``plb`` by default); documents are compact 
     plb:user:{id}:battles     list    that user's battles, in ingest order
     plb:user:{id}:docs        hash    method -> that user's document for the method, and
                                       "\\xffversion:" + method -> the version it is stamped with
+    plb:user:{id}:credentials hash    "token_generation" -> the read token's generation
+                                      (HINCRBY), "share" -> the digest of the share id
+    plb:share:{digest}        string  the user a share id's SHA-256 (hex) reads
     plb:elo                   string  the online Elo state, {model: rating}
     plb:snapshot              string  the published snapshot
     plb:version               string  its version, an integer (INCR)
     plb:secret                string  32 random bytes (SET NX)
     plb:limits:...            list    the rate limits' moving windows (service/api/guards.py)
 
-The per-user battle list and document hash end in different suffixes, so no user id
-(colons included) can make two families collide. A version field starts with the byte
+The per-user battle list, document hash and credentials hash end in different suffixes,
+so no user id (colons included) can make two families collide; a share's key ends in a
+digest (hex). A share is replaced or revoked in one ``WATCH``/``MULTI`` step that updates
+the user's hash and the share keys together. A version field starts with the byte
 ``0xff``, which no UTF-8 method name holds, so it never collides with a document; both are
 written by one ``HSET`` and read by one ``HMGET``, so they always match.
 
@@ -333,6 +338,57 @@ class RedisStore(Store):
                     pipe.get(key)
                     _, value = pipe.execute()
         return bytes(value)
+
+    def _credentials(self, user_id: str) -> str:
+        return self._key("user", user_id, "credentials")
+
+    def token_generation(self, user_id: str) -> int:
+        with self._errors("token_generation"):
+            value = self._client.hget(self._credentials(user_id), "token_generation")
+        return int(value or 0)
+
+    async def token_generation_async(self, user_id: str) -> int:
+        with self._errors("token_generation"):
+            reads = self._async_reads()
+            (value,) = await reads.hmget(self._credentials(user_id), ["token_generation"])
+        return int(value or 0)
+
+    def rotate_token(self, user_id: str) -> int:
+        with self._errors("rotate_token"):
+            return int(self._client.hincrby(self._credentials(user_id), "token_generation", 1))
+
+    def _replace_share(self, what: str, user_id: str, digest: str | None) -> bool:
+        """Set (``digest``) or drop (None) the share of ``user_id`` in one watched step;
+        whether the user had one."""
+        credentials = self._credentials(user_id)
+        had: list[bool] = [False]
+
+        def step(pipe: Any) -> None:
+            old = pipe.hget(credentials, "share")
+            had[0] = old is not None  # the last call is the one executed (retries)
+            pipe.multi()
+            if old is not None:
+                pipe.delete(self._key("share", old.decode("ascii")))
+            if digest is None:
+                pipe.hdel(credentials, "share")
+            else:
+                pipe.set(self._key("share", digest), user_id)
+                pipe.hset(credentials, "share", digest)
+
+        with self._errors(what):
+            self._client.transaction(step, credentials)
+        return had[0]
+
+    def put_share(self, user_id: str, digest: str) -> None:
+        self._replace_share("put_share", user_id, digest)
+
+    def drop_share(self, user_id: str) -> bool:
+        return self._replace_share("drop_share", user_id, None)
+
+    def share_owner(self, digest: str) -> str | None:
+        with self._errors("share_owner"):
+            owner: Any = self._client.get(self._key("share", digest))
+        return None if owner is None else bytes(owner).decode("utf-8")
 
     def ping(self) -> None:
         with self._errors("ping"):
