@@ -15,17 +15,21 @@ from fastapi import FastAPI, Request, status
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, Response
+from limits.aio.strategies import FixedWindowRateLimiter
 from starlette.exceptions import HTTPException
 
 from service.api import failures
+from service.api.budget import QueryBudget
 from service.api.exposure import NoReferrer, WebAssets
 from service.api.fast_reads import FastReads
-from service.api.guards import BodySizeLimit, RateLimit, parse_rates
+from service.api.guards import BodySizeLimit, BodyTimeout, Counter, RateLimit, parse_rates
 from service.api.observability import Metrics, ObservabilityMiddleware
+from service.api.proxies import TrustedProxies
 from service.api.routes import (
     admin,
     battles,
     catalog,
+    credentials,
     health,
     leaderboard,
     next_battle,
@@ -35,6 +39,7 @@ from service.api.routes import (
 )
 from service.engine import Engine, InputError, NotAvailable
 from service.pipeline.artifacts import load_fit
+from service.rates import parse_networks
 from service.settings import Settings, get_settings
 from service.store import StoreUnavailable, open_store
 from service.web import DOCS_ASSETS_DIR, WEB_DIR
@@ -146,7 +151,17 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
 
     failures.install(app)  # 422 echoing input, and the catch-all 500: always sendable
 
-    for module in (leaderboard, users, recommend, battles, catalog, admin, health, web):
+    for module in (
+        leaderboard,
+        users,
+        credentials,
+        recommend,
+        battles,
+        catalog,
+        admin,
+        health,
+        web,
+    ):
         app.include_router(module.router)
     app.include_router(next_battle.router)
     # web assets only: WEB_DIR is a Python package, its source and byte code stay private
@@ -155,18 +170,33 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     # innermost: the limits and the access log see every request
     app.add_middleware(FastReads, answers=[users.FAST_READ, leaderboard.FAST_READ])
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(BodyTimeout, timeout_s=settings.body_timeout_s)
+    redis_url = None if settings.redis_url is None else str(settings.redis_url)
+    chars_per_address = parse_rates(settings.anonymous_query_chars_per_address)
+    budget_counter = Counter(
+        redis_url if chars_per_address else None,
+        settings.redis_timeout_s,
+        strategy=FixedWindowRateLimiter,
+        what="query budget",
+    )
+    app.state.query_budget = QueryBudget(
+        settings.anonymous_query_chars, chars_per_address, budget_counter
+    )
     app.add_middleware(
         RateLimit,
         per_address=parse_rates(settings.rate_limit_per_address),
         per_key=parse_rates(settings.rate_limit_per_key),
-        redis_url=None if settings.redis_url is None else str(settings.redis_url),
+        redis_url=redis_url,
         timeout_s=settings.redis_timeout_s,
+        closing=[budget_counter],
     )
+    # outside the limits: they count the client a trusted proxy names, or the peer
+    app.add_middleware(TrustedProxies, trusted=parse_networks(settings.trusted_proxies))
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,
             allow_origins=settings.cors_origins,
-            allow_methods=["GET", "POST"],
+            allow_methods=["GET", "POST", "DELETE"],
             allow_headers=["Authorization", "Content-Type"],
         )
     app.add_middleware(ObservabilityMiddleware, metrics=metrics)

@@ -34,6 +34,7 @@ __all__ = [
     "bearer_credential",
     "can_read_user",
     "may_read_user",
+    "may_read_user_async",
 ]
 
 _bearer = HTTPBearer(auto_error=False, description="an ingest key, the admin key or a token")
@@ -149,7 +150,21 @@ def may_read_user(
         return engine.token_matches(user_id, token)
     if bearer is None:
         return False
-    return engine.token_matches(user_id, bearer) or keys_match(_secret(settings.admin_key), bearer)
+    return keys_match(_secret(settings.admin_key), bearer) or engine.token_matches(user_id, bearer)
+
+
+async def may_read_user_async(
+    engine: Engine, settings: Settings, user_id: str, token: str | None, bearer: str | None
+) -> bool:
+    """:func:`may_read_user`, the token's store read (its generation) awaited, so that it
+    never blocks the event loop on the network."""
+    if token:
+        return await engine.token_matches_async(user_id, token)
+    if bearer is None:
+        return False
+    if keys_match(_secret(settings.admin_key), bearer):
+        return True
+    return await engine.token_matches_async(user_id, bearer)
 
 
 def can_read_user(

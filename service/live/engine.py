@@ -9,6 +9,7 @@ and one :class:`~service.live.versions.Versions`:
   the catalogue reads.
 * :class:`~service.live.writes.Writes`: ingestion, the catalogue, personal refits, tokens.
 * :class:`~service.live.refits.Refits`: refits on all battles, in the background too.
+* :class:`~service.live.credentials.Credentials`: read tokens (rotatable) and share ids.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import pandas as pd
 from ranking.types import Method
 from service.integrity import IntegrityConfig
 from service.live.context import LiveContext
+from service.live.credentials import Credentials, shared_board
+from service.live.errors import NotAvailable
 from service.live.history import BattleHistory
 from service.live.reads import Reads
 from service.live.refits import Refits
@@ -44,7 +47,7 @@ class Engine:
 
     Attributes
     ----------
-    versions, reads, writes, refits : the parts each call is handed to.
+    versions, reads, writes, refits, credentials : the parts each call is handed to.
     """
 
     def __init__(self, store: Store, fit: FitArtifacts, settings: Settings) -> None:
@@ -52,13 +55,7 @@ class Engine:
         self.fit = fit
         self.settings = settings
         drop_names_not_text(store)  # left by an older version: they would fail every ingest
-        self.integrity = IntegrityConfig(
-            daily_cap=settings.daily_vote_cap,
-            flag_voters=settings.flag_voters,
-            level=settings.flag_level,
-            min_votes=settings.flag_min_votes,
-            brigade_share=settings.flag_brigade_share,
-        )
+        self.integrity = IntegrityConfig.from_settings(settings)
         self.history = BattleHistory(fit, store)
         secret = settings.token_secret
         key = secret.get_secret_value().encode() if secret else store.secret()
@@ -67,6 +64,7 @@ class Engine:
         self.reads = Reads(context, self.versions)
         self.writes = Writes(context, self.versions, key)
         self.refits = Refits(context, self.versions)
+        self.credentials = Credentials(store, key)
 
     # -- versions and battles --------------------------------------------------------------
 
@@ -140,20 +138,62 @@ class Engine:
         """The topics of the users' queries."""
         return self.reads.topics()
 
-    # -- writes ----------------------------------------------------------------------------
+    def shared_leaderboard(self, share_id: str, method: Method = "bt") -> dict[str, Any]:
+        """The published board a share id reads, reduced to its ranking
+        (:func:`~service.live.credentials.shared_board`).
+
+        Raises
+        ------
+        NotAvailable
+            When ``share_id`` names no share (never issued, revoked or replaced), or its
+            user has no board; the message names neither the id nor the user.
+        """
+        user_id = self.credentials.share_owner(share_id)
+        if user_id is None:
+            raise NotAvailable("no board is shared with this id (it may have been revoked)")
+        try:
+            document = self.user_leaderboard(user_id, method)
+        except NotAvailable:
+            raise NotAvailable("the board shared with this id has no votes yet") from None
+        return shared_board(document)
+
+    # -- credentials -------------------------------------------------------------------------
 
     def token(self, user_id: str) -> str:
-        """The read token of ``user_id``."""
-        return self.writes.token(user_id)
+        """The current read token of ``user_id``."""
+        return self.credentials.token(user_id)
 
     def token_matches(self, user_id: str, token: str | None) -> bool:
-        """Whether ``token`` is the read token of ``user_id`` (constant time)."""
-        return self.writes.token_matches(user_id, token)
+        """Whether ``token`` is the current read token of ``user_id`` (constant time)."""
+        return self.credentials.token_matches(user_id, token)
+
+    async def token_matches_async(self, user_id: str, token: str | None) -> bool:
+        """:meth:`token_matches` without blocking the event loop on the store."""
+        return await self.credentials.token_matches_async(user_id, token)
+
+    def rotate_token(self, user_id: str) -> str:
+        """A new read token of ``user_id``; the old one is refused from now on."""
+        return self.credentials.rotate(user_id)
+
+    def share(self, user_id: str) -> str:
+        """A new share id of ``user_id``'s published board, replacing any earlier one."""
+        return self.credentials.share(user_id)
+
+    def revoke_share(self, user_id: str) -> bool:
+        """Revoke ``user_id``'s share id; ``True`` if there was one."""
+        return self.credentials.revoke_share(user_id)
+
+    # -- writes ----------------------------------------------------------------------------
 
     def ingest(self, records: list[Any]) -> dict[str, Any]:
         """Validate, store and apply a batch of battles
-        (:meth:`Writes.ingest <service.live.writes.Writes.ingest>`)."""
-        return self.writes.ingest(records)
+        (:meth:`Writes.ingest <service.live.writes.Writes.ingest>`); the new voters'
+        ``tokens`` are their current ones (a token rotated before a first vote included)."""
+        result = self.writes.ingest(records)
+        tokens = result.get("tokens")
+        if tokens:
+            result["tokens"] = {user_id: self.token(user_id) for user_id in tokens}
+        return result
 
     def catalogue(self) -> frozenset[str]:
         """The models this deployment knows: the served version's and those registered."""

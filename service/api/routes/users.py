@@ -23,7 +23,7 @@ from service.api.deps import (
     UserId,
     bearer_credential,
     can_read_user,
-    may_read_user,
+    may_read_user_async,
 )
 from service.api.fast_reads import FastRead, route_of
 from service.api.schemas import UserLeaderboardPublic, errors
@@ -42,8 +42,8 @@ async def stored_board(request: Request) -> Response | None:
     The parameters are read as the route reads them (the last ``method`` and ``token`` of
     the query, parsed as Starlette parses it; the bearer credential as
     :class:`~fastapi.security.HTTPBearer` reads it) and the token is checked by the same
-    :func:`~service.api.deps.may_read_user`; a request this leaves (None) is answered by
-    the route as declared, its errors included.
+    rule, :func:`~service.api.deps.may_read_user_async`; a request this leaves (None) is
+    answered by the route as declared, its errors included.
     """
     user_id: str = request.path_params["user_id"]
     if not 0 < len(user_id) <= MAX_USER_ID_CHARS:
@@ -57,7 +57,7 @@ async def stored_board(request: Request) -> Response | None:
     engine: Engine = request.app.state.engine
     settings: Settings = request.app.state.settings
     token, bearer = query.get("token"), bearer_credential(request.headers)
-    if not may_read_user(engine, settings, user_id, token, bearer):
+    if not await may_read_user_async(engine, settings, user_id, token, bearer):
         return None
     body = await engine.stored_user_leaderboard_body(user_id, method)
     return None if body is None else Response(body, media_type="application/json")

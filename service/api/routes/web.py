@@ -13,8 +13,10 @@ from fastapi import APIRouter, HTTPException, Query, Response
 from fastapi.responses import FileResponse
 
 from service.api.deps import BearerDep, EngineDep, SettingsDep, TokenQuery, UserId, can_read_user
+from service.api.routes.credentials import ShareId
 from service.api.schemas import errors
 from service.engine import MAX_USER_ID_CHARS, NotAvailable
+from service.live.credentials import MAX_SHARE_ID_CHARS
 from service.web import WEB_DIR, render_badge
 
 router = APIRouter(tags=["web"])
@@ -67,9 +69,16 @@ def widget_leaderboard() -> FileResponse:
     return _page("widget.html", _WIDGET_POLICY)
 
 
+@router.get("/widget/shared/{share_id}", include_in_schema=False)
+def widget_shared(share_id: ShareId) -> FileResponse:
+    """The iframe-able widget of one user's top models, read with their share id."""
+    return _page("widget.html", _WIDGET_POLICY)
+
+
 @router.get("/widget/user/{user_id}", include_in_schema=False)
 def widget_user(user_id: UserId) -> FileResponse:
-    """The iframe-able widget of one user's top models (the page reads ``?token=``)."""
+    """The address of a personal widget before share ids: the card says to use one (a read
+    token never goes into a page's address)."""
     return _page("widget.html", _WIDGET_POLICY)
 
 
@@ -101,9 +110,23 @@ def badge(
     user_id: Annotated[str | None, Query(min_length=1, max_length=MAX_USER_ID_CHARS)] = None,
     token: TokenQuery = None,
     method: Literal["bt", "elo"] = "bt",
+    share: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=MAX_SHARE_ID_CHARS,
+            description="a share id (POST /v1/users/{user_id}/share): that user's badge",
+        ),
+    ] = None,
 ) -> Response:
-    """An SVG badge: "best model for you: X" with a user and token, else the aggregate's."""
-    if user_id is None:
+    """An SVG badge: "best model for you: X" with a share id (or a user and their token),
+    else the aggregate's."""
+    if share is not None:
+        if user_id is not None or token is not None:
+            raise HTTPException(422, "give a share id, or a user_id and token, not both")
+        board = engine.shared_leaderboard(share, method)  # 404 once revoked
+        label = "best model for you"
+    elif user_id is None:
         board = engine.leaderboard(method)
         label = "best model"
     else:

@@ -3,9 +3,10 @@
 One module a resource, as the routers are: :mod:`.leaderboard` (the aggregate and public
 boards), :mod:`.users` (a personal board), :mod:`.explanation` (why a personal ranking,
 shared by users and recommend), :mod:`.recommend`, :mod:`.next_battle`, :mod:`.ingest`
-(``POST /v1/battles``), :mod:`.admin`, :mod:`.catalog` (models, topics, correlations,
-about, health) and :mod:`.errors` (the error body and each route's ``responses=``). The
-routers import their bodies from here: this package is the API's one list of them.
+(``POST /v1/battles``), :mod:`.credentials` (rotated tokens, share ids), :mod:`.admin`,
+:mod:`.catalog` (models, topics, correlations, about, health) and :mod:`.errors` (the
+error body and each route's ``responses=``). The routers import their bodies from here:
+this package is the API's one list of them.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from service.api.schemas.catalog import (
     TopicPublic,
     TopicsPublic,
 )
+from service.api.schemas.credentials import RevokedPublic, SharedBoardPublic, SharePublic
 from service.api.schemas.errors import ERRORS, ErrorPublic, FieldErrorPublic, errors
 from service.api.schemas.explanation import (
     ExplainedModelPublic,
@@ -86,6 +88,9 @@ __all__ = [
     "RefitPublic",
     "RegisteredPublic",
     "RejectedPublic",
+    "RevokedPublic",
+    "SharePublic",
+    "SharedBoardPublic",
     "StyleTraitPublic",
     "TokenPublic",
     "TopicPublic",
