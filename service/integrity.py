@@ -3,14 +3,20 @@
 The maths is :mod:`ranking.integrity`; this module applies it to battle frames, as the
 service's refits, segments and live Elo board need it:
 
-* :func:`screen_battles` runs both defences on every battle (at a refit): it caps each
-  user's votes per UTC day, tests the users against everyone else, and returns which
-  votes count with the evidence, as a JSON-able document for the snapshot.
+* :func:`screen_battles` runs the defences on every battle (at a refit): it holds back
+  the votes of voters not yet established (:mod:`ranking.standing`), caps each user's
+  votes per UTC day, tests the users against everyone else, and returns which votes
+  count with the evidence, as a JSON-able document for the snapshot.
 * :func:`counted_mask` applies the same rules with a given set of flagged users (from
   the published version): for segments and for the votes that arrive between refits.
 
+Time is the server's: a vote ingested over REST carries ``received`` (:data:`RECEIVED`),
+the unix time the service stored it, and the cap and the standing count that, never the
+client's ``tstamp`` (which a client may leave out or back-date). Votes of a log read
+from a file (the fit's own) have no receive time; the cap counts their ``tstamp``.
+
 A flagged user's votes stay stored and in that user's own leaderboard; they only leave
-the boards everyone sees.
+the boards everyone sees, as do the held-back votes of a voter not yet established.
 """
 
 from __future__ import annotations
@@ -24,9 +30,14 @@ import pandas as pd
 
 from ranking.integrity import daily_cap_mask, detect_anomalous_voters
 from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
-from ranking.types import BoolArray
+from ranking.standing import established_mask
+from ranking.types import BoolArray, FloatArray
+from service.settings import Settings
 
-__all__ = ["IntegrityConfig", "counted_mask", "screen_battles"]
+__all__ = ["RECEIVED", "IntegrityConfig", "counted_mask", "screen_battles"]
+
+#: The column of the unix time at which the service received a vote (server time).
+RECEIVED = "received"
 
 
 @dataclass(frozen=True)
@@ -36,7 +47,11 @@ class IntegrityConfig:
     Attributes
     ----------
     daily_cap : int
-        Most votes of one user counted per UTC day (by ``tstamp``); 0 counts all.
+        Most votes of one user counted per UTC day (by ``received``, else ``tstamp``);
+        0 counts all.
+    established_days : int
+        Distinct earlier UTC days (server time) a voter must have voted on for a received
+        vote to count (:func:`ranking.standing.established_mask`); 0 counts all.
     flag_voters : bool
         Whether anomalous voters (random clickers, brigaders) are tested for and left out.
     level : float
@@ -48,10 +63,23 @@ class IntegrityConfig:
     """
 
     daily_cap: int = 50
+    established_days: int = 0
     flag_voters: bool = True
     level: float = 0.01
     min_votes: int = 20
     brigade_share: float = 0.9
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> IntegrityConfig:
+        """The defence the service's settings ask for."""
+        return cls(
+            daily_cap=settings.daily_vote_cap,
+            established_days=settings.established_days,
+            flag_voters=settings.flag_voters,
+            level=settings.flag_level,
+            min_votes=settings.flag_min_votes,
+            brigade_share=settings.flag_brigade_share,
+        )
 
 
 def _finite(value: Any) -> Any:
@@ -61,41 +89,65 @@ def _finite(value: Any) -> Any:
     return value
 
 
+def _column(battles: pd.DataFrame, name: str) -> FloatArray:
+    """Column ``name`` as float unix times, NaN where absent or not a number."""
+    if name not in battles.columns:
+        return np.full(len(battles), np.nan)
+    values = pd.to_numeric(battles[name], errors="coerce")
+    return values.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _vote_times(battles: pd.DataFrame) -> FloatArray:
+    """``(n,)`` each vote's time for the cap: received by the server, else its ``tstamp``."""
+    received = _column(battles, RECEIVED)
+    return np.where(np.isfinite(received), received, _column(battles, "tstamp"))
+
+
 def _cap_in_frame_order(battles: pd.DataFrame, cap: int) -> BoolArray:
     """``(n,)`` true, in the frame's row order, for the votes within the daily cap."""
     keep = np.ones(len(battles), dtype=bool)
     if cap <= 0 or "user_id" not in battles.columns or battles["user_id"].isna().all():
         return keep
-    if "tstamp" not in battles.columns:
-        return keep
     order = vote_order(battles)
     codes, _ = user_codes(battles)
-    stamps = battles["tstamp"].to_numpy(dtype=np.float64, na_value=np.nan)[order]
-    keep[order] = daily_cap_mask(codes, stamps, cap)
+    keep[order] = daily_cap_mask(codes, _vote_times(battles)[order], cap)
     return keep
 
 
+def _established_in_frame_order(battles: pd.DataFrame, min_days: int) -> BoolArray:
+    """``(n,)`` true, in the frame's row order, for the votes of established voters."""
+    if min_days <= 0 or RECEIVED not in battles.columns:
+        return np.ones(len(battles), dtype=bool)
+    if "user_id" in battles.columns:
+        users = battles["user_id"].astype("string")
+        codes = pd.factorize(users, use_na_sentinel=True)[0]
+    else:
+        codes = np.full(len(battles), -1)
+    return established_mask(codes, _column(battles, RECEIVED), min_days)
+
+
 def counted_mask(
-    battles: pd.DataFrame, flagged_users: Collection[str], daily_cap: int
+    battles: pd.DataFrame, flagged_users: Collection[str], config: IntegrityConfig
 ) -> BoolArray:
     """Which votes count into the aggregate, given the users flagged.
 
     Parameters
     ----------
     battles : pandas.DataFrame
-        Canonical battle frame; for the cap to be right it must hold every vote of each
-        of its users on the days it covers.
+        Canonical battle frame; for the cap and the standing to be right it must hold
+        every vote of each of its users up to the days it covers.
     flagged_users : collection of str
         Users whose votes leave the aggregate.
-    daily_cap : int
-        Most votes of one user counted per UTC day; 0 counts all.
+    config : IntegrityConfig
+        The daily cap and the days a voter needs to be established.
 
     Returns
     -------
     ndarray of bool
         ``(n,)`` in the frame's row order.
     """
-    keep = _cap_in_frame_order(battles, daily_cap)
+    established = _established_in_frame_order(battles, config.established_days)
+    keep = established & _cap_in_frame_order(battles, config.daily_cap)
     if flagged_users and "user_id" in battles.columns:
         keep &= ~battles["user_id"].astype("string").isin(list(flagged_users)).to_numpy(bool)
     return keep
@@ -104,7 +156,8 @@ def counted_mask(
 def screen_battles(
     battles: pd.DataFrame, config: IntegrityConfig
 ) -> tuple[BoolArray, dict[str, Any]]:
-    """Cap, test and flag: which votes count into the aggregate, and why the others not.
+    """Hold back, cap, test and flag: which votes count into the aggregate, and why the
+    others not.
 
     Parameters
     ----------
@@ -117,18 +170,21 @@ def screen_battles(
     counted : ndarray of bool
         ``(n,)`` in the frame's row order, true for the votes the aggregate counts.
     document : dict
-        The evidence: the settings, ``n_votes``, ``n_capped`` (votes over the daily cap),
-        ``n_flagged_votes`` (votes of flagged users within the cap), ``n_counted``,
+        The evidence: the settings, ``n_votes``, ``n_newcomer`` (votes held back because
+        their voter was not yet established), ``n_capped`` (established votes over the
+        daily cap), ``n_flagged_votes`` (the other votes of flagged users), ``n_counted``,
         ``honest_slope`` (``[centre, spread]`` of the honest users' agreement slopes, or
         null) and ``flagged``: one entry a flagged user (``user_id``, ``test``,
         ``statistic``, ``expected``, ``p_value``, ``n_votes``, ``model``).
     """
+    established = _established_in_frame_order(battles, config.established_days)
     capped = _cap_in_frame_order(battles, config.daily_cap)
-    counted = capped.copy()
+    counted = established & capped
     flagged: list[dict[str, Any]] = []
     honest: list[float] | None = None
     has_users = "user_id" in battles.columns and battles["user_id"].notna().any()
     if config.flag_voters and has_users and capped.any():
+        # a newcomer's votes are tested too: what a voter does before counting is evidence
         within = battles[capped]
         codes, names = user_codes(within)
         report = detect_anomalous_voters(
@@ -143,13 +199,15 @@ def screen_battles(
             {k: _finite(v) for k, v in asdict(f).items() if k != "user"} for f in report.flagged
         ]
         honest = [_finite(float(x)) for x in report.honest_slope]
-        counted = counted_mask(battles, {f["user_id"] for f in flagged}, config.daily_cap)
-    n_capped = int((~capped).sum())
+        counted = counted_mask(battles, {f["user_id"] for f in flagged}, config)
+    n_newcomer = int((~established).sum())
+    n_capped = int((established & ~capped).sum())
     return counted, {
         **asdict(config),
         "n_votes": len(battles),
+        "n_newcomer": n_newcomer,
         "n_capped": n_capped,
-        "n_flagged_votes": int(len(battles) - n_capped - counted.sum()),
+        "n_flagged_votes": int(len(battles) - n_newcomer - n_capped - counted.sum()),
         "n_counted": int(counted.sum()),
         "honest_slope": honest,
         "flagged": flagged,

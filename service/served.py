@@ -82,6 +82,13 @@ class Served:
         board = (self.boards or {}).get(method) or self.snapshot.leaderboards[method]
         return list(board["models"])
 
+    @property
+    def provisional(self) -> frozenset[str]:
+        """The models the public Bradley-Terry board lists apart, with too few votes to
+        rank: kept out of every personal board but those of the users who voted on them."""
+        board = (self.boards or {}).get("bt") or {}
+        return frozenset(str(row["model"]) for row in board.get("provisional", ()))
+
     def ratings(self, method: str) -> dict[str, float]:
         """Model to aggregate rating of ``method``."""
         return dict(zip(self.models, self.aggregate[method].tolist(), strict=True))

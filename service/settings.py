@@ -69,9 +69,16 @@ class Settings(BaseSettings):
         leaderboard, the widget, the badge); below it the model is listed apart as
         ``provisional``. 0 ranks every model.
     daily_vote_cap : int
-        The most votes of one user per UTC day (by the vote's ``tstamp``) counted into the
-        aggregate boards, the earliest ones (FastChat's ``limit_user_votes``); the rest
-        stay stored and count in that user's own leaderboard. 0 counts all.
+        The most votes of one user per UTC day counted into the aggregate boards, the
+        earliest ones (FastChat's ``limit_user_votes``); the rest stay stored and count
+        in that user's own leaderboard. 0 counts all. The day is the server's (when the
+        vote was received), never the client's ``tstamp``; votes of the fit's own log
+        are capped by their ``tstamp``.
+    established_days : int
+        A voter's votes count into the public boards only once the voter has voted on
+        this many earlier UTC days (server time): the votes of a voter's first days
+        count only in their own leaderboard, never in the public ones (not later either).
+        Voters of the fit's own log count from the start. 0 counts every voter at once.
     flag_voters : bool
         Whether refits test every user's votes against everyone else's and leave the
         users flagged as random clickers or brigaders out of the aggregate boards (their
@@ -144,6 +151,7 @@ class Settings(BaseSettings):
         return value
 
 
+    established_days: int = Field(default=3, ge=0, le=365)
 @lru_cache
 def get_settings() -> Settings:
     """The settings of this process, read from the environment once."""

@@ -3,7 +3,11 @@
 Public boards rank only the models with ``min_model_votes`` votes; the others are listed
 as ``provisional`` (:func:`ranking.leaderboard.split_provisional`). They count only the
 votes the integrity screen keeps (:mod:`service.integrity`). Between refits the live Elo
-board applies the served version's flags and the daily cap to each new vote.
+board applies the served version's flags, the standing and the daily cap to each new vote.
+
+A segment (``?where=``) is fitted on the published version's votes only, never on the
+votes stored since: read before and after one voter's votes, it would show exactly them.
+A segment too small to answer is refused without its size.
 """
 
 from __future__ import annotations
@@ -79,44 +83,53 @@ class Reads(LivePart):
         return window
 
     def _counted(self, served: Served, battles: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The stored ``battles`` the aggregate counts: not a flagged voter's, and within
-        the daily cap among each voter's battles."""
-        cap = self.integrity.daily_cap
-        if not battles or (cap <= 0 and not served.flagged):
+        """The stored ``battles`` the aggregate counts: not a flagged voter's, of a voter
+        established when it arrived, and within the daily cap among each voter's
+        battles."""
+        config = self.integrity
+        if not battles or (
+            config.daily_cap <= 0 and not config.established_days and not served.flagged
+        ):
             return battles
         voters = dict.fromkeys(b["user_id"] for b in battles if b.get("user_id") is not None)
         if not voters:
             return battles
         histories = [self.history.user_battles(str(u)) for u in voters]
         history = to_battle_frame(pd.concat(histories, ignore_index=True))
-        kept = counted_mask(history, served.flagged, cap)
+        kept = counted_mask(history, served.flagged, config)
         ids = frozenset(history["battle_id"][kept].dropna().astype(str))
         return [b for b in battles if b.get("user_id") is None or b["battle_id"] in ids]
 
     def _segment(
         self, served: Served, method: Method, where: list[tuple[str, str]]
     ) -> dict[str, Any]:
-        """A segment leaderboard, fitted on all battles; the last few are kept."""
-        key = (served.version, self.store.n_battles(), method, tuple(where))
+        """A segment leaderboard, fitted on the votes the served version counts; the last
+        few are kept."""
+        key = (served.version, method, tuple(where))
         if key in self._segments:
             return self._segments[key]
         named = " and ".join(f"{c}={v}" for c, v in where)
-        everything = self.history.all_battles()
-        counted = everything[counted_mask(everything, served.flagged, self.integrity.daily_cap)]
+        published = self.history.all_battles()
+        published = published.iloc[
+            : len(self.history.fit_battles) + served.snapshot.counted_battles
+        ]
+        counted = published[counted_mask(published, served.flagged, self.integrity)]
         try:
             battles = filter_battles(counted, where)
         except ValueError as error:  # not a label column, or a value of the wrong type
             raise InputError(f"where: {error}") from None
-        if battles.empty:
-            raise InputError(f"no battle matches {named}")
+        min_votes, min_users = self.settings.segment_min_votes, self.settings.segment_min_users
         try:
-            check_segment_size(
-                battles,
-                min_votes=self.settings.segment_min_votes,
-                min_users=self.settings.segment_min_users,
-            )
-        except ValueError as error:
-            raise InputError(f"where {named}: {error}") from None
+            if battles.empty:
+                raise ValueError("no battle matches")
+            check_segment_size(battles, min_votes=min_votes, min_users=min_users)
+        except ValueError:
+            # how many votes a refused segment holds is itself what the minimums protect
+            raise InputError(
+                f"where {named}: the published version holds too few votes there to answer; "
+                f"a segment answers only with at least {min_votes:,} votes from "
+                f"{min_users:,} distinct users, so that none narrows to a few people"
+            ) from None
         data = pairwise_from_battles(battles)
         board = fit_leaderboard(data, method=method, min_votes=self.settings.min_model_votes)
         document = board.to_dict()
@@ -200,7 +213,9 @@ class Reads(LivePart):
         if evidence is not None:
             integrity = {
                 "daily_cap": evidence["daily_cap"],
+                "established_days": evidence.get("established_days", 0),
                 "votes_counted": evidence["n_counted"],
+                "votes_newcomer": evidence.get("n_newcomer", 0),
                 "votes_over_cap": evidence["n_capped"],
                 "voters_flagged": len(evidence["flagged"]),
             }

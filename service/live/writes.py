@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ from ranking.types import CENTER, Method
 from service.live.context import LiveContext, LivePart
 from service.live.errors import InputError, NotAvailable
 from service.live.priors import predicted_priors_and_parts
+from service.integrity import RECEIVED
 from service.live.versions import Versions
 from service.personal import personal_leaderboard
 from service.served import METHODS, Served
@@ -29,7 +31,7 @@ from service.store import Store
 from service.tokens import user_token, verify_user_token
 from service.votes import battle_documents, elo_update
 
-__all__ = ["MAX_USER_ID_CHARS", "Writes", "drop_names_not_text"]
+__all__ = ["MAX_USER_ID_CHARS", "Writes", "drop_names_not_text", "server_time"]
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +73,26 @@ def drop_names_not_text(store: Store) -> list[str]:
     return bad
 
 
+def server_time() -> float:
+    """The unix time stamped on each vote as ``received``: the server's clock."""
+    return time.time()
+
+
+def _server_fields(records: list[Any], skip: set[int]) -> list[RowError]:
+    """One error for each valid record (not in ``skip``) that sends a field only the
+    server sets."""
+    return [
+        RowError(
+            index,
+            RECEIVED,
+            record[RECEIVED],
+            "is set by the server, the time it receives the vote; leave it out",
+        )
+        for index, record in enumerate(records)
+        if index not in skip and isinstance(record, dict) and RECEIVED in record
+    ]
+
+
 class Writes(LivePart):
     """The write side of the engine: votes, the catalogue, personal boards, tokens.
 
@@ -106,7 +128,9 @@ class Writes(LivePart):
         """Validate, store and apply a batch of battles (``POST /v1/battles``).
 
         Valid records are stored, with the Elo update, in one atomic store step; invalid
-        ones are reported by index and nothing of them is stored. The personal
+        ones are reported by index and nothing of them is stored. Each stored battle
+        carries ``received``, the server's unix time of the call (a record that sends its
+        own is rejected). The personal
         leaderboards of the users who voted are refitted before this returns, also when
         their battles were already stored (a retry completes an ingest cut short).
 
@@ -117,15 +141,19 @@ class Writes(LivePart):
             ``tokens`` (read tokens of users whose first vote this was) and ``version``.
         """
         frame, errors, duplicates = self._validate(records)
+        invalid = {e.index for e in errors}
+        refused = _server_fields(records, skip=invalid)
         if not self.settings.auto_register_models:
-            invalid = {e.index for e in errors}
-            unknown = self._unknown_models(records, skip=invalid)
-            if unknown:  # validate again without them: nothing of theirs is stored
-                skipped = invalid | {e.index for e in unknown}
-                kept = [i for i in range(len(records)) if i not in skipped]
-                frame, _, duplicates = self._validate([records[i] for i in kept])
-                errors = sorted(errors + unknown, key=lambda e: e.index)
+            refused += self._unknown_models(records, skip=invalid | {e.index for e in refused})
+        if refused:  # validate again without them: nothing of theirs is stored
+            skipped = invalid | {e.index for e in refused}
+            kept = [i for i in range(len(records)) if i not in skipped]
+            frame, _, duplicates = self._validate([records[i] for i in kept])
+            errors = sorted(errors + refused, key=lambda e: e.index)
         documents = battle_documents(frame)
+        received = server_time()  # the cap and the standing count this, not the tstamp
+        for document in documents:
+            document[RECEIVED] = received
         result = self.store.ingest(documents, elo_update)
         accepted = [documents[i] for i in result.accepted]
         served = self.versions.served()
@@ -247,14 +275,20 @@ class Writes(LivePart):
             The boards refitted; a Bradley-Terry one starts from the user's predicted
             prior when the version has a predictor.
         """
-        predicted = predicted_priors_and_parts(served.predictor, served.models, battles)
+        # A provisional model (too few votes to rank publicly, e.g. a model an attacker
+        # registered and voted up once) is no one's prior: it is on a user's board only
+        # when the user voted on it, starting at the centre like a model registered since.
+        provisional = served.provisional
+        ranked = tuple(m for m in served.models if m not in provisional)
+        position = {m: j for j, m in enumerate(served.models)}
+        index = np.array([position[m] for m in ranked], dtype=np.intp)
+        predicted = predicted_priors_and_parts(served.predictor, ranked, battles)
         documents: UserBoards = {}
         for user_id, frame in battles.items():
             documents[user_id] = {}
-            # a model voted on since the version (registered since) starts at the centre
             voted = set(frame["model_a"].astype(str)) | set(frame["model_b"].astype(str))
-            extra = tuple(sorted(voted - set(served.models)))
-            models = served.models + extra
+            extra = tuple(sorted(voted - set(ranked)))
+            models = ranked + extra
             start = np.full(len(extra), CENTER)
             prior, queries = predicted.get(user_id, (None, None))
             for method in methods:
@@ -262,7 +296,7 @@ class Writes(LivePart):
                     user_id,
                     frame,
                     models,
-                    np.concatenate([served.aggregate[method], start]),
+                    np.concatenate([served.aggregate[method][index], start]),
                     method=method,
                     prior=np.concatenate([prior, start])
                     if method == "bt" and prior is not None

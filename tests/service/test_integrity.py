@@ -45,11 +45,12 @@ def test_counted_mask_caps_each_user_per_day_and_drops_flagged_users() -> None:
     rows += [("u", "a", "b", "model_a", MONDAY + DAY + 1.0)]  # Tuesday: a new day
     rows += [("v", "a", "b", "model_b", MONDAY + 5.0), (None, "a", "b", "tie", MONDAY)]
     battles = frame(rows[::-1])  # the cap keeps the earliest by time, not by row
-    keep = pd.Series(counted_mask(battles, frozenset(), daily_cap=3), index=battles["battle_id"])
+    capped = counted_mask(battles, frozenset(), IntegrityConfig(daily_cap=3))
+    keep = pd.Series(capped, index=battles["battle_id"])
     kept = set(keep[keep].index)
     assert kept == {"b0", "b1", "b2", "b5", "b6", "b7"}  # u's last two on Monday are capped
-    assert counted_mask(battles, frozenset(), daily_cap=0).all()
-    flagged = counted_mask(battles, {"v"}, daily_cap=0)
+    assert counted_mask(battles, frozenset(), IntegrityConfig(daily_cap=0)).all()
+    flagged = counted_mask(battles, {"v"}, IntegrityConfig(daily_cap=0))
     assert list(battles["user_id"][~flagged]) == ["v"]
 
 
@@ -164,8 +165,29 @@ def test_a_brigade_for_a_weak_model_leaves_the_public_boards(client: TestClient)
     assert rows(moved)[weak]["rating"] > rows(elo)[weak]["rating"]
 
 
+class Clock:
+    """The server's clock, as the votes' ``received`` stamps read it; tests move it."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    server = Clock(MONDAY)
+    monkeypatch.setattr("service.live.writes.server_time", server)
+    return server
+
+
+def n_elo(client: TestClient) -> int:
+    return int(client.get("/v1/leaderboard", params={"method": "elo"}).json()["n_battles"])
+
+
 def test_votes_over_the_daily_cap_count_only_in_the_voters_own_board(
-    shared_fit_no_features: Path, tmp_path: Path
+    shared_fit_no_features: Path, tmp_path: Path, clock: Clock
 ) -> None:
     settings = service_settings(
         shared_fit_no_features, store_path=tmp_path / "store.sqlite", daily_vote_cap=5
@@ -184,10 +206,79 @@ def test_votes_over_the_daily_cap_count_only_in_the_voters_own_board(
         assert own["n_battles"] == 8
         refitted = client.get("/v1/leaderboard", params={"method": "elo"}).json()
         assert refitted["n_battles"] == evidence["n_counted"]  # the fit's days are capped too
-        # another vote the same day is over the cap; the next day's counts again
+        # another vote the same (server) day is over the cap; the next day's counts again
         ingest(client, [vote(models[0], models[3], "eager", MONDAY + 3600.0)])
+        assert n_elo(client) == refitted["n_battles"]
+        clock.now += DAY
+        ingest(client, [vote(models[0], models[3], "eager", MONDAY + 3600.0)])
+        assert n_elo(client) == refitted["n_battles"] + 1
+
+
+def test_the_cap_counts_the_servers_day_not_the_clients_tstamp(
+    shared_fit_no_features: Path, tmp_path: Path, clock: Clock
+) -> None:
+    """Issue 31: votes without ``tstamp`` were never capped, and 500 votes back-dated 50 a
+    day all counted. Both are capped by the day the server received them."""
+    settings = service_settings(
+        shared_fit_no_features, store_path=tmp_path / "store.sqlite", daily_vote_cap=50
+    )
+    with open_client(settings) as client:
+        before = n_elo(client)
+        models = [m["model"] for m in client.get("/v1/leaderboard").json()["models"]]
+        weak = models[-1]
+        untimed = [vote(weak, models[i % 3], "sock-1", 0.0) for i in range(300)]
+        for v in untimed:
+            del v["tstamp"]
+        ingest(client, untimed)
+        assert n_elo(client) == before + 50
+        dated = [vote(weak, models[i % 3], "sock-2", MONDAY - DAY * (i // 50)) for i in range(500)]
+        ingest(client, dated)
+        assert n_elo(client) == before + 100
+        assert client.post("/v1/admin/refit", headers=ADMIN).status_code == 200
+        evidence = client.get("/v1/admin/integrity", headers=ADMIN).json()
+        assert evidence["n_capped"] >= 700
+
+
+def test_a_made_up_voter_counts_on_no_public_board_until_established(
+    shared_fit_no_features: Path, tmp_path: Path, clock: Clock
+) -> None:
+    """Issue 31: one made-up user's 300 wins for the weakest model took it to first on
+    live Elo. A voter's votes count publicly only from their fourth day of voting (server
+    time), and the first days' votes never do; their own board has them all."""
+    settings = service_settings(
+        shared_fit_no_features,
+        store_path=tmp_path / "store.sqlite",
+        established_days=3,
+        flag_voters=False,  # the standing alone
+    )
+    with open_client(settings) as client:
+        board = client.get("/v1/leaderboard").json()
+        models = [m["model"] for m in board["models"]]
+        weak = models[-1]
         elo = client.get("/v1/leaderboard", params={"method": "elo"}).json()
-        assert elo["n_battles"] == refitted["n_battles"]
-        ingest(client, [vote(models[0], models[3], "eager", MONDAY + DAY + 1.0)])
-        elo = client.get("/v1/leaderboard", params={"method": "elo"}).json()
-        assert elo["n_battles"] == refitted["n_battles"] + 1
+        ingest(client, [vote(weak, models[i % 3], "sock", MONDAY) for i in range(300)])
+        assert client.get("/v1/leaderboard", params={"method": "elo"}).json() == elo
+        assert client.post("/v1/admin/refit", headers=ADMIN).status_code == 200
+        refitted = client.get("/v1/leaderboard").json()
+        assert refitted["n_battles"] == board["n_battles"]
+        assert rows(refitted)[weak]["rank"] == rows(board)[weak]["rank"]
+        evidence = client.get("/v1/admin/integrity", headers=ADMIN).json()
+        assert evidence["established_days"] == 3 and evidence["n_newcomer"] == 300
+        assert client.get("/v1/users/sock/leaderboard", headers=ADMIN).json()["n_battles"] == 300
+        counted = n_elo(client)
+        for day in (1, 2):  # days two and three: still a newcomer
+            clock.now = MONDAY + day * DAY
+            ingest(client, [vote(weak, models[0], "sock", MONDAY)])
+            assert n_elo(client) == counted
+        clock.now = MONDAY + 3 * DAY  # voted on three earlier days: this vote counts
+        ingest(client, [vote(weak, models[0], "sock", MONDAY)])
+        assert n_elo(client) == counted + 1
+
+
+def test_a_client_cannot_send_the_servers_receive_time(client: TestClient) -> None:
+    models = [m["model"] for m in client.get("/v1/leaderboard").json()["models"]]
+    record = vote(models[0], models[1], "early", MONDAY) | {"received": 0}
+    answer = client.post("/v1/battles", json={"battles": [record]}, headers=INGEST).json()
+    assert answer["accepted"] == 0
+    (error,) = answer["rejected"]
+    assert "'received'" in error["error"] and "set by the server" in error["error"], error

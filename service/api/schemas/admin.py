@@ -67,13 +67,23 @@ class IntegrityPublic(BaseModel):
         description="whether this version was published after an integrity screen "
         "(false: a fit served without its battles, or before the first refit)"
     )
-    daily_cap: int | None = Field(None, description="votes of a user counted per UTC day")
+    daily_cap: int | None = Field(
+        None, description="votes of a user counted per UTC day of the server's clock"
+    )
+    established_days: int | None = Field(
+        None,
+        description="earlier days (server time) a voter must have voted on before their "
+        "votes count publicly; 0 counts every voter at once",
+    )
     flag_voters: bool | None = None
     level: float | None = Field(None, description="false-discovery rate of each test")
     min_votes: int | None = Field(None, description="fewest votes to test a random clicker")
     brigade_share: float | None = None
     n_votes: int | None = Field(None, description="votes screened")
-    n_capped: int | None = Field(None, description="votes over the daily cap")
+    n_newcomer: int | None = Field(
+        None, description="votes held back: their voter was not yet established"
+    )
+    n_capped: int | None = Field(None, description="established votes over the daily cap")
     n_flagged_votes: int | None = Field(None, description="votes of flagged users")
     n_counted: int | None = Field(None, description="votes the public boards count")
     honest_slope: list[float] | None = Field(

@@ -125,7 +125,13 @@ class AboutIntegrityPublic(BaseModel):
     """What the public boards count, in numbers (who is left out: admins only)."""
 
     daily_cap: int = Field(description="votes of a user counted per UTC day; 0 for no cap")
+    established_days: int = Field(
+        0,
+        description="a voter's votes count from their first vote on a day with this many "
+        "earlier days of voting (server time); 0 for at once",
+    )
     votes_counted: int
+    votes_newcomer: int = Field(0, description="votes of voters not yet established")
     votes_over_cap: int
     voters_flagged: int = Field(description="users whose votes the public boards leave out")
 
