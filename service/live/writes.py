@@ -20,10 +20,10 @@ import pandas as pd
 from ranking.io.text_checks import MAX_NAME_CHARS, is_text, short_repr, text_problem
 from ranking.io.validation import RowError, battles_from_records
 from ranking.types import CENTER, Method
+from service.integrity import RECEIVED
 from service.live.context import LiveContext, LivePart
 from service.live.errors import InputError, NotAvailable
 from service.live.priors import predicted_priors_and_parts
-from service.integrity import RECEIVED
 from service.live.versions import Versions
 from service.personal import personal_leaderboard
 from service.served import METHODS, Served
