@@ -118,10 +118,10 @@ class Reads(LivePart):
             battles = filter_battles(counted, where)
         except ValueError as error:  # not a label column, or a value of the wrong type
             raise InputError(f"where: {error}") from None
+        if battles.empty:
+            raise InputError(f"no battle matches {named}")
         min_votes, min_users = self.settings.segment_min_votes, self.settings.segment_min_users
         try:
-            if battles.empty:
-                raise ValueError("no battle matches")
             check_segment_size(battles, min_votes=min_votes, min_users=min_users)
         except ValueError:
             # how many votes a refused segment holds is itself what the minimums protect

@@ -149,20 +149,54 @@ def test_segments_never_filter_on_what_identifies_a_person_a_text_or_a_vote(
         assert busiest_user not in detail  # the value is not echoed back
 
 
-def test_a_segment_of_too_few_votes_or_voters_is_refused(
+def test_a_segment_of_too_few_votes_or_voters_is_refused_without_its_size(
     shared_fit: Path, fit_battles: Any, tmp_path: Path
 ) -> None:
+    """Issue 31: a refused segment stated its exact size ("2 votes from 1 distinct
+    users"); it names the minimums only."""
     math = fit_battles[fit_battles["topic"] == "math"]
     n_votes, n_users = len(math), int(math["user_id"].nunique())
     for minimum, named in (
-        ({"segment_min_users": n_users + 1}, f"at least 100 votes and {n_users + 1:,} users"),
-        ({"segment_min_votes": n_votes + 1}, f"at least {n_votes + 1:,} votes and 20 users"),
+        ({"segment_min_users": n_users + 1}, f"at least 100 votes from {n_users + 1:,} distinct"),
+        ({"segment_min_votes": n_votes + 1}, f"at least {n_votes + 1:,} votes from 20 distinct"),
     ):
         settings = service_settings(shared_fit, store_path=tmp_path / "s.sqlite", **minimum)
         with open_client(settings) as test_client:
             response = test_client.get("/v1/leaderboard", params={"where": "topic=math"})
-        counts = f"{n_votes:,} votes from {n_users:,} distinct users"
-        assert_error(response, 422, "where topic=math", counts, named)
+        detail = assert_error(response, 422, "where topic=math", "too few votes", named)
+        assert f"{n_votes:,} votes" not in detail and f"{n_users:,} distinct" not in detail
+
+
+def test_a_segment_is_the_published_versions_and_cannot_be_differenced(
+    shared_fit: Path, fit_battles: Any, tmp_path: Path
+) -> None:
+    """Issue 31: ``?where=topic=coding`` read before and after a voter's 2 votes showed
+    exactly their votes. Segments are fitted on the published version's votes, so a
+    vote moves a segment only with everyone else's at the next refit."""
+    settings = service_settings(
+        shared_fit, store_path=tmp_path / "s.sqlite", segment_min_users=5, min_model_votes=5
+    )
+    math = fit_battles[fit_battles["topic"] == "math"].iloc[0]
+    with open_client(settings) as client:
+        before = client.get("/v1/leaderboard", params={"where": "topic=math"}).json()
+        votes = [
+            {
+                "model_a": str(math["model_a"]),
+                "model_b": str(math["model_b"]),
+                "winner": "model_a",
+                "user_id": "watched",
+                "topic": "math",
+            }
+            for _ in range(2)
+        ]
+        answer = client.post("/v1/battles", json={"battles": votes}, headers=INGEST)
+        assert answer.status_code == 200 and answer.json()["accepted"] == 2, answer.text
+        after = client.get("/v1/leaderboard", params={"where": "topic=math"}).json()
+        assert after == before
+        assert client.post("/v1/admin/refit", headers=ADMIN).status_code == 200
+        refitted = client.get("/v1/leaderboard", params={"where": "topic=math"}).json()
+        assert refitted["n_battles"] == before["n_battles"] + 2
+        assert refitted["version"] > before["version"]
 
 
 @pytest.mark.parametrize(
