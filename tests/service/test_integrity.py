@@ -282,3 +282,40 @@ def test_a_client_cannot_send_the_servers_receive_time(client: TestClient) -> No
     assert answer["accepted"] == 0
     (error,) = answer["rejected"]
     assert "'received'" in error["error"] and "set by the server" in error["error"], error
+
+
+def test_provisional_models_stay_off_the_boards_of_users_who_never_saw_them(
+    shared_fit_no_features: Path, tmp_path: Path
+) -> None:
+    """Issue 31: 14 registered models with one vote each, then a refit, were ranked first
+    on the boards of users who never saw them, and a badge read an attacker's name."""
+    settings = service_settings(
+        shared_fit_no_features, store_path=tmp_path / "store.sqlite", min_model_votes=50
+    )
+    with open_client(settings) as client:
+        ranked = [m["model"] for m in client.get("/v1/leaderboard").json()["models"]]
+        fakes = [f'"><svg onload=alert({i})>' for i in range(14)]
+        assert (
+            client.post("/v1/admin/models", json={"models": fakes}, headers=ADMIN).json()["added"]
+            == fakes
+        )
+        ingest(
+            client, [vote(fake, ranked[-1], f"maker-{i}", MONDAY) for i, fake in enumerate(fakes)]
+        )
+        assert client.post("/v1/admin/refit", headers=ADMIN).status_code == 200
+        public = client.get("/v1/leaderboard").json()
+        assert set(fakes) <= {m["model"] for m in public["provisional"]}
+        someone = "fresh-voter"
+        ingest(client, [vote(ranked[0], ranked[1], someone, MONDAY)])
+        for method in ("bt", "elo"):
+            board = client.get(
+                f"/v1/users/{someone}/leaderboard", params={"method": method}, headers=ADMIN
+            ).json()
+            models = [m["model"] for m in board["models"]]
+            assert not set(fakes) & set(models), method
+            assert set(models) == set(ranked)
+        badge = client.get("/widget/badge.svg", params={"user_id": someone}, headers=ADMIN).text
+        assert "svg onload" not in badge and "&lt;svg" not in badge
+        # the maker who voted on a fake model keeps it, starting from the centre
+        own = client.get("/v1/users/maker-0/leaderboard", headers=ADMIN).json()
+        assert fakes[0] in {m["model"] for m in own["models"]}
