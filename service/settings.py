@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import Field, RedisDsn, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from service.rates import parse_rates
+from service.rates import parse_networks, parse_rates
 
 __all__ = ["Settings", "get_settings"]
 
@@ -100,6 +100,32 @@ class Settings(BaseSettings):
         notation (``"100/second;3000/minute"``); ``"off"`` for none. Replicas on one
         Redis count together; on the embedded store, or while Redis cannot count, each
         replica counts its own requests.
+    trusted_proxies : str
+        Addresses and networks (``"10.0.0.5, 10.1.0.0/16"``) of the reverse proxies whose
+        ``X-Forwarded-For``, ``Forwarded`` and ``X-Real-IP`` headers name the client;
+        ``"*"`` trusts every peer. Empty by default: no peer is trusted, not even this
+        machine, and the rate limits and budgets count the connection's own address.
+    header_timeout_s : float
+        The longest a connection may take to send a request's headers (counted from the
+        connection, or from the first byte after an answer); it is closed after that,
+        with a 408 when some bytes came.
+    body_timeout_s : float
+        The longest a request's body may take to arrive once its headers came (408).
+    max_header_bytes : int
+        The most bytes of one request's headers (431 above it, and the connection closed).
+    max_connections, max_connections_per_address : int
+        The most open connections of ``plb serve``, and of one client address (the
+        trusted proxies excepted); a connection over either is answered 503 and closed
+        at once. 0 turns that cap off.
+    anonymous_query_chars : int
+        The most characters of text (queries and prompt, all together) one request
+        without a credential may send to ``POST /v1/recommend`` and ``POST
+        /v1/next-battle`` (413 above it); each is embedded, the dearest work a stranger
+        can ask for.
+    anonymous_query_chars_per_address : str
+        The characters of such text one client address may send in all, in the ``limits``
+        notation (``"300000/minute"``); 429 above it; ``"off"`` for none. Counted with the
+        rate limits (shared by the replicas on one Redis).
     """
 
     model_config = SettingsConfigDict(env_prefix="PLB_", extra="ignore")
@@ -131,6 +157,16 @@ class Settings(BaseSettings):
     flag_brigade_share: float = Field(default=0.9, gt=0.0, le=1.0)
     rate_limit_per_address: str = "100/second;3000/minute"
     rate_limit_per_key: str = "1000/second"
+    # bounded cost (issue 31): who may name the client, how long and how much a
+    # connection may hold, what text a stranger's request may have embedded
+    trusted_proxies: str = ""
+    header_timeout_s: float = Field(default=10.0, gt=0.0, le=3600.0)
+    body_timeout_s: float = Field(default=60.0, gt=0.0, le=3600.0)
+    max_header_bytes: int = Field(default=64 * 2**10, ge=1024)
+    max_connections: int = Field(default=1024, ge=0)
+    max_connections_per_address: int = Field(default=64, ge=0)
+    anonymous_query_chars: int = Field(default=50_000, ge=1)
+    anonymous_query_chars_per_address: str = "300000/minute"
 
     @field_validator("ingest_key", "admin_key", "token_secret")
     @classmethod
@@ -139,7 +175,15 @@ class Settings(BaseSettings):
             raise ValueError("must be at least 16 characters long")
         return value
 
-    @field_validator("rate_limit_per_address", "rate_limit_per_key")
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies(cls, value: str) -> str:
+        parse_networks(value)  # a ValueError names the entry that is not an address
+        return value
+
+    @field_validator(
+        "rate_limit_per_address", "rate_limit_per_key", "anonymous_query_chars_per_address"
+    )
     @classmethod
     def _rates(cls, value: str) -> str:
         try:

@@ -25,7 +25,7 @@ import time
 import redis.asyncio
 from limits import RateLimitItem
 from limits.aio.storage import MemoryStorage, RedisStorage
-from limits.aio.strategies import MovingWindowRateLimiter
+from limits.aio.strategies import FixedWindowRateLimiter, MovingWindowRateLimiter
 from limits.errors import StorageError
 from redis.exceptions import RedisError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -33,7 +33,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from service.rates import parse_rates
 from service.store.redis_store import redact_url
 
-__all__ = ["BodySizeLimit", "RateLimit", "parse_rates"]
+__all__ = ["BodySizeLimit", "BodyTimeout", "Counter", "RateLimit", "parse_rates"]
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +42,8 @@ EXEMPT = ("/healthz",)
 #: Seconds a replica counts in its own process after Redis failed to count, before it
 #: tries Redis again.
 REDIS_RETRY_S = 5.0
+Strategy = MovingWindowRateLimiter | FixedWindowRateLimiter
+
 #: Prefix of the rate limits' keys in Redis, beside the store's ``plb:`` keys.
 REDIS_KEY_PREFIX = "plb:limits"
 
@@ -109,11 +111,178 @@ class BodySizeLimit:
         await self.app(scope, counted_receive, guarded_send)
 
 
+class BodyTimeout:
+    """Answer 408 to a request whose body has not all come ``timeout_s`` after its headers.
+
+    A client that sends a body slowly (a byte now and then) would otherwise hold its
+    connection and the request's task for as long as it likes. Once the body is complete
+    the app's further ``receive`` (waiting for a disconnect) is not timed.
+    """
+
+    def __init__(self, app: ASGIApp, timeout_s: float) -> None:
+        self.app = app
+        self.timeout_s = timeout_s
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        deadline = time.monotonic() + self.timeout_s
+        complete = False
+        refused = False
+        started = False
+
+        async def timed_receive() -> Message:
+            nonlocal complete, refused
+            if refused:
+                return {"type": "http.disconnect"}
+            if complete:
+                return await receive()
+            try:
+                message = await asyncio.wait_for(receive(), max(deadline - time.monotonic(), 0))
+            except TimeoutError:
+                refused = True
+                if not started:
+                    detail = f"the request body did not arrive within {self.timeout_s:g} s"
+                    await _reject(send, 408, detail, [(b"connection", b"close")])
+                return {"type": "http.disconnect"}
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                complete = True
+            return message
+
+        async def guarded_send(message: Message) -> None:
+            nonlocal started
+            if refused:
+                return
+            started = True
+            await send(message)
+
+        await self.app(scope, timed_receive, guarded_send)
+
+
 def _async_url(url: str) -> str:
     """The ``limits`` asyncio spelling of a Redis URL (``async+redis://...``)."""
     if url.startswith("unix://"):
         return "async+redis+unix://" + url.removeprefix("unix://")
     return "async+" + url
+
+
+class Counter:
+    """Windows of a rate limit counted in Redis, shared by the replicas, or in this process.
+
+    Parameters
+    ----------
+    redis_url : str, optional
+        Count in this Redis; in this process when omitted, or while Redis cannot count.
+    timeout_s : float, default 2.0
+        The longest to wait for Redis to connect or to answer a hit.
+    retry_s : float, default :data:`REDIS_RETRY_S`
+        Seconds to count in this process after Redis failed, before trying it again.
+    strategy : {MovingWindowRateLimiter, FixedWindowRateLimiter}
+        The ``limits`` strategy: moving windows for requests; fixed windows for a budget
+        spent in large amounts (one counter a window, whatever a hit costs).
+    what : str
+        What is counted, for the log.
+    """
+
+    def __init__(
+        self,
+        redis_url: str | None = None,
+        timeout_s: float = 2.0,
+        retry_s: float = REDIS_RETRY_S,
+        strategy: type[Strategy] = MovingWindowRateLimiter,
+        what: str = "rate limits",
+    ) -> None:
+        self.retry_s = retry_s
+        self.strategy = strategy
+        self.what = what
+        self.local = strategy(MemoryStorage())
+        self._redis_url = redis_url
+        self._timeout_s = timeout_s
+        self._where = "" if redis_url is None else redact_url(redis_url)
+        # Redis connections belong to one event loop: made for the loop that runs
+        # (uvicorn has one; a test client may start a new one per request).
+        self._shared: tuple[asyncio.AbstractEventLoop, Strategy] | None = None
+        self._pool: redis.asyncio.ConnectionPool | None = None
+        self._degraded = False  # Redis failed; counting in this process
+        self._retry_at = 0.0  # when to try Redis again (time.monotonic)
+
+    def _shared_limiter(self, url: str) -> Strategy:
+        """The limiter counting in Redis, with connections of the running event loop."""
+        loop = asyncio.get_running_loop()
+        if self._shared is not None and self._shared[0] is loop:
+            return self._shared[1]
+        self._pool = redis.asyncio.ConnectionPool.from_url(
+            url, socket_timeout=self._timeout_s, socket_connect_timeout=self._timeout_s
+        )
+        storage = RedisStorage(
+            _async_url(url),
+            implementation="redispy",
+            key_prefix=REDIS_KEY_PREFIX,
+            wrap_exceptions=True,
+            # a documented option of RedisStorage, whose annotation is narrower
+            connection_pool=self._pool,  # type: ignore[arg-type]
+        )
+        limiter = self.strategy(storage)
+        self._shared = (loop, limiter)
+        return limiter
+
+    def _limiter(self) -> Strategy:
+        """Redis when configured and not failing (one request at a time tries it again)."""
+        if self._redis_url is None:
+            return self.local
+        if self._degraded:
+            now = time.monotonic()
+            if now < self._retry_at:
+                return self.local
+            self._retry_at = now + self.retry_s  # this request tries; the others wait
+        return self._shared_limiter(self._redis_url)
+
+    @staticmethod
+    async def _first_exceeded(
+        limiter: Strategy, limits: list[RateLimitItem], identity: tuple[str, ...], cost: int
+    ) -> float | None:
+        for item in limits:
+            if not await limiter.hit(item, *identity, cost=cost):
+                reset = (await limiter.get_window_stats(item, *identity)).reset_time
+                return max(reset - time.time(), 1.0)
+        return None
+
+    async def over(
+        self, limits: list[RateLimitItem], *identity: str, cost: int = 1
+    ) -> float | None:
+        """Count a hit of ``cost``: seconds until the first exceeded limit resets, or None
+        when all allow it."""
+        limiter = self._limiter()
+        if limiter is self.local:
+            return await self._first_exceeded(limiter, limits, identity, cost)
+        try:
+            wait = await self._first_exceeded(limiter, limits, identity, cost)
+        except (StorageError, RedisError, OSError) as error:
+            cause = error.storage_error if isinstance(error, StorageError) else error
+            if not self._degraded:
+                logger.warning(
+                    "%s: Redis at %s cannot count (%s: %s); counting in this process, "
+                    "trying Redis again every %g s",
+                    self.what,
+                    self._where,
+                    type(cause).__name__,
+                    cause,
+                    self.retry_s,
+                )
+            self._degraded = True
+            self._retry_at = time.monotonic() + self.retry_s
+            return await self._first_exceeded(self.local, limits, identity, cost)
+        if self._degraded:
+            self._degraded = False
+            logger.warning("%s: Redis at %s counts again", self.what, self._where)
+        return wait
+
+    async def aclose(self) -> None:
+        """Close the connections to Redis, if any."""
+        if self._pool is not None:
+            pool, self._pool, self._shared = self._pool, None, None
+            await pool.disconnect()
 
 
 class RateLimit:
@@ -134,6 +303,8 @@ class RateLimit:
         The longest to wait for Redis to connect or to answer a hit.
     retry_s : float, default :data:`REDIS_RETRY_S`
         Seconds to count in this process after Redis failed, before trying it again.
+    closing : list of Counter, optional
+        Other counters to close with this one's when the app stops (the query budget's).
     """
 
     def __init__(
@@ -144,96 +315,22 @@ class RateLimit:
         redis_url: str | None = None,
         timeout_s: float = 2.0,
         retry_s: float = REDIS_RETRY_S,
+        closing: list[Counter] | None = None,
     ) -> None:
         self.app = app
         self.per_address = per_address
         self.per_key = per_key
-        self.retry_s = retry_s
-        self.local = MovingWindowRateLimiter(MemoryStorage())
-        self._redis_url = redis_url if per_address or per_key else None
-        self._timeout_s = timeout_s
-        self._where = "" if redis_url is None else redact_url(redis_url)
-        # Redis connections belong to one event loop: made for the loop that runs
-        # (uvicorn has one; a test client may start a new one per request).
-        self._shared: tuple[asyncio.AbstractEventLoop, MovingWindowRateLimiter] | None = None
-        self._pool: redis.asyncio.ConnectionPool | None = None
-        self._degraded = False  # Redis failed; counting in this process
-        self._retry_at = 0.0  # when to try Redis again (time.monotonic)
-
-    def _shared_limiter(self, url: str) -> MovingWindowRateLimiter:
-        """The limiter counting in Redis, with connections of the running event loop."""
-        loop = asyncio.get_running_loop()
-        if self._shared is not None and self._shared[0] is loop:
-            return self._shared[1]
-        self._pool = redis.asyncio.ConnectionPool.from_url(
-            url, socket_timeout=self._timeout_s, socket_connect_timeout=self._timeout_s
-        )
-        storage = RedisStorage(
-            _async_url(url),
-            implementation="redispy",
-            key_prefix=REDIS_KEY_PREFIX,
-            wrap_exceptions=True,
-            # a documented option of RedisStorage, whose annotation is narrower
-            connection_pool=self._pool,  # type: ignore[arg-type]
-        )
-        limiter = MovingWindowRateLimiter(storage)
-        self._shared = (loop, limiter)
-        return limiter
-
-    def _limiter(self) -> MovingWindowRateLimiter:
-        """Redis when configured and not failing (one request at a time tries it again)."""
-        if self._redis_url is None:
-            return self.local
-        if self._degraded:
-            now = time.monotonic()
-            if now < self._retry_at:
-                return self.local
-            self._retry_at = now + self.retry_s  # this request tries; the others wait
-        return self._shared_limiter(self._redis_url)
-
-    async def _first_exceeded(
-        self,
-        limiter: MovingWindowRateLimiter,
-        limits: list[RateLimitItem],
-        identity: tuple[str, ...],
-    ) -> float | None:
-        for item in limits:
-            if not await limiter.hit(item, *identity):
-                reset = (await limiter.get_window_stats(item, *identity)).reset_time
-                return max(reset - time.time(), 1.0)
-        return None
+        self.counter = Counter(redis_url if per_address or per_key else None, timeout_s, retry_s)
+        self.closing = [self.counter, *(closing or [])]
 
     async def _over(self, limits: list[RateLimitItem], *identity: str) -> float | None:
         """Seconds until the first exceeded limit resets, or None when all allow the hit."""
-        limiter = self._limiter()
-        if limiter is self.local:
-            return await self._first_exceeded(limiter, limits, identity)
-        try:
-            wait = await self._first_exceeded(limiter, limits, identity)
-        except (StorageError, RedisError, OSError) as error:
-            cause = error.storage_error if isinstance(error, StorageError) else error
-            if not self._degraded:
-                logger.warning(
-                    "rate limits: Redis at %s cannot count (%s: %s); counting in this "
-                    "process, trying Redis again every %g s",
-                    self._where,
-                    type(cause).__name__,
-                    cause,
-                    self.retry_s,
-                )
-            self._degraded = True
-            self._retry_at = time.monotonic() + self.retry_s
-            return await self._first_exceeded(self.local, limits, identity)
-        if self._degraded:
-            self._degraded = False
-            logger.warning("rate limits: Redis at %s counts again", self._where)
-        return wait
+        return await self.counter.over(limits, *identity)
 
     async def aclose(self) -> None:
         """Close the connections to Redis, if any."""
-        if self._pool is not None:
-            pool, self._pool, self._shared = self._pool, None, None
-            await pool.disconnect()
+        for counter in self.closing:
+            await counter.aclose()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":

@@ -254,11 +254,34 @@ def _url(sock: socket.socket, host: str) -> str:
 
 
 def serve(app: Any, sock: socket.socket) -> None:
-    """Serve ``app`` under uvicorn on the bound, listening ``sock`` until interrupted."""
+    """Serve ``app`` under uvicorn on the bound, listening ``sock`` until interrupted.
+
+    uvicorn's own reading of ``X-Forwarded-For`` is off (it trusts loopback): the app
+    reads proxy headers from ``PLB_TRUSTED_PROXIES`` only. Connections are bounded by the
+    app's settings (:mod:`service.api.connections`): a deadline on each request's
+    headers, their size, and the open connections in all and per address.
+    """
     import uvicorn
 
-    server = uvicorn.Server(uvicorn.Config(app, access_log=False))
-    server.run(sockets=[sock])
+    from service.api.connections import ConnectionLimits, guarded_protocol
+    from service.rates import parse_networks
+
+    settings = app.state.settings
+    limits = ConnectionLimits(
+        header_timeout_s=settings.header_timeout_s,
+        max_header_bytes=settings.max_header_bytes,
+        max_connections=settings.max_connections,
+        max_connections_per_address=settings.max_connections_per_address,
+        trusted=parse_networks(settings.trusted_proxies),
+    )
+    config = uvicorn.Config(
+        app,
+        access_log=False,
+        proxy_headers=False,
+        http=guarded_protocol(limits),
+        h11_max_incomplete_event_size=settings.max_header_bytes,
+    )
+    uvicorn.Server(config).run(sockets=[sock])
 
 
 def run(args: argparse.Namespace) -> None:

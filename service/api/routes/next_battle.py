@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
 from service.api.deps import BearerDep, EngineDep, SettingsDep, TokenQuery, UserId, can_read_user
@@ -56,9 +56,14 @@ async def read_user_next_battle(
     openapi_extra={"security": [{}]},
 )
 def next_battle(
-    body: NextBattleIn, engine: EngineDep, settings: SettingsDep, bearer: BearerDep = None
+    body: NextBattleIn,
+    engine: EngineDep,
+    settings: SettingsDep,
+    request: Request,
+    bearer: BearerDep = None,
 ) -> dict[str, Any]:
     """The battle to vote on next for someone known by their queries (and perhaps a few
     votes, or a ``user_id`` with that user's token): read off the ranking ``POST
     /v1/recommend`` gives them."""
-    return next_battle_document(recommend(body, engine, settings, bearer), body.target)
+    document = recommend(body, engine, settings, request, bearer)
+    return next_battle_document(document, body.target)

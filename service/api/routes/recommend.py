@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, status
+from fastapi import APIRouter, HTTPException, Request, status
 
 from ranking.io.text_checks import text_problem
+from service.api.budget import charge_queries, text_chars
 from service.api.deps import BearerDep, EngineDep, SettingsDep, can_read_user
 from service.api.schemas import RecommendIn, RecommendPublic, errors
 from service.live.per_prompt import check_text, recommend_for
@@ -24,13 +25,19 @@ MAX_QUERY_CHARS = 20_000
     openapi_extra={"security": [{}]},
 )
 def recommend(
-    body: RecommendIn, engine: EngineDep, settings: SettingsDep, bearer: BearerDep = None
+    body: RecommendIn,
+    engine: EngineDep,
+    settings: SettingsDep,
+    request: Request,
+    bearer: BearerDep = None,
 ) -> dict[str, Any]:
     """Predict the ranking of a user known only by their queries (``source: predicted``);
     with their own votes, the prediction is the prior of their fit (``source: blended``).
 
     With a ``prompt``, the ranking is for that prompt and this person (``scope:
-    prompt``); with ``user_id`` (and that user's token), their stored votes join."""
+    prompt``); with ``user_id`` (and that user's token), their stored votes join.
+    Without a credential, the text of one request and of one address is bounded
+    (:mod:`service.api.budget`: 413, 429)."""
     if len(body.queries) > settings.max_queries:
         raise HTTPException(
             status.HTTP_422_UNPROCESSABLE_CONTENT,
@@ -64,13 +71,16 @@ def recommend(
             status.HTTP_422_UNPROCESSABLE_CONTENT,
             f"votes: {len(body.votes)} votes, more than the {settings.max_battles} allowed",
         )
-    if body.prompt is None and body.user_id is None:
-        return engine.recommend(body.queries, body.votes)
     if body.prompt is not None:
         check_text("prompt", body.prompt, MAX_QUERY_CHARS)
-    stored = None
     if body.user_id is not None:
         can_read_user(engine, settings, body.user_id, body.token, bearer)
+    chars = text_chars(body.queries, body.prompt, body.votes)
+    charge_queries(request, settings, bearer, body.user_id, chars)
+    if body.prompt is None and body.user_id is None:
+        return engine.recommend(body.queries, body.votes)
+    stored = None
+    if body.user_id is not None:
         stored = engine.user_battles(body.user_id)
     return recommend_for(
         engine.served(), body.queries, body.votes, prompt=body.prompt, stored=stored
