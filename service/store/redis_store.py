@@ -71,8 +71,10 @@ The client waits at most ``timeout_s`` (2 s by default; the service's
 dropped connection (never on a timeout); every failure surfaces as
 :class:`~service.store.base.StoreUnavailable` (the service answers 503) naming the URL,
 password hidden. A server that accepts connections but never answers (``SIGSTOP``) thus
-fails each call after ``timeout_s``. The connection pool reconnects by itself once Redis
-is back; no restart of the service is needed.
+fails a call after ``timeout_s``, and every call of the next ``timeout_s`` at once, so
+that a request making several calls waits one timeout, not one per call. The
+connection pool reconnects by itself once Redis is back; no restart of the service is
+needed.
 """
 
 from __future__ import annotations
@@ -175,6 +177,7 @@ class RedisStore(Store):
         # (uvicorn has one; a test client may start another)
         self._async: tuple[asyncio.AbstractEventLoop, redis.asyncio.Redis, Coalescer] | None = None
         self._closed = False
+        self._hung_until = 0.0  # time.monotonic() until which calls fail at once
 
     def __repr__(self) -> str:
         return f"RedisStore({self._where!r}, namespace={self.namespace!r})"
@@ -188,9 +191,18 @@ class RedisStore(Store):
     def _errors(self, what: str) -> Iterator[None]:
         if self._closed:
             raise StoreUnavailable(f"Redis at {self._where} cannot serve {what}: store closed")
+        if time.monotonic() < self._hung_until:
+            # a call timed out a moment ago: fail at once, so that a request making several
+            # calls waits one timeout, not one per call (issue 31: a segment waited three)
+            raise StoreUnavailable(
+                f"Redis at {self._where} is unreachable: no answer within {self._timeout_s:g} s"
+            )
         try:
             yield
-        except (RedisConnectionError, RedisTimeoutError) as exc:
+        except RedisTimeoutError as exc:
+            self._hung_until = time.monotonic() + self._timeout_s
+            raise StoreUnavailable(f"Redis at {self._where} is unreachable: {exc}") from exc
+        except RedisConnectionError as exc:
             raise StoreUnavailable(f"Redis at {self._where} is unreachable: {exc}") from exc
         except RedisError as exc:
             raise StoreUnavailable(f"Redis at {self._where} failed on {what}: {exc}") from exc

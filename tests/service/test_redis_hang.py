@@ -158,3 +158,34 @@ def test_a_version_check_on_a_hung_redis_keeps_serving_the_version_held(
         finally:
             own_redis.resume()
         assert client.get("/v1/leaderboard").json() == before
+
+
+def test_a_segment_read_on_a_hung_redis_waits_at_most_twice_the_timeout(
+    shared_fit_no_features: Path, own_redis: RedisServer
+) -> None:
+    """Issue 31: a ``?where=`` during a freeze answered after 3 timeouts (6.0 s for the
+    default 2 s: the rate limiter, the version check and the segment's read of the
+    battles), where the README promises twice the timeout at most."""
+    timeout_s = 1.5
+    settings = service_settings(
+        shared_fit_no_features,
+        redis_url=own_redis.url,
+        redis_timeout_s=timeout_s,
+        version_poll_s=0,  # the read checks the store for a newer version too
+        rate_limit_per_address="1000/minute",  # the limiter counts in Redis
+    )
+    with open_client(settings, allow_5xx=True) as client:
+        assert client.get("/healthz").status_code == 200
+        own_redis.pause()
+        try:
+            response, seconds = timed(
+                client.get, "/v1/leaderboard", params={"where": "topic=coding"}
+            )
+        finally:
+            own_redis.resume()
+    assert response.status_code in (200, 422, 503), response.text
+    print(
+        f"\nfrozen Redis, timeout {timeout_s} s: ?where= answered {response.status_code} "
+        f"after {seconds:.2f} s"
+    )
+    assert seconds < 2 * timeout_s + 0.75, f"?where= took {seconds:.2f} s"
