@@ -10,7 +10,7 @@
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 const METHOD_NAMES = { bt: 'Bradley-Terry', elo: 'Elo' };
-const STORAGE_KEYS = { userId: 'plb.userId', token: 'plb.token' };
+const STORAGE_KEYS = { userId: 'plb.userId', token: 'plb.token', share: 'plb.share' };
 // Height (px) of a top-5 card in the snippet, for hosts that do not run embed.js.
 const WIDGET_HEIGHT = 300;
 const NEAR_ZERO = 0.1; // SPEC: a user whose Spearman is <= 0.1 counts as "near zero"
@@ -545,7 +545,7 @@ async function loadUserBoard(userId, token) {
     lastYours = { kind: 'user', userId, token };
     session = null;
     $('your-change').hidden = true;
-    showUserEmbed(userId, token);
+    showUserEmbed(userId);
     setStatus(`Your leaderboard: ${count} models.`);
     showNextBattle(`/v1/users/${encodeURIComponent(userId)}/next-battle`, { token, canVote: false });
   });
@@ -575,6 +575,12 @@ function restoreToken() {
   $('token').value = token;
   $('remember').checked = true;
   $('token-box').open = true;
+  try {
+    const kept = JSON.parse(storage.get(STORAGE_KEYS.share) ?? 'null');
+    if (kept?.userId === userId && kept.widgetUrl && kept.badgeUrl) ownShare = kept;
+  } catch {
+    storage.set(STORAGE_KEYS.share, null);
+  }
   loadUserBoard(userId, token);
 }
 
@@ -644,13 +650,13 @@ function fillSummary(summary, plain) {
     return plain ? `${shrunk} (plain ${format(plain[key])})` : shrunk;
   };
   const two = (x) => fixed(x, 2);
-  const share = (x) => (isNumber(x) ? percent.format(x) : 'n/a');
+  const ownShare = (x) => (isNumber(x) ? percent.format(x) : 'n/a');
   const count = (x) => (isNumber(x) ? integer.format(x) : 'n/a');
   const rows = [
     ['Users', count(summary?.users)],
     ['Mean Spearman', both('mean_spearman', two)],
     ['Median Spearman', both('median_spearman', two)],
-    [`Near zero or negative (≤ ${NEAR_ZERO})`, both('share_near_zero_or_negative', share)],
+    [`Near zero or negative (≤ ${NEAR_ZERO})`, both('share_near_zero_or_negative', ownShare)],
   ];
   list.replaceChildren(...rows.flatMap(([term, value]) => [h('dt', '', term), h('dd', '', value)]));
   $('agreement-why').hidden = !plain;
@@ -730,17 +736,76 @@ function updateEmbed() {
   const badge = `${origin}/widget/badge.svg${methodQuery('?')}`;
   $('embed-snippet').textContent = embedSnippet(widget, badge, 'LLM leaderboard', 'The best LLM');
   $('badge-preview').src = `/widget/badge.svg${methodQuery('?')}`;
-  if (lastYours?.kind === 'user') showUserEmbed(lastYours.userId, lastYours.token);
+  if (lastYours?.kind === 'user') showUserEmbed(lastYours.userId);
 }
 
-function showUserEmbed(userId, token) {
-  const origin = window.location.origin;
-  const user = encodeURIComponent(userId);
-  const secret = encodeURIComponent(token);
-  const widget = `${origin}/widget/user/${user}?token=${secret}&top=5${methodQuery('&')}`;
-  const badge = `${origin}/widget/badge.svg?user_id=${user}&token=${secret}${methodQuery('&')}`;
-  $('embed-snippet-user').textContent = embedSnippet(widget, badge, 'My LLM leaderboard', 'The best LLM for me');
+/*
+ * Your own card and badge are read with a share id (POST /v1/users/{id}/share), never
+ * with your token: it shows your board's ranking only, and you can revoke it. The server
+ * keeps only its digest, so the page keeps the addresses it was given (remembered with
+ * your token when the box is ticked); making another share id stops the previous one.
+ */
+let ownShare = null; // {userId, widgetUrl, badgeUrl} of the share id made here
+
+function showUserEmbed(userId) {
+  if (ownShare !== null && ownShare.userId !== userId) ownShare = null;
   $('embed-user').hidden = false;
+  $('embed-user-snippet').hidden = ownShare === null;
+  $('share-button').textContent = ownShare === null ? 'Make a share link' : 'Make a new one';
+  if (ownShare === null) return;
+  const origin = window.location.origin;
+  const widget = `${origin}${ownShare.widgetUrl}?top=5${methodQuery('&')}`;
+  const badge = `${origin}${ownShare.badgeUrl}${methodQuery('&')}`;
+  $('embed-snippet-user').textContent = embedSnippet(widget, badge, 'My LLM leaderboard', 'The best LLM for me');
+}
+
+function rememberShare() {
+  const keep = $('remember').checked && ownShare !== null;
+  storage.set(STORAGE_KEYS.share, keep ? JSON.stringify(ownShare) : null);
+}
+
+/** Run `work` on the user shown (with their token), `buttonId` disabled meanwhile. */
+async function onOwnCredentials(buttonId, failure, work) {
+  if (lastYours?.kind !== 'user') return;
+  const button = $(buttonId);
+  button.disabled = true;
+  try {
+    await work(lastYours.userId, lastYours.token, `/v1/users/${encodeURIComponent(lastYours.userId)}`);
+  } catch (err) {
+    setStatus(`Could not ${failure}: ${err.message}`, { error: true });
+  } finally {
+    button.disabled = false;
+  }
+}
+
+function onShare() {
+  return onOwnCredentials('share-button', 'make a share link', async (userId, token, path) => {
+    const data = await api(`${path}/share`, { method: 'POST', token });
+    ownShare = { userId, widgetUrl: data.widget_url, badgeUrl: data.badge_url };
+    rememberShare();
+    showUserEmbed(userId);
+    setStatus('Your share link is ready: it shows your ranking and nothing else. A new one, or revoking it, stops it.');
+  });
+}
+
+function onRevokeShare() {
+  return onOwnCredentials('revoke-share-button', 'revoke your share link', async (userId, token, path) => {
+    const data = await api(`${path}/share`, { method: 'DELETE', token });
+    ownShare = null;
+    rememberShare();
+    showUserEmbed(userId);
+    setStatus(data.revoked ? 'Your share link is revoked: its card and badge show nothing now.' : 'You had no share link.');
+  });
+}
+
+function onRotateToken() {
+  return onOwnCredentials('rotate-token-button', 'change your token', async (userId, token, path) => {
+    const data = await api(`${path}/token`, { method: 'POST', token });
+    lastYours = { kind: 'user', userId, token: data.token };
+    $('token').value = data.token;
+    if ($('remember').checked) storage.set(STORAGE_KEYS.token, data.token);
+    setStatus(`Your new token: ${data.token} (the old one no longer works; keep this one).`);
+  });
 }
 
 /** Copy a snippet; where the clipboard API is refused, select the text for Ctrl+C. */
@@ -781,6 +846,9 @@ function start() {
       if (lastYours?.kind === 'user') loadUserBoard(lastYours.userId, lastYours.token);
     });
   }
+  $('share-button').addEventListener('click', onShare);
+  $('revoke-share-button').addEventListener('click', onRevokeShare);
+  $('rotate-token-button').addEventListener('click', onRotateToken);
   $('recommend-form').addEventListener('submit', onRecommend);
   for (const button of document.querySelectorAll('#vote-buttons button')) {
     button.addEventListener('click', onVote);
@@ -790,6 +858,7 @@ function start() {
     if (!event.target.checked) {
       storage.set(STORAGE_KEYS.userId, null);
       storage.set(STORAGE_KEYS.token, null);
+      storage.set(STORAGE_KEYS.share, null);
     }
   });
   for (const button of document.querySelectorAll('button.copy')) {

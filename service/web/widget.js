@@ -1,7 +1,10 @@
 /* personal-leaderboard: the embeddable widget (an iframe-able card).
  *
  *   /widget/leaderboard?method=bt&top=5          everyone's top N
- *   /widget/user/{user_id}?token=T&top=5         that user's top N ("Best for you")
+ *   /widget/shared/{share_id}?top=5              a user's top N ("Best for you"), read with
+ *                                                the share id they made (POST
+ *                                                /v1/users/{id}/share): their board's
+ *                                                ranking only, revocable; never a read token
  *   optional: theme=light (default) | dark | auto (follow the reader's colour scheme);
  *
  * Framed, it posts its content's height to the host ({type: "plb-widget-size", height}),
@@ -28,13 +31,19 @@ class WidgetError extends Error {}
 function readRequest() {
   const params = new URLSearchParams(window.location.search);
   const parts = window.location.pathname.split('/').filter(Boolean); // ['widget', ...]
-  let userId = null;
+  let shareId = null;
   if (parts[1] === 'user') {
-    if (parts.length !== 3) throw new WidgetError('The address must be /widget/user/{user_id}.');
+    throw new WidgetError(
+      'A personal card is shown with a share id now: make one on the leaderboard page ' +
+        '("Embed it") and use its address, /widget/shared/{share_id}.',
+    );
+  }
+  if (parts[1] === 'shared') {
+    if (parts.length !== 3) throw new WidgetError('The address must be /widget/shared/{share_id}.');
     try {
-      userId = decodeURIComponent(parts[2]);
+      shareId = decodeURIComponent(parts[2]);
     } catch {
-      throw new WidgetError('The user id in the address is not valid URL encoding.');
+      throw new WidgetError('The share id in the address is not valid URL encoding.');
     }
   }
   const topText = params.get('top');
@@ -47,10 +56,9 @@ function readRequest() {
     top = Math.min(top, MAX_TOP);
   }
   return {
-    userId,
+    shareId,
     top,
     method: params.get('method') || 'bt',
-    token: params.get('token') || '',
     theme: params.get('theme') || 'light',
   };
 }
@@ -64,9 +72,8 @@ function detailMessage(body, response) {
   return `HTTP ${response.status} ${response.statusText}`.trim();
 }
 
-async function getJson(path, token) {
+async function getJson(path) {
   const headers = { Accept: 'application/json' };
-  if (token) headers.Authorization = `Bearer ${token}`;
   let response;
   try {
     response = await fetch(path, { headers, credentials: 'same-origin' });
@@ -109,7 +116,7 @@ function render(data, request) {
 
   const method = METHOD_NAMES[data.method] ?? String(data.method ?? request.method);
   const battles = isNumber(data.n_battles) ? integer.format(data.n_battles) : null;
-  if (request.userId !== null) {
+  if (request.shareId !== null) {
     $('widget-meta').textContent = battles
       ? `${method} · from ${battles} of your votes`
       : `${method} · personal ranking`;
@@ -161,17 +168,17 @@ async function start() {
       if (data.theme === 'light' || data.theme === 'dark') setTheme(data.theme);
     });
   }
-  if (request.userId !== null) {
+  if (request.shareId !== null) {
     $('widget-title').textContent = 'Best for you';
     $('widget-caption').textContent = 'Your leaderboard, best first';
   }
   const method = `method=${encodeURIComponent(request.method)}`;
   const path =
-    request.userId === null
+    request.shareId === null
       ? `/v1/leaderboard?${method}`
-      : `/v1/users/${encodeURIComponent(request.userId)}/leaderboard?${method}`;
+      : `/v1/shared/${encodeURIComponent(request.shareId)}?${method}`;
   try {
-    render(await getJson(path, request.token), request);
+    render(await getJson(path), request);
   } catch (err) {
     showError(err instanceof WidgetError ? err.message : `Something went wrong: ${err.message}`);
   }

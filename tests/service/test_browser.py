@@ -413,9 +413,33 @@ def test_page_shows_api_errors_and_a_users_board(server: Server, tab: Any) -> No
     assert own.status_code == 200, own.text
     assert rows(tab, "#your-table") == expected(own.json()["models"])
     assert own.json()["source"] in tab.inner_text("#your-source")
-    assert f"/widget/user/{server.user_id}?token=" in tab.inner_text("#embed-snippet-user")
     # not remembered: the box was not ticked
     assert tab.evaluate("() => window.localStorage.getItem('plb.token')") is None
+
+    # the user's own card and badge: a share link, never the token (issue 31)
+    assert tab.is_hidden("#embed-user-snippet")
+    tab.click("#share-button")
+    tab.wait_for_selector("#embed-user-snippet:not([hidden])")
+    snippet = tab.inner_text("#embed-snippet-user")
+    assert token not in snippet and "token" not in snippet
+    share_id = snippet.split("/widget/shared/")[1].split("?")[0]
+    assert f"/widget/badge.svg?share={share_id}" in snippet
+    shared = server.client.get(f"/v1/shared/{share_id}")
+    assert shared.status_code == 200 and "n_battles" not in shared.json()
+    tab.click("#revoke-share-button")
+    tab.wait_for_selector("#embed-user-snippet[hidden]", state="attached")
+    assert server.client.get(f"/v1/shared/{share_id}").status_code == 404
+
+    # a new token: the old one refused, the page goes on with the new one
+    tab.click("#rotate-token-button")
+    tab.wait_for_function(
+        "() => document.getElementById('status').textContent.includes('new token')"
+    )
+    new = tab.input_value("#token")
+    assert new != token and new in tab.inner_text("#status")
+    path = f"/v1/users/{server.user_id}/leaderboard"
+    assert server.client.get(path, params={"token": token}).status_code == 403
+    assert server.client.get(path, params={"token": new}).status_code == 200
 
 
 def test_widget_shows_the_top_three(server: Server, tab: Any) -> None:
@@ -497,12 +521,35 @@ def test_snippet_size_fits_a_top_five_card_without_embed_js(server: Server, tab:
 
 
 def test_widget_shows_the_detail_of_an_error(server: Server, tab: Any) -> None:
-    tab.goto(f"{server.base_url}/widget/user/{server.user_id}?token=wrong")
+    tab.goto(f"{server.base_url}/widget/shared/not-a-share-id")
     tab.wait_for_selector("#widget-error:not([hidden])")
-    refused = server.client.get(
-        f"/v1/users/{server.user_id}/leaderboard", params={"token": "wrong"}
-    )
+    refused = server.client.get("/v1/shared/not-a-share-id")
+    assert refused.status_code == 404
     assert refused.json()["detail"] in tab.inner_text("#widget-error")
+
+
+def test_widget_of_a_share_id_shows_the_users_top_and_takes_no_token(
+    server: Server, tab: Any, shared_fit: Path
+) -> None:
+    """A user's card is read with their share id; the old address with a token says so."""
+    from service.pipeline.artifacts import load_fit
+    from service.tokens import user_token
+
+    users = load_fit(shared_fit).agreement
+    user = next(str(u) for u in users["user_id"] if str(u) != server.user_id)  # not rotated
+    token = user_token(TOKEN_SECRET.encode(), user)
+    made = server.client.post(
+        f"/v1/users/{user}/share", headers={"Authorization": f"Bearer {token}"}
+    )
+    assert made.status_code == 201, made.text
+    tab.goto(f"{server.base_url}{made.json()['widget_url']}?top=3")
+    tab.wait_for_selector("#widget-table tbody tr")
+    shared = server.client.get(made.json()["board_url"]).json()
+    assert rows(tab, "#widget-table") == expected(shared["models"][:3])
+    assert tab.inner_text("#widget-title") == "Best for you"
+    tab.goto(f"{server.base_url}/widget/user/{server.user_id}?token=anything")
+    tab.wait_for_selector("#widget-error:not([hidden])")
+    assert "/widget/shared/{share_id}" in tab.inner_text("#widget-error")
 
 
 # -- the notice of a simulated arena ---------------------------------------------------
