@@ -36,8 +36,9 @@ Two defences of the aggregate, as Chatbot Arena uses for its own board:
   Each family of p-values is controlled by Benjamini-Hochberg at ``level`` over the users
   (user-model pairs) tested. So that a brigade does not hide inside the model it bent,
   the population model leaves out the brigade candidates (a win share of at least
-  ``brigade_share`` with one model in 10 or more votes) and is refitted without the users
-  flagged so far, for ``rounds`` rounds.
+  ``brigade_share``, and 0.15 above the model's share among everyone's votes, with one
+  model in 10 or more votes) and is refitted without the users flagged so far, for
+  ``rounds`` rounds.
 """
 
 from __future__ import annotations
@@ -76,6 +77,11 @@ _NAN = float("nan")
 #: Fewest votes with one model that make a user a brigade candidate, left out of the
 #: population model the brigade test compares with.
 _CANDIDATE_VOTES = 10
+#: How far above the model's win share among everyone's votes a user's share of it must
+#: be (besides ``brigade_share``) for the user to be a brigade candidate: with a low
+#: ``brigade_share`` the leader's share passes it for nearly everyone, who would then
+#: all leave the population model.
+_CANDIDATE_MARGIN = 0.15
 
 
 @dataclass(frozen=True)
@@ -212,7 +218,7 @@ def detect_anomalous_voters(
     *,
     level: float = 0.01,
     min_votes: int = 20,
-    brigade_share: float = 0.9,
+    brigade_share: float = 0.5,
     rounds: int = 3,
     alpha: float = DEFAULT_ALPHA,
     user_alpha: float | None = None,
@@ -278,11 +284,19 @@ def detect_anomalous_voters(
     slope, se = logistic_slopes(d_self, y, w, u, n_users)
     strength, strength_se = preference_strength(k, matchups, y, w, u, n_users)
     testable = (n_votes >= min_votes) & np.isfinite(slope) & np.isfinite(strength)
-    # Brigade candidates (one model's win share at least brigade_share in enough votes)
+    # Brigade candidates (one model's win share at least brigade_share, and well above
+    # its share among everyone's votes, in enough votes)
     # stay out of the population model the brigade test compares with: a brigade large
     # enough to bend that model would otherwise hide inside it.
     share = np.divide(score, shown, out=np.zeros_like(shown), where=shown > 0)
-    candidate_pair = (share >= brigade_share) & (shown >= _CANDIDATE_VOTES)
+    overall = score.reshape(n_users, k).sum(axis=0) / np.maximum(
+        shown.reshape(n_users, k).sum(axis=0), 1e-12
+    )
+    candidate_pair = (
+        (share >= brigade_share)
+        & (share >= np.tile(overall, n_users) + _CANDIDATE_MARGIN)
+        & (shown >= _CANDIDATE_VOTES)
+    )
     candidate = np.asarray(candidate_pair.reshape(n_users, k).any(axis=1), dtype=bool)
     flagged = np.zeros(n_users, dtype=bool)
     for _ in range(rounds):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import replace
 from typing import Any
 
@@ -21,7 +22,9 @@ def check_min_votes(min_votes: Any) -> None:
         raise ValueError(f"Argument 'min_votes' must be at least 0, not {min_votes}.")
 
 
-def split_provisional(board: Leaderboard, min_votes: int) -> Leaderboard:
+def split_provisional(
+    board: Leaderboard, min_votes: int, rankable: Collection[str] | None = None
+) -> Leaderboard:
     """Rank only the models with at least ``min_votes`` votes; list the others apart.
 
     A model with a handful of votes has an interval too wide to say anything, yet its
@@ -39,6 +42,9 @@ def split_provisional(board: Leaderboard, min_votes: int) -> Leaderboard:
         A leaderboard, best model first.
     min_votes : int
         The fewest battles a ranked model has; 0 ranks every model.
+    rankable : collection of str, optional
+        The only models that may be ranked (those a published version ranks, for a
+        board moved by the votes since): any other is provisional, whatever its votes.
 
     Returns
     -------
@@ -52,9 +58,13 @@ def split_provisional(board: Leaderboard, min_votes: int) -> Leaderboard:
         When ``min_votes`` is negative or not an integer.
     """
     check_min_votes(min_votes)
-    ranked = [m for m in board.models if m.battles >= min_votes]
+
+    def ranks(m: Any) -> bool:
+        return bool(m.battles >= min_votes and (rankable is None or m.model in rankable))
+
+    ranked = [m for m in board.models if ranks(m)]
     provisional = sorted(
-        (m for m in board.models if m.battles < min_votes), key=lambda m: (-m.battles, m.model)
+        (m for m in board.models if not ranks(m)), key=lambda m: (-m.battles, m.model)
     )
     if provisional:
         ranked = [m.plain() for m in ranked]

@@ -67,7 +67,7 @@ class IntegrityConfig:
     flag_voters: bool = True
     level: float = 0.01
     min_votes: int = 20
-    brigade_share: float = 0.9
+    brigade_share: float = 0.5
 
     @classmethod
     def from_settings(cls, settings: Settings) -> IntegrityConfig:

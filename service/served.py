@@ -173,7 +173,9 @@ def live_window(
     return LiveWindow(elo_update(start, battles), counts, len(battles))
 
 
-def live_elo_leaderboard(served: Served, window: LiveWindow) -> dict[str, Any]:
+def live_elo_leaderboard(
+    served: Served, window: LiveWindow, *, within_intervals: bool = True
+) -> dict[str, Any]:
     """The Elo leaderboard moved by every vote counted since ``served`` was published.
 
     Parameters
@@ -183,20 +185,34 @@ def live_elo_leaderboard(served: Served, window: LiveWindow) -> dict[str, Any]:
     window : LiveWindow
         The votes counted since: their ratings replace the version's, their counts are
         added to the version's, as is their number to ``n_battles``.
+    within_intervals : bool
+        Keep the live board within the version's intervals and ranks (below); false
+        only to measure what that defends against (``bench/price_to_crown.py``).
 
     Returns
     -------
     dict
         The public leaderboard document (:func:`public_board` with ``served.min_votes``).
-        A model the version has no interval for (registered or voted on since) gets the
-        span of the version's intervals around its rating, at least ``SCALE`` Elo points
-        either side: wide, never zero-width.
+        A model's live rating moves only within the version's interval of it, and only
+        the models the version ranks are ranked: a rank the published intervals do not
+        already allow waits for the next refit, whose integrity screen sees the votes
+        that would give it (issue 31: one made-up voter's 300 votes took the weakest
+        model from 8th to 1st). A model the version has no interval for (registered or
+        voted on since) is provisional (unless ``min_votes`` is 0), with the span of the version's intervals around
+        its rating, at least ``SCALE`` Elo points either side: wide, never zero-width.
     """
     published = served.snapshot.leaderboards["elo"]
     rows = {m["model"]: m for m in published["models"]}
     live = window.ratings
     models = tuple(sorted(set(rows) | set(live)))
-    point = np.array([live.get(m, rows.get(m, {}).get("rating", 1000.0)) for m in models])
+
+    def bounded(m: str) -> float:
+        rating = live.get(m, rows.get(m, {}).get("rating", 1000.0))
+        if m in rows and within_intervals:
+            return float(np.clip(rating, rows[m]["lower"], rows[m]["upper"]))
+        return float(rating)
+
+    point = np.array([bounded(m) for m in models])
     lowest = min((r["lower"] for r in rows.values()), default=np.inf)
     highest = max((r["upper"] for r in rows.values()), default=-np.inf)
     lower = np.array(
@@ -237,4 +253,6 @@ def live_elo_leaderboard(served: Served, window: LiveWindow) -> dict[str, Any]:
         interval=published.get("interval", "bootstrap"),
         confidence=published.get("confidence", 0.95),
     )
-    return split_provisional(board, served.min_votes).to_dict()
+    ranked = {m for m, row in rows.items() if row["battles"] >= served.min_votes}
+    rankable = ranked if within_intervals and served.min_votes > 0 else None
+    return split_provisional(board, served.min_votes, rankable=rankable).to_dict()

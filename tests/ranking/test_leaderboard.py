@@ -244,3 +244,17 @@ def test_an_anchor_must_be_ranked(votes: PairwiseData) -> None:
         fit_leaderboard(attacked, min_votes=50, anchor=("gpt-17-ultra", 1200.0))
     pinned = fit_leaderboard(attacked, min_votes=50, anchor=(votes.models[0], 1200.0))
     assert pinned[votes.models[0]].rating == pytest.approx(1200.0)
+
+
+def test_split_provisional_ranks_only_the_rankable_models() -> None:
+    board = fit_leaderboard(_rankable_votes(), method="bt")
+    split = split_provisional(board, 0, rankable={"m0", "m1"})
+    assert {m.model for m in split.models} == {"m0", "m1"}
+    assert {m.model for m in split.provisional} == {"m2"}
+    assert {m.model for m in split_provisional(board, 0).models} == {"m0", "m1", "m2"}
+
+
+def _rankable_votes() -> PairwiseData:
+    rng = np.random.default_rng(0)
+    matchups = np.array([[0, 1], [1, 2], [0, 2]] * 20)
+    return PairwiseData(("m0", "m1", "m2"), matchups, (rng.random(60) < 0.6) * 1.0, np.ones(60))

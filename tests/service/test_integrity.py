@@ -85,6 +85,30 @@ def test_screen_flags_a_brigader_and_keeps_honest_voters() -> None:
     json.dumps(evidence, allow_nan=False)  # the snapshot stores it as JSON
 
 
+def test_socks_under_the_old_share_are_flagged() -> None:
+    """Issue 31: three socks voting the weakest model up at a 0.85 win share went
+    unflagged (the test needed 0.9); the share is 0.5 now, and the binomial test decides."""
+    rng = np.random.default_rng(1)
+    models, strength = ["a", "b", "c", "d"], np.array([1.0, 0.3, -0.3, -1.0])
+    rows: list[tuple[str | None, str, str, str, float]] = []
+    for user in range(40):
+        for i in range(30):
+            x, y = rng.choice(4, size=2, replace=False)
+            win = rng.random() < 1 / (1 + np.exp(strength[y] - strength[x]))
+            rows.append((f"h{user}", models[x], models[y], "model_a" if win else "model_b", i))
+    for sock in range(3):
+        for i in range(40):
+            won = rng.random() < 0.85
+            rows.append((f"sock-{sock}", "d", models[i % 3], "model_a" if won else "model_b", i))
+    battles = frame(rows)
+    _, old = screen_battles(battles, IntegrityConfig(brigade_share=0.9))
+    assert not {f["user_id"] for f in old["flagged"]} & {"sock-0", "sock-1", "sock-2"}
+    _, evidence = screen_battles(battles, IntegrityConfig())
+    flagged = {f["user_id"] for f in evidence["flagged"]}
+    assert {"sock-0", "sock-1", "sock-2"} <= flagged
+    assert len(flagged - {"sock-0", "sock-1", "sock-2"}) == 0  # no honest voter
+
+
 # -- through the API -----------------------------------------------------------------------
 
 
@@ -273,6 +297,28 @@ def test_a_made_up_voter_counts_on_no_public_board_until_established(
         clock.now = MONDAY + 3 * DAY  # voted on three earlier days: this vote counts
         ingest(client, [vote(weak, models[0], "sock", MONDAY)])
         assert n_elo(client) == counted + 1
+
+
+def test_one_voters_300_wins_move_live_elo_within_its_interval_only(
+    shared_fit_no_features: Path, tmp_path: Path
+) -> None:
+    """Issue 31: one made-up user's 300 wins took the weakest model from 8th to 1st on
+    live Elo (944.9 to 1290.7), and, with the cap working, 50 counted votes to a shared
+    rank 1. With the standing off, the cap and the live board's bounds still hold it."""
+    settings = service_settings(
+        shared_fit_no_features, store_path=tmp_path / "store.sqlite", min_model_votes=0
+    )
+    with open_client(settings) as client:
+        elo = client.get("/v1/leaderboard", params={"method": "elo"}).json()
+        weak = elo["models"][-1]["model"]
+        others = [m["model"] for m in elo["models"][:-1]]
+        ingest(client, [vote(weak, others[i % len(others)], "sock", MONDAY) for i in range(300)])
+        live = client.get("/v1/leaderboard", params={"method": "elo"}).json()
+        assert live["n_battles"] == elo["n_battles"] + 50  # the daily cap
+        row, was = rows(live)[weak], rows(elo)[weak]
+        assert row["rating"] > was["rating"]  # it moved, within its interval
+        assert row["rating"] <= was["upper"] + 1e-9
+        assert row["rank"] > 1 and live["models"][0]["model"] != weak
 
 
 def test_a_client_cannot_send_the_servers_receive_time(client: TestClient) -> None:

@@ -90,3 +90,27 @@ def test_live_elo_lists_a_model_below_the_minimum_as_provisional() -> None:
     assert [m["model"] for m in board["models"]] == ["a", "b"]
     assert board["provisional"] == [{"model": "c", "battles": 3, "wins": 2, "losses": 1, "ties": 0}]
     assert {m["rank"] for m in board["models"]} == {1}
+
+
+def test_live_elo_moves_within_the_versions_intervals() -> None:
+    """Issue 31: one made-up voter's 300 wins took the weakest model from 8th to 1st on
+    live Elo. Between refits a rating moves within its published interval: a rank the
+    version's intervals do not already allow waits for the refit and its screen."""
+    served = served_version(3, Snapshot.from_dict(SNAPSHOT), predictor=None)
+    live = {"a": 1004.0, "b": 1290.0}
+    board = live_elo_leaderboard(served, LiveWindow(live, {"b": (300, 300, 0, 0)}, 300))
+    rows = {r["model"]: r for r in board["models"]}
+    assert rows["b"]["rating"] == pytest.approx(1000.0)  # 996 + 4, its published upper
+    assert board["models"][0]["model"] == "a"
+    unbounded = live_elo_leaderboard(
+        served, LiveWindow(live, {"b": (300, 300, 0, 0)}, 300), within_intervals=False
+    )
+    assert unbounded["models"][0]["model"] == "b"
+
+
+def test_live_elo_ranks_only_the_models_the_version_ranks() -> None:
+    served = served_version(3, Snapshot.from_dict(SNAPSHOT), predictor=None, min_votes=5)
+    live = {"a": 1001.0, "b": 999.0, "c": 1300.0}
+    board = live_elo_leaderboard(served, LiveWindow(live, {"c": (60, 60, 0, 0)}, 60))
+    assert [m["model"] for m in board["models"]] == ["a", "b"]
+    assert [m["model"] for m in board["provisional"]] == ["c"]
