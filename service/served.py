@@ -198,8 +198,9 @@ def live_elo_leaderboard(
         already allow waits for the next refit, whose integrity screen sees the votes
         that would give it (issue 31: one made-up voter's 300 votes took the weakest
         model from 8th to 1st). A model the version has no interval for (registered or
-        voted on since) is provisional (unless ``min_votes`` is 0), with the span of the version's intervals around
-        its rating, at least ``SCALE`` Elo points either side: wide, never zero-width.
+        voted on since) is provisional (unless ``min_votes`` is 0), with the span of the
+        version's intervals around its rating, at least ``SCALE`` Elo points either side:
+        wide, never zero-width.
     """
     published = served.snapshot.leaderboards["elo"]
     rows = {m["model"]: m for m in published["models"]}
