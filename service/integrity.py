@@ -32,7 +32,6 @@ from ranking.integrity import daily_cap_mask, detect_anomalous_voters
 from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
 from ranking.standing import established_mask
 from ranking.types import BoolArray, FloatArray
-from service.settings import Settings
 
 __all__ = ["RECEIVED", "IntegrityConfig", "counted_mask", "screen_battles"]
 
@@ -68,18 +67,6 @@ class IntegrityConfig:
     level: float = 0.01
     min_votes: int = 20
     brigade_share: float = 0.5
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> IntegrityConfig:
-        """The defence the service's settings ask for."""
-        return cls(
-            daily_cap=settings.daily_vote_cap,
-            established_days=settings.established_days,
-            flag_voters=settings.flag_voters,
-            level=settings.flag_level,
-            min_votes=settings.flag_min_votes,
-            brigade_share=settings.flag_brigade_share,
-        )
 
 
 def _finite(value: Any) -> Any:

@@ -55,7 +55,14 @@ class Engine:
         self.fit = fit
         self.settings = settings
         drop_names_not_text(store)  # left by an older version: they would fail every ingest
-        self.integrity = IntegrityConfig.from_settings(settings)
+        self.integrity = IntegrityConfig(
+            daily_cap=settings.daily_vote_cap,
+            established_days=settings.established_days,
+            flag_voters=settings.flag_voters,
+            level=settings.flag_level,
+            min_votes=settings.flag_min_votes,
+            brigade_share=settings.flag_brigade_share,
+        )
         self.history = BattleHistory(fit, store)
         secret = settings.token_secret
         key = secret.get_secret_value().encode() if secret else store.secret()
