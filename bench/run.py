@@ -32,6 +32,7 @@ from bench import (
     per_user,
     per_user_bt,
     predictor,
+    price_to_crown,
     real_voters,
     scale,
     service,
@@ -67,6 +68,10 @@ BENCHMARKS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "real_voters": (
         "S. Personal answers on real voters: never worse than the public board (issue 30)",
         real_voters.run,
+    ),
+    "price_to_crown": (
+        "T. The price of crowning the weakest model, in fake votes (issue 31)",
+        price_to_crown.run,
     ),
     "scale_features": (
         "R. plb fit with the query features, 100,000 users (issue 18)",
