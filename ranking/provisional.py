@@ -59,12 +59,12 @@ def split_provisional(
     """
     check_min_votes(min_votes)
 
-    def ranks(m: Any) -> bool:
+    def is_ranked(m: Any) -> bool:
         return bool(m.battles >= min_votes and (rankable is None or m.model in rankable))
 
-    ranked = [m for m in board.models if ranks(m)]
+    ranked = [m for m in board.models if is_ranked(m)]
     provisional = sorted(
-        (m for m in board.models if not ranks(m)), key=lambda m: (-m.battles, m.model)
+        (m for m in board.models if not is_ranked(m)), key=lambda m: (-m.battles, m.model)
     )
     if provisional:
         ranked = [m.plain() for m in ranked]
