@@ -56,7 +56,10 @@ def _bounded(value: Any) -> Any:
 
 
 def _float_text(value: float) -> str:
-    return str(int(value)) if np.isfinite(value) and value == int(value) else str(value)
+    """``17.0`` as ``"17"``; a float past 64 bits as Python writes it (``"1e+308"``, not 309
+    digits: an id stays about as short as it was sent)."""
+    whole = np.isfinite(value) and abs(value) < 2**63 and value == int(value)
+    return str(int(value)) if whole else str(value)
 
 
 def _string_column(frame: pd.DataFrame, name: str) -> pd.Series:

@@ -163,6 +163,14 @@ def _no_empty(column: pa.ChunkedArray) -> pa.ChunkedArray:
     return pc.if_else(empty, None, column) if pc.any(empty).as_py() else column
 
 
+def _finite(column: pa.ChunkedArray, name: str) -> pa.ChunkedArray:
+    """``column``; :class:`Fallback` when it holds a float that is not finite, which the row
+    path refuses by row, field and value (Arrow reads ``NaN`` as a number, not missing)."""
+    if pa.types.is_floating(column.type) and pc.any(pc.invert(pc.is_finite(column))).as_py():
+        raise Fallback(f"field {name!r} is not finite")
+    return column
+
+
 def _stamps(column: pa.ChunkedArray) -> npt.NDArray[np.float64]:
     kind = column.type
     if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
@@ -235,6 +243,8 @@ class ColumnarFile:
         stamps = _stamps(table["tstamp"]) if "tstamp" in names else None
         text = {n: _text(table[n], n, numbers=True) for n in _IDS if n in names}
         labels = {n: table[n] for n in names if n not in BATTLE_COLUMNS}
+        for name, column in labels.items():  # NaN, -Infinity, a 400-digit integer (inf)
+            _finite(column, name)
         if self.na:  # CSV: "NA", "null", an empty string, ... are missing
             text = {n: missing(column) for n, column in text.items()}
             labels = {n: missing(column) for n, column in labels.items()}
@@ -320,7 +330,8 @@ class ColumnarFile:
     def _label(self, name: str, parts: list[pa.ChunkedArray | None]) -> pd.Series:
         if self.infer_labels:  # CSV: text throughout, typed once for the whole column
             text = self._filled(parts, pa.string())
-            return (text if name in self._text_labels else _infer(text)).to_pandas()
+            typed = text if name in self._text_labels else _finite(_infer(text), name)
+            return typed.to_pandas()
         kinds = {p.type for p in parts if p is not None and not pa.types.is_null(p.type)}
         if len(kinds) <= 1:  # one type, missing in some blocks
             return self._filled(parts, kinds.pop() if kinds else pa.null()).to_pandas()

@@ -12,6 +12,7 @@ name the field and the value.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -30,6 +31,7 @@ __all__ = [
     "bool_mask",
     "frame_from_records",
     "loads_record",
+    "mark_bad_numbers",
     "normalise_columns",
 ]
 
@@ -105,6 +107,25 @@ def loads_record(text: str) -> Any:
         raise
     except ValueError:  # "Exceeds the limit (4300 digits) for integer string conversion"
         return json.loads(text, parse_constant=_constant, parse_int=_integer)
+
+
+def mark_bad_numbers(record: Mapping[Any, Any]) -> dict[Any, Any]:
+    """``record`` with each float that is not finite (nested dicts too) marked as a
+    :class:`BadNumber`, as :func:`loads_record` marks ``NaN`` and infinities written out.
+
+    For records parsed by another JSON reader (the REST body): Python's ``json`` reads the
+    tokens ``NaN``, ``Infinity`` and ``-Infinity`` as floats, and a NaN would then look
+    missing; an overlong ``1e400`` reads as an infinity.
+    """
+    marked: dict[Any, Any] = {}
+    for key, value in record.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            marked[key] = BadNumber(repr(value), "is not a finite number")
+        elif isinstance(value, dict):
+            marked[key] = mark_bad_numbers(value)
+        else:
+            marked[key] = value
+    return marked
 
 
 def _is_text(text: str) -> bool:

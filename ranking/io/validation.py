@@ -35,6 +35,7 @@ from ranking.io.records import (
     Whole,
     bool_mask,
     frame_from_records,
+    mark_bad_numbers,
     normalise_columns,
 )
 from ranking.io.text_checks import (
@@ -247,12 +248,18 @@ def _grouped(name: Any, reasons: pd.Series) -> list[tuple[Any, _Mask, str]]:
 
 
 def _number_checks(frame: pd.DataFrame) -> list[tuple[str, _Mask, str]]:
-    """Numbers no field can hold (:func:`number_problem`, :class:`BadNumber`), by field."""
+    """Numbers no field can hold (:func:`number_problem`, :class:`BadNumber`), by field;
+    in a column of floats, an infinity (``1e400`` as JSON reads it, ``inf`` in a CSV)."""
     checks: list[tuple[str, _Mask, str]] = []
     for name in frame.columns:
-        if frame[name].dtype == object:
-            reasons = frame[name].map(_number_reason, na_action="ignore").astype(object)
+        column = frame[name]
+        if column.dtype == object:
+            reasons = column.map(_number_reason, na_action="ignore").astype(object)
             checks += _grouped(str(name), reasons)
+        elif pd.api.types.is_float_dtype(column.dtype):
+            infinite = np.isinf(column.to_numpy(dtype="float64", na_value=np.nan))
+            if infinite.any():
+                checks.append((str(name), infinite, "is not a finite number"))
     return checks
 
 
@@ -359,7 +366,8 @@ def battles_from_records(
         for i, r in enumerate(records)
         if not isinstance(r, Mapping)
     ]
-    frame = normalise_columns(frame_from_records([records[i] for i in objects]))
+    marked = [mark_bad_numbers(records[i]) for i in objects]  # NaN would look missing
+    frame = normalise_columns(frame_from_records(marked))
     row_errors = validate_battles(frame, max_chars=max_chars, strict_text=strict_text)
     errors += [RowError(objects[e.index], e.field, e.value, e.reason) for e in row_errors]
     errors.sort(key=lambda e: e.index)

@@ -3,9 +3,11 @@
 Two handlers the app installs (:func:`install`):
 
 * a request the framework cannot validate answers 422 with FastAPI's own detail (one
-  entry a problem, echoing the input), every string in it made encodable first: a lone
+  entry a problem, echoing the input), every value in it made encodable first: a lone
   surrogate (JSON ``"\\ud800"``) cannot be written as UTF-8, and it is shown escaped
-  (``\\ud800``) instead;
+  (``\\ud800``) instead; ``NaN`` and the infinities (which Python's JSON reader takes,
+  and a JSON answer cannot hold) are shown as the strings ``"NaN"``, ``"Infinity"`` and
+  ``"-Infinity"``;
 * anything unexpected answers ``500 {"detail": "internal error"}``, JSON like every other
   error, with ``Connection: close``: the connection is dropped after a 500, and the
   client is told so instead of finding out on its next request.
@@ -14,6 +16,7 @@ Two handlers the app installs (:func:`install`):
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 from fastapi import FastAPI, Request, status
@@ -27,7 +30,10 @@ log = logging.getLogger(__name__)
 
 
 def encodable(value: Any) -> Any:
-    """``value`` with every string (keys too) encodable as UTF-8: lone surrogates escaped."""
+    """``value`` with every string (keys too) encodable as UTF-8, lone surrogates escaped,
+    and every float one JSON can hold: ``NaN`` and infinities as the tokens' names."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     if isinstance(value, str):
         if value.isascii():
             return value

@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from ranking.io.text_checks import text_problem
 from ranking.io.validation import battles_from_records, to_battle_frame
 from service.live.errors import InputError, NotAvailable
 from service.recommendation import recommendation, unknown_models
@@ -28,7 +29,8 @@ __all__ = ["check_text", "recommend_for"]
 
 def check_text(name: str, text: str, limit: int) -> None:
     """Raise :class:`InputError` naming ``name`` unless ``text`` is non-blank, at most
-    ``limit`` characters and valid Unicode (no lone surrogate)."""
+    ``limit`` characters, valid Unicode (no lone surrogate) and free of control characters
+    but tabs and line breaks."""
     if not text.strip():
         raise InputError(f"{name}: is blank")
     if len(text) > limit:
@@ -40,6 +42,9 @@ def check_text(name: str, text: str, limit: int) -> None:
             f"{name}: is not valid Unicode text (a lone surrogate, "
             f"{text[error.start]!r} at character {error.start})"
         ) from None
+    problem = text_problem(text, limit, lines=True)  # control characters (issue 31)
+    if problem is not None:
+        raise InputError(f"{name}: {problem}")
 
 
 def recommend_for(

@@ -96,8 +96,10 @@ def _sqlite_state(path: Path) -> dict[str, str]:
 
 
 def _redis_state(client: Any) -> dict[str, str]:
-    """``DUMP`` of every key of the database."""
-    return {key.decode(): _digest(client.dump(key)) for key in sorted(client.keys("*"))}
+    """``DUMP`` of every key of the database but the rate limits' counters (which count
+    requests, such as the characters of anonymous queries, not data)."""
+    keys = [k for k in sorted(client.keys("*")) if not k.startswith(b"plb:limits:")]
+    return {key.decode(): _digest(client.dump(key)) for key in keys}
 
 
 @pytest.fixture(scope="module", params=["embedded", "redis"])
@@ -628,3 +630,149 @@ def test_an_internal_error_is_json_and_closes_the_connection(
         assert response.headers["connection"] == "close"
         assert response.json() == {"detail": "internal error"}
         assert client.get("/healthz").status_code == 200  # the next request is served
+
+
+# -- issue 31: JSON number tokens no field can hold, written raw, in every field ------------
+
+#: (token as sent, how the error shows the value): Python's ``json`` reads ``NaN`` and the
+#: infinities (JSON has no such tokens) and ``1e400`` as floats, where a NaN looks missing.
+TOKENS = [
+    ("NaN", "value nan "),
+    ("Infinity", "value inf "),
+    ("-Infinity", "value -inf "),
+    ("1e400", "value inf "),
+    ("-1e400", "value -inf "),
+    ("1" + "0" * 399, "(400 digits)"),
+    ("-" + "9" * 400, "(400 digits)"),
+]
+#: Where a token goes in a record, and the field its error names.
+TOKEN_FIELDS = [
+    ('"tstamp": {}', "'tstamp'"),
+    ('"user_id": {}', "'user_id'"),
+    ('"battle_id": {}', "'battle_id'"),
+    ('"prompt": {}', "'prompt'"),
+    ('"topic": {}', "'topic'"),
+    ('"category_tag": {{"math": {}}}', "'category_tag.math'"),
+]
+_RECORD = '{{"model_a": "pico-3b", "model_b": "lyra-mini", "winner": "tie", %s}}'
+
+
+def _token_cases() -> list[Any]:
+    return [
+        pytest.param(_RECORD % place, token, field, shown, id=f"{field[1:-1]}={token[:9]}")
+        for place, field in TOKEN_FIELDS
+        for token, shown in TOKENS
+    ]
+
+
+@pytest.mark.parametrize(("record", "token", "field", "shown"), _token_cases())
+def test_a_number_token_in_any_field_is_rejected_naming_it(
+    service: Service, record: str, token: str, field: str, shown: str
+) -> None:
+    # issue 31: NaN in tstamp, a label, an id or the prompt was stored as missing; an
+    # infinite label was a 500 (the store could not write it); inf became a user "inf"
+    body = f'{{"battles": [{record.format(token)}]}}'
+    with unchanged(service):
+        response = post_battles(service, body)
+        assert response.status_code == 200, response.text
+        result = response.json()
+        assert (result["accepted"], result["tokens"]) == (0, {})
+        [rejected] = result["rejected"]
+        assert f"field {field}" in rejected["error"] and shown in rejected["error"], rejected
+
+
+@pytest.mark.parametrize("route", ["/v1/recommend", "/v1/next-battle"])
+@pytest.mark.parametrize(("record", "token", "field", "shown"), _token_cases())
+def test_a_number_token_in_a_vote_is_422_naming_it(
+    service: Service, route: str, record: str, token: str, field: str, shown: str
+) -> None:
+    body = f'{{"queries": ["How do I sort?"], "votes": [{record.format(token)}]}}'
+    with unchanged(service):
+        response = service.client.post(route, content=body.encode(), headers=JSON)
+        assert_error(response, 422, "votes[0]", field, shown.strip())
+
+
+@pytest.mark.parametrize("place", [p for p, _ in TOKEN_FIELDS], ids=[f for _, f in TOKEN_FIELDS])
+def test_an_integer_of_5000_digits_anywhere_is_400(service: Service, place: str) -> None:
+    record = (_RECORD % place).format("7" * 5000)
+    with unchanged(service):
+        assert_error(post_battles(service, f'{{"battles": [{record}]}}'), 400, "4300 digits")
+        body = f'{{"queries": ["hi"], "votes": [{record}]}}'.encode()
+        response = service.client.post("/v1/recommend", content=body, headers=JSON)
+        assert_error(response, 400, "4300 digits")
+
+
+#: Bodies whose wrong value is echoed in FastAPI's 422 (issue 31: a NaN or an infinity
+#: there could not be written as JSON, and every one of these was a 500).
+ECHOED = [
+    # (route, body with {} for the token, headers, the echoed location)
+    ("/v1/admin/models", '{{"models": [{}]}}', ADMIN, "'models', 0"),
+    ("/v1/admin/models", '{{"models": {}}}', ADMIN, "'models'"),
+    ("/v1/recommend", '{{"queries": {}}}', {}, "'queries'"),
+    ("/v1/recommend", '{{"queries": ["a"], "prompt": {}}}', {}, "'prompt'"),
+    ("/v1/recommend", '{{"queries": ["a"], "votes": [{}]}}', {}, "'votes', 0"),
+    ("/v1/next-battle", '{{"queries": ["a"], "target": {}}}', {}, "'target'"),
+    ("/v1/battles", '{{"battles": {}}}', INGEST, "'battles'"),
+    ("/v1/battles", '{{"battles": [], "extra": {}}}', INGEST, "'extra'"),
+]
+_NAMES = {"NaN": "NaN", "Infinity": "Infinity", "-Infinity": "-Infinity", "1e400": "Infinity"}
+
+
+@pytest.mark.parametrize("token", list(_NAMES))
+@pytest.mark.parametrize(
+    ("route", "body", "headers", "where"), ECHOED, ids=[f"{r}:{w}" for r, _, _, w in ECHOED]
+)
+def test_a_number_token_echoed_in_a_422_is_named(
+    service: Service, route: str, body: str, headers: dict[str, str], where: str, token: str
+) -> None:
+    with unchanged(service):
+        sent = body.format(token).encode()
+        response = service.client.post(route, content=sent, headers={**headers, **JSON})
+        detail = assert_error(response, 422, where)
+        assert f"'input': '{_NAMES[token]}'" in detail, detail
+
+
+def test_a_float_id_past_64_bits_is_stored_as_sent(service: Service) -> None:
+    # it was written out in full: a user id of 309 characters, past the 256 allowed
+    tag = service.store
+    body = '{"battles": [{"model_a": "pico-3b", "model_b": "lyra-mini", "winner": "tie", '
+    body += f'"user_id": 1e308, "battle_id": "float-id-{tag}"}}]}}'
+    response = post_battles(service, body)
+    assert response.status_code == 200, response.text
+    assert list(response.json()["tokens"]) == ["1e+308"]
+
+
+#: Every route with a body, and a valid body of it with {} where a hostile value goes.
+BODIES = [
+    ("/v1/battles", INGEST, '{{"battles": [{{"model_a": {}, "model_b": "b", "winner": "tie"}}]}}'),
+    ("/v1/recommend", {}, '{{"queries": [{}]}}'),
+    ("/v1/next-battle", {}, '{{"queries": ["a"], "prompt": {}}}'),
+    ("/v1/admin/models", ADMIN, '{{"models": [{}]}}'),
+]
+HOSTILE = {
+    "surrogate": '"\\ud800"',
+    "low surrogate pair reversed": '"\\udc00\\ud800"',
+    "NUL": '"a\\u0000b"',
+    "escape": '"\\u001b[31mred"',
+    "C1": '"\\u0085"',
+    "long": '"' + "x" * 100_000 + '"',
+    "400 digits": "1" + "0" * 400,
+    "nested 10,000": "[" * 10_000 + "]" * 10_000,
+    "object nested 10,000": '{"a":' * 10_000 + "1" + "}" * 10_000,
+}
+
+
+@pytest.mark.parametrize("value", list(HOSTILE.values()), ids=list(HOSTILE))
+@pytest.mark.parametrize(("route", "headers", "body"), BODIES, ids=[r for r, _, _ in BODIES])
+def test_a_hostile_value_on_every_route_is_a_clear_4xx(
+    service: Service, route: str, headers: dict[str, str], body: str, value: str
+) -> None:
+    with unchanged(service):
+        sent = body.format(value).encode()
+        response = service.client.post(route, content=sent, headers={**headers, **JSON})
+        if route == "/v1/battles" and response.status_code == 200:
+            [rejected] = response.json()["rejected"]  # a bad record: named, not stored
+            assert "'model_a'" in rejected["error"], rejected
+        else:
+            assert 400 <= response.status_code < 500, response.text
+            assert set(response.json()) == {"detail"}

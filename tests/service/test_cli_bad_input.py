@@ -86,6 +86,9 @@ def _record(extra: str) -> bytes:
 def _corpus() -> dict[str, bytes]:
     """File name to content: every case of :data:`BAD` and :data:`ACCEPTED`."""
     good = _jsonl(GOOD)
+    numeric = _jsonl(  # labels of numbers, no prompt: columns Arrow types as numbers
+        [{**{k: v for k, v in g.items() if k != "prompt"}, "topic": 1.5} for g in GOOD]
+    )
     gz = gzip.compress(good, mtime=0)
     parquet = _parquet(GOOD)
     header = "model_a,model_b,winner\n"
@@ -143,6 +146,17 @@ def _corpus() -> dict[str, bytes]:
         + _record(f'"user_id": {"7" * 5000}').rstrip()
         + b"]",
         "tstamp-nan.jsonl": good + _record('"tstamp": NaN'),
+        # issue 31: Arrow reads NaN and the infinities as numbers, and a 400-digit integer as
+        # an infinity: in a column of numbers they were taken (the label -inf, the prompt "inf")
+        "label-minus-infinity.jsonl": numeric + _record('"topic": -Infinity'),
+        "label-nan.jsonl": numeric + _record('"topic": NaN'),
+        "label-400-digits.jsonl": numeric + _record(f'"topic": {"1" * 400}'),
+        "nested-label-infinity.jsonl": numeric + _record('"topic": 1, "tag": {"x": Infinity}'),
+        "prompt-1e400.jsonl": numeric + _record('"prompt": 1e400'),
+        "user-1e400.jsonl": numeric + _record('"user_id": -1e400'),
+        "label-inf.csv": _csv(
+            "model_a,model_b,winner,topic\n" + "a,b,tie,1.5\n" * 5 + "a,b,tie,-inf\n"
+        ),
         "nested.json": NESTED.encode(),
         # valid
         "duplicates.jsonl": _jsonl([*GOOD, *GOOD[:2]]),
@@ -217,6 +231,13 @@ BAD: list[Any] = [
     ("user-5000-digits.jsonl", ["row 6", "field 'user_id'", "777...7777 (5000 digits)"]),
     ("user-5000-digits.json", ["row 6", "field 'user_id'", "(5000 digits)", "64-bit"]),
     ("tstamp-nan.jsonl", ["row 6", "field 'tstamp'", "value nan ", "not a finite number"]),
+    ("label-minus-infinity.jsonl", ["row 6", "field 'topic'", "value -inf ", "not a finite"]),
+    ("label-nan.jsonl", ["row 6", "field 'topic'", "value nan ", "not a finite number"]),
+    ("label-400-digits.jsonl", ["row 6", "field 'topic'", "(400 digits)", "64-bit"]),
+    ("nested-label-infinity.jsonl", ["row 6", "field 'tag.x'", "value inf ", "not a finite"]),
+    ("prompt-1e400.jsonl", ["row 6", "field 'prompt'", "value inf ", "not a finite number"]),
+    ("user-1e400.jsonl", ["row 6", "field 'user_id'", "value -inf ", "not a finite number"]),
+    ("label-inf.csv", ["row 6", "field 'topic'", "value -inf ", "not a finite number"]),
     pytest.param("nested.json", ["nested too deeply"]),
 ]
 
