@@ -23,21 +23,25 @@ in the middle of those weeks. Strategies (``n`` fake votes in all):
   wins of the weak model;
 * ``patient socks``: users that vote once a day until established (one day before, as
   many as ``established_days`` after), then 50 votes each the next day, at a win share
-  just under the brigade test's (0.85 before, 0.45 after);
+  just under the brigade test's of one voter (0.85);
 * ``patient tiny socks``: the same, then only 5 votes each, all wins of the weak model:
-  too few for any test of one voter. The patient strategies spend server time.
+  too few for any test of one voter;
+* ``patient tiny socks over a week``: the same, the made-up voters joining over 7 days
+  (a seventh a day, among that day's honest newcomers), all voting on the eighth. The
+  patient strategies spend server time, which their rows give.
 
 *Before* is the service as issue 31 found it (no receive time: the cap counts the
-client's ``tstamp``; every voter counts at once; the brigade test flags a win share of
-0.9; the live board moves freely). *After* is today's defaults: the cap and the standing
-count the server's receive time, a voter counts from their second day
-(``established_days`` 1), the brigade test flags from a share of 0.5, and the live Elo
-board moves within the published intervals and ranks only the models the version ranks.
+client's ``tstamp``; every voter counts at once; the live board moves freely). *After*
+is today's defaults: the cap and the standing count the server's receive time, a voter
+counts from their second day (``established_days`` 1), the voters who joined the same
+day, week or month are tested together (``cohort_share`` 0.5), and the live Elo board
+moves within the published intervals and ranks only the models the version ranks.
+Before, no voter has a join day (no receive time), so the cohort test never runs.
 The honest voters' rows give the share the integrity screen flags, and the share of
 honest REST votes held back at each ``established_days``.
 
-Goal: every burst strategy's price at least 50 times the issue's 300 votes on every board,
-and no more than 2% of honest voters flagged.
+Goal: every strategy's price at least 50 times the issue's 300 votes on every board, and
+no more than 2% of honest voters flagged.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from types import SimpleNamespace
 from typing import Any
 
@@ -75,9 +80,11 @@ MIN_MODEL_VOTES = 50
 #: Goal: honest voters flagged.
 MAX_FLAGGED = 0.02
 
-BEFORE = IntegrityConfig(daily_cap=50, established_days=0, brigade_share=0.9)
-AFTER = IntegrityConfig(daily_cap=50, established_days=1, brigade_share=0.5)
+BEFORE = IntegrityConfig(daily_cap=50, established_days=0)
+AFTER = IntegrityConfig(daily_cap=50, established_days=1)
 SEEDS = (0, 1)
+#: The days over which the last strategy's made-up voters join, one cohort a day.
+JOIN_DAYS = 7
 #: The standings whose cost to honest voters is shown (votes held back).
 STANDINGS = (0, 1, 2, 3)
 
@@ -173,16 +180,17 @@ def attack(
         b, winner = _wins(world, rng, n, 1.0)
         users = [f"sock-{i // 9}" for i in range(n)]
         return _votes(users, [world.weak] * n, b, winner, t0, t0 + np.arange(n) * 0.1)
-    if strategy in ("patient socks", "patient tiny socks"):
+    if strategy.startswith("patient"):
         per_sock = 50 if strategy == "patient socks" else 5
+        joining = JOIN_DAYS if strategy.endswith("over a week") else 1
         n_socks = max(1, math.ceil(n / (per_sock + days)))
         users, received = [], []
         for s in range(n_socks):
             users += [f"sock-{s}"] * days
-            received += [t0 + d * DAY + s for d in range(days)]
+            received += [t0 + (s % joining + d) * DAY + s for d in range(days)]
         burst = max(n - days * n_socks, 0)
         users += [f"sock-{i % n_socks}" for i in range(burst)]
-        received += list(t0 + days * DAY + np.arange(burst) * 0.1)
+        received += list(t0 + (joining - 1 + days) * DAY + np.arange(burst) * 0.1)
         b, winner = _wins(world, rng, len(users), share if per_sock == 50 else 1.0)
         return _votes(users, [world.weak] * len(users), b, winner, received, received)
     raise ValueError(f"unknown strategy {strategy!r}")
@@ -235,12 +243,12 @@ def live_elo(
     )
     counted = counted_mask(everything, version.flagged, config)
     chosen = everything[window & counted]
-    served = SimpleNamespace(
+    # the two parts of a served version the live board reads
+    served: Any = SimpleNamespace(
         snapshot=SimpleNamespace(leaderboards={"elo": version.elo}), min_votes=MIN_MODEL_VOTES
     )
-    documents = battle_documents(chosen.drop(columns=[RECEIVED]))
-    window = live_window(served, documents)  # type: ignore[arg-type]
-    return live_elo_leaderboard(served, window, within_intervals=not before)  # type: ignore[arg-type]
+    moved = live_window(served, battle_documents(chosen.drop(columns=[RECEIVED])))
+    return live_elo_leaderboard(served, moved, within_intervals=not before)
 
 
 def standing(board: dict[str, Any], model: str) -> tuple[int | None, bool]:
@@ -301,6 +309,7 @@ STRATEGIES = (
     "many socks",
     "patient socks",
     "patient tiny socks",
+    "patient tiny socks over a week",
 )
 
 
@@ -344,12 +353,17 @@ def outcome(
     return {goal: test(rank, first) for goal, test in GOALS.items()}, evidence
 
 
+def _days(strategy: str, setup: Setup) -> int:
+    """The days of server time a patient strategy spends."""
+    return setup.days + (JOIN_DAYS if strategy.endswith("over a week") else 1)
+
+
 def _crown_row(
     setup: Setup, strategy: str, board: str, found: dict[str, int | None], label: str, s: float
 ) -> Row:
     burst = not strategy.startswith("patient")
     met = None
-    if setup.name == "after" and burst:
+    if setup.name == "after":
         met = found["rank 1"] is None or found["rank 1"] >= FACTOR * TODAY
     shown = "; ".join(f"{goal}: {_shown(found[goal])}" for goal in GOALS)
     return make_row(
@@ -360,7 +374,7 @@ def _crown_row(
         goal=f">= {FACTOR * TODAY:,} fake votes" if met is not None else "",
         met=met,
         notes=f"searched in {s:.0f} s"
-        + ("" if burst else f"; spends {setup.days + 1} days of server time"),
+        + ("" if burst else f"; spends {_days(strategy, setup)} days of server time"),
     )
 
 
@@ -391,7 +405,7 @@ def run_world(n_users: int, seed: int, strategies: tuple[str, ...]) -> list[Row]
                 return goals
 
             prices = {
-                board: price(lambda n, board=board: met(n, board), list(GOALS))
+                board: price(partial(met, board=board), list(GOALS))
                 for board in ("published", "live Elo")
             }
             seconds = time.perf_counter() - started

@@ -33,9 +33,23 @@ Two defences of the aggregate, as Chatbot Arena uses for its own board:
     of the model in those votes (leave-that-user-out, to first order; conservative next
     to the exact Poisson-binomial), and a win share of at least ``brigade_share``.
 
+  - **cohorts of brigaders**, each under every threshold of one voter (a few votes each,
+    many made-up names): the voters who joined on the same day (``cohorts``, the day of
+    their first vote by the server's clock) are tested together, as one voter, for each
+    model: the cohort's score against the population's expectation, its variance the
+    binomial one times how much more users' scores of the model vary than a binomial
+    says (their tastes differ; a median over all users), and a cohort share of at
+    least ``cohort_share`` (0.5: lower than one voter's, since one voter may have any
+    taste, even the crowd's reversed, but a crowd of newcomers who all vote one model up
+    may not). In a flagged cohort and model, the members whose own share of the model is
+    at least ``cohort_share``, their wins with it unlikely on their own (one-sided
+    binomial p-value at most 0.05), are flagged. A patient attacker must then
+    spread made-up voters over many days, each day's under what that day's honest
+    newcomers hide.
+
   Each family of p-values is controlled by Benjamini-Hochberg at ``level`` over the users
-  (user-model pairs) tested. So that a brigade does not hide inside the model it bent,
-  the population model leaves out the brigade candidates (a win share of at least
+  (user-model pairs, cohort-model pairs) tested. So that a brigade does not hide inside
+  the model it bent, the population model leaves out the brigade candidates (a win share of at least
   ``brigade_share``, and 0.15 above the model's share among everyone's votes, with one
   model in 10 or more votes) and is refitted without the users flagged so far, for
   ``rounds`` rounds.
@@ -49,7 +63,7 @@ from typing import Literal
 
 import numpy as np
 from scipy.special import expit
-from scipy.stats import binom
+from scipy.stats import binom, norm
 
 from ranking.bt import DEFAULT_ALPHA, bt_hessian, fit_bt
 from ranking.consistency import (
@@ -71,7 +85,7 @@ __all__ = [
     "detect_anomalous_voters",
 ]
 
-Test = Literal["random", "brigade"]
+Test = Literal["random", "brigade", "cohort"]
 
 _NAN = float("nan")
 #: Fewest votes with one model that make a user a brigade candidate, left out of the
@@ -82,6 +96,10 @@ _CANDIDATE_VOTES = 10
 #: ``brigade_share`` the leader's share passes it for nearly everyone, who would then
 #: all leave the population model.
 _CANDIDATE_MARGIN = 0.15
+#: In a brigading cohort, how unlikely (one-sided binomial p-value) a member's own wins
+#: with the model must be for the member to be flagged with it: a newcomer who happened
+#: to win one of two votes with the model is not.
+_MEMBER_LEVEL = 0.05
 
 
 @dataclass(frozen=True)
@@ -94,20 +112,22 @@ class FlaggedVoter:
         Index of the user (into the ``users`` codes and ``user_names``).
     user_id : str
         The user's name.
-    test : {"random", "brigade"}
-        Which test flagged them (the stronger one, when both did).
+    test : {"random", "brigade", "cohort"}
+        Which test flagged them (the stronger one, when several did).
     statistic : float
         For ``random``: the user's self-consistency slope (``m`` is typical, 0 is coin
         flipping; see also ``strength``). For ``brigade``: the model's win share in the
-        user's votes.
+        user's votes; for ``cohort``: in the votes of the user's cohort.
     expected : float
-        For ``random``: the honest users' typical slope ``m``. For ``brigade``: the win
-        share the population predicts for that model in the user's votes.
+        For ``random``: the honest users' typical slope ``m``. For ``brigade`` (and
+        ``cohort``): the win share the population predicts for that model in the user's
+        (the cohort's) votes.
     p_value : float
         The test's p-value (before the multiple-testing control; for ``random``, the
         smaller of the slope's and the strength's, doubled).
     n_votes : int
-        The user's votes (for ``brigade``: the user's votes with that model).
+        The user's votes (for ``brigade``: the user's votes with that model; for
+        ``cohort``: the cohort's votes with that model).
     model : str or None
         The model voted up, for ``brigade``.
     strength, expected_strength : float
@@ -211,6 +231,137 @@ def _population(
     return loo
 
 
+@dataclass(frozen=True)
+class _PairSums:
+    """Per (user, model) pair, flat ``user * k + model``: the model's score in the
+    user's votes, its votes, the population's expected score and that score's variance."""
+
+    score: np.ndarray
+    shown: np.ndarray
+    expected: np.ndarray
+    variance: np.ndarray
+    n_users: int
+    k: int
+
+
+@dataclass(frozen=True)
+class _CohortEvidence:
+    """Per user flagged by the cohort test: the cohort's pair evidence."""
+
+    share: FloatArray  # (n_users,) the cohort's win share of the model
+    expected: FloatArray  # (n_users,) what the population predicts for it
+    p_value: FloatArray  # (n_users,)
+    votes: FloatArray  # (n_users,) the cohort's votes with the model
+    model: IntArray  # (n_users,) the model, -1 where not flagged
+    suspects: BoolArray  # (n_users,) members of a flagged cohort-model voting it up
+
+    def merge(self, other: _CohortEvidence) -> _CohortEvidence:
+        """Each user's strongest evidence of the two (the smaller p-value)."""
+        take = np.nan_to_num(other.p_value, nan=np.inf) < np.nan_to_num(self.p_value, nan=np.inf)
+        return _CohortEvidence(
+            np.where(take, other.share, self.share),
+            np.where(take, other.expected, self.expected),
+            np.where(take, other.p_value, self.p_value),
+            np.where(take, other.votes, self.votes),
+            np.where(take, other.model, self.model),
+            self.suspects | other.suspects,
+        )
+
+
+#: The median of a chi-square variable of one degree of freedom.
+_CHI2_MEDIAN = 0.454936
+
+
+def _overdispersion(sums: _PairSums) -> FloatArray:
+    """``(k,)`` how much more each model's score varies between users than a binomial
+    says (users' tastes differ), at least 1: the median over users of the squared excess
+    over its variance, against a chi-square's; robust to a brigade's few users."""
+    n_users, k = sums.n_users, sums.k
+    excess = (sums.score - sums.expected).reshape(n_users, k)
+    variance = sums.variance.reshape(n_users, k)
+    ratio = np.divide(excess**2, variance, out=np.full_like(variance, np.nan), where=variance > 0)
+    factor = np.ones(k)
+    for j in range(k):
+        seen = ratio[:, j][np.isfinite(ratio[:, j])]
+        if seen.size:
+            factor[j] = max(1.0, float(np.median(seen)) / _CHI2_MEDIAN)
+    return factor
+
+
+def _cohort_brigades(
+    sums: _PairSums, cohorts: IntArray, tested_users: BoolArray, level: float, share_min: float
+) -> tuple[BoolArray, _CohortEvidence]:
+    """The users flagged as members of a brigading cohort, and the cohorts' evidence.
+
+    A cohort (two or more ``tested_users`` with one code) is tested for each model as one
+    voter: its score against the population's expectation, the binomial variance times
+    the model's overdispersion between users (:func:`_overdispersion`), one-sided; then
+    Benjamini-Hochberg at ``level`` over the cohort-model pairs with
+    ``_CANDIDATE_VOTES`` votes, and a cohort share of at least ``share_min``. The
+    members who voted a flagged cohort's model up are its suspects (they leave the
+    population model, as candidates do); those whose own wins with it are unlikely are
+    flagged.
+    """
+    n_users, k = sums.n_users, sums.k
+    flagged = np.zeros(n_users, dtype=bool)
+    nan = np.full(n_users, np.nan)
+    evidence = _CohortEvidence(
+        nan, nan.copy(), nan.copy(), nan.copy(), np.full(n_users, -1), np.zeros(n_users, bool)
+    )
+    member = tested_users & (cohorts >= 0)
+    if not member.any():
+        return flagged, evidence
+    codes, cohort = np.unique(cohorts[member], return_inverse=True)
+    size = np.bincount(cohort, minlength=codes.size)
+    rows = np.flatnonzero(member)
+
+    def total(values: FloatArray) -> FloatArray:
+        per_user = values.reshape(n_users, k)[rows]
+        return np.stack(
+            [np.bincount(cohort, weights=per_user[:, j], minlength=codes.size) for j in range(k)],
+            axis=1,
+        )
+
+    score, shown, expected = total(sums.score), total(sums.shown), total(sums.expected)
+    variance = total(sums.variance) * _overdispersion(sums)[None, :]
+    tested = (size[:, None] >= 2) & (shown >= _CANDIDATE_VOTES) & (variance > 0)
+    z = np.divide(score - expected, np.sqrt(variance), out=np.zeros_like(score), where=tested)
+    p = np.where(tested, norm.sf(z), 1.0)
+    share = np.divide(score, shown, out=np.zeros_like(score), where=shown > 0)
+    hit = np.zeros_like(tested)
+    hit[tested] = benjamini_hochberg(p[tested], level)
+    hit &= share >= share_min
+    if not hit.any():
+        return flagged, evidence
+    own_score = sums.score.reshape(n_users, k)[rows]
+    own_shown = sums.shown.reshape(n_users, k)[rows]
+    own_expected = sums.expected.reshape(n_users, k)[rows]
+    own_share = np.divide(own_score, own_shown, out=np.zeros_like(own_shown), where=own_shown > 0)
+    # members of a flagged cohort-model who voted the model up themselves: their share at
+    # least share_min and their own wins unlikely (MEMBER_LEVEL) under the population
+    guilty = hit[cohort] & (own_share >= share_min)
+    evidence.suspects[rows[guilty.any(axis=1)]] = True
+    if guilty.any():
+        at = np.nonzero(guilty)
+        p_own = binom.sf(
+            np.floor(own_score[at] + 1e-9) - 1,
+            np.rint(own_shown[at]),
+            own_expected[at] / own_shown[at],
+        )
+        guilty[at] = p_own <= _MEMBER_LEVEL
+    strongest = np.argmin(np.where(guilty, p[cohort], np.inf), axis=1)
+    who = guilty.any(axis=1)
+    users = rows[who]
+    c, m = cohort[who], strongest[who]
+    flagged[users] = True
+    evidence.share[users] = share[c, m]
+    evidence.expected[users] = expected[c, m] / shown[c, m]
+    evidence.p_value[users] = p[c, m]
+    evidence.votes[users] = shown[c, m]
+    evidence.model[users] = m
+    return flagged, evidence
+
+
 def detect_anomalous_voters(
     data: PairwiseData,
     users: IntArray,
@@ -218,10 +369,12 @@ def detect_anomalous_voters(
     *,
     level: float = 0.01,
     min_votes: int = 20,
-    brigade_share: float = 0.5,
+    brigade_share: float = 0.9,
     rounds: int = 3,
     alpha: float = DEFAULT_ALPHA,
     user_alpha: float | None = None,
+    cohorts: IntArray | None = None,
+    cohort_share: float = 0.5,
 ) -> IntegrityReport:
     """Flag random clickers (votes that do not predict each other) and brigaders.
 
@@ -247,6 +400,15 @@ def detect_anomalous_voters(
     user_alpha : float, optional
         Prior precision of each user's strengths (around zero) in the personal fits of
         the random test; learnt by cross-validation on the users' votes when not given.
+    cohorts : array of int, optional
+        ``(n_users,)`` or ``(n_users, g)``: the cohort of each user in each of ``g``
+        groupings (the day they joined, the week, the month), negative for a user in
+        none; cohorts of two or more users are tested together, each grouping a family
+        at ``level / g``.
+    cohort_share : float
+        Least win share of a model in a cohort's votes (and in a member's) for the
+        cohort test to flag; lower than ``brigade_share``: one voter may have any taste,
+        a crowd of newcomers who all vote one model up may not.
 
     Returns
     -------
@@ -254,8 +416,9 @@ def detect_anomalous_voters(
     """
     if not 0.0 < level < 1.0:
         raise ValueError(f"Argument 'level' must lie in (0, 1), not {level!r}.")
-    if not 0.0 < brigade_share <= 1.0:
-        raise ValueError(f"Argument 'brigade_share' must lie in (0, 1], not {brigade_share!r}.")
+    for name, share in (("brigade_share", brigade_share), ("cohort_share", cohort_share)):
+        if not 0.0 < share <= 1.0:
+            raise ValueError(f"Argument {name!r} must lie in (0, 1], not {share!r}.")
     if user_alpha is not None and not 0.0 < user_alpha < np.inf:
         raise ValueError(f"Argument 'user_alpha' must be positive and finite, not {user_alpha!r}.")
     for name, value in (("min_votes", min_votes), ("rounds", rounds)):
@@ -327,10 +490,33 @@ def detect_anomalous_voters(
         brigade_pair[tested] = benjamini_hochberg(p_brigade[tested], level)
         brigade_pair &= share >= brigade_share
         brigade_flag = np.asarray(brigade_pair.reshape(n_users, k).any(axis=1), dtype=bool)
-        new = random_flag | brigade_flag
-        if np.array_equal(new, flagged):
+        cohort_flag, cohort_evidence = np.zeros(n_users, dtype=bool), None
+        if cohorts is not None:
+            vote_variance = w * p_win * (1 - p_win)
+            variance = np.bincount(
+                np.r_[pair_a, pair_b],
+                weights=np.r_[vote_variance, vote_variance],
+                minlength=n_users * k,
+            )
+            sums = _PairSums(score, shown, expected, variance, n_users, k)
+            groupings = np.asarray(cohorts, dtype=np.intp).reshape(n_users, -1)
+            for grouping in groupings.T:  # each grouping a family, at level / groupings
+                flags, found = _cohort_brigades(
+                    sums,
+                    grouping,
+                    ~(random_flag | brigade_flag),
+                    level / groupings.shape[1],
+                    cohort_share,
+                )
+                cohort_flag |= flags
+                cohort_evidence = found if cohort_evidence is None else cohort_evidence.merge(found)
+        new = random_flag | brigade_flag | cohort_flag
+        suspects = candidate
+        if cohort_evidence is not None:  # a brigade of small voters bends the population too
+            suspects = candidate | cohort_evidence.suspects
+        if np.array_equal(new, flagged) and np.array_equal(suspects, candidate):
             break
-        flagged = new
+        flagged, candidate = new, suspects
 
     records: list[FlaggedVoter] = []
     p_pairs = np.where(brigade_pair, p_brigade, np.inf).reshape(n_users, k)
@@ -343,6 +529,11 @@ def detect_anomalous_voters(
             pair = user * k + best_model
             test, statistic, typical, p = "brigade", share[pair], pbar[pair], p_b
             votes, model, own, own_typical = shown[pair], data.models[best_model], _NAN, _NAN
+        elif cohort_evidence is not None and not random_flag[user] and cohort_flag[user]:
+            c = cohort_evidence
+            test, statistic, typical, p = "cohort", c.share[user], c.expected[user], c.p_value[user]
+            votes, model = c.votes[user], data.models[int(c.model[user])]
+            own, own_typical = _NAN, _NAN
         else:
             test, statistic, typical, p = "random", slope[user], centre, p_random[user]
             votes, model, own, own_typical = n_votes[user], None, strength[user], null_strength[0]

@@ -21,7 +21,7 @@ the boards everyone sees, as do the held-back votes of a voter not yet establish
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -31,12 +31,13 @@ import pandas as pd
 from ranking.integrity import daily_cap_mask, detect_anomalous_voters
 from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
 from ranking.standing import established_mask
-from ranking.types import BoolArray, FloatArray
+from ranking.types import BoolArray, FloatArray, IntArray
 
 __all__ = ["RECEIVED", "IntegrityConfig", "counted_mask", "screen_battles"]
 
 #: The column of the unix time at which the service received a vote (server time).
 RECEIVED = "received"
+_DAY_S = 86_400.0
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,9 @@ class IntegrityConfig:
         Fewest votes of a user for the random-clicker test.
     brigade_share : float
         Least win share of one model in a user's votes for the brigade test to flag.
+    cohort_share : float
+        Least win share of one model in the votes of the voters who joined together (the
+        same day, week or month), and in a member's, for the cohort test to flag.
     """
 
     daily_cap: int = 50
@@ -66,7 +70,8 @@ class IntegrityConfig:
     flag_voters: bool = True
     level: float = 0.01
     min_votes: int = 20
-    brigade_share: float = 0.5
+    brigade_share: float = 0.9
+    cohort_share: float = 0.5
 
 
 def _finite(value: Any) -> Any:
@@ -140,6 +145,35 @@ def counted_mask(
     return keep
 
 
+def join_days(battles: pd.DataFrame, users: Sequence[str]) -> IntArray:
+    """``(len(users),)`` the UTC day (server time) of each user's first received vote;
+    -1 for a user with a vote of a trusted log (no receive time) or none received."""
+    days = np.full(len(users), -1, dtype=np.intp)
+    if RECEIVED not in battles.columns or "user_id" not in battles.columns:
+        return days
+    codes = pd.Index(list(users)).get_indexer(pd.Index(battles["user_id"].astype("string")))
+    received = _column(battles, RECEIVED)
+    known, trusted = codes >= 0, ~np.isfinite(received)
+    first = np.full(len(users), np.inf)
+    np.minimum.at(first, codes[known & ~trusted], received[known & ~trusted])
+    vouched = np.zeros(len(users), dtype=bool)
+    vouched[codes[known & trusted]] = True
+    joined = np.isfinite(first) & ~vouched
+    days[joined] = np.floor(first[joined] / _DAY_S).astype(np.intp)
+    return days
+
+
+#: The cohorts voters are tested in, by the days since the epoch they joined on: the same
+#: day, week, month (made-up voters spread over more days hide among more newcomers).
+COHORT_DAYS = (1, 7, 30)
+
+
+def join_cohorts(days: IntArray) -> IntArray:
+    """``(n_users, 3)`` each user's cohort of :data:`COHORT_DAYS`: the day, the week and
+    the month (30 days) they joined; -1 where ``days`` is -1."""
+    return np.stack([np.where(days >= 0, days // span, -1) for span in COHORT_DAYS], axis=1)
+
+
 def screen_battles(
     battles: pd.DataFrame, config: IntegrityConfig
 ) -> tuple[BoolArray, dict[str, Any]]:
@@ -181,6 +215,8 @@ def screen_battles(
             level=config.level,
             min_votes=config.min_votes,
             brigade_share=config.brigade_share,
+            cohorts=join_cohorts(join_days(within, names)),
+            cohort_share=config.cohort_share,
         )
         flagged = [
             {k: _finite(v) for k, v in asdict(f).items() if k != "user"} for f in report.flagged

@@ -77,8 +77,11 @@ class Settings(BaseSettings):
     established_days : int
         A voter's votes count into the public boards only once the voter has voted on
         this many earlier UTC days (server time): the votes of a voter's first days
-        count only in their own leaderboard, never in the public ones (not later either).
-        Voters of the fit's own log count from the start. 0 counts every voter at once.
+        count only in their own leaderboard, never in the public ones (not later either),
+        so a burst of made-up voters moves no public board. Voters of the fit's own log
+        count from the start. 0 counts every voter at once. Each day more delays a
+        patient attacker a day and holds back more honest votes (benchmark T: 10% of
+        honest REST votes at 1, 31% at 3).
     flag_voters : bool
         Whether refits test every user's votes against everyone else's and leave the
         users flagged as random clickers or brigaders out of the aggregate boards (their
@@ -90,10 +93,13 @@ class Settings(BaseSettings):
         The fewest votes a user must have to be tested as a random clicker.
     flag_brigade_share : float
         The least share of wins one model must have in a user's votes for the brigade
-        test to flag that user (besides the test's significance). 0.5 since issue 31:
-        at 0.9, socks voting a model up at 0.85 went unflagged; the binomial test, not the
-        share, tells a brigader from a fan (0.8% of honest simulated voters and 2 of 124
-        real LLMFAO voters flagged, as at 0.9).
+        test to flag that user.
+    flag_cohort_share : float
+        The least share of wins one model must have in the votes of the voters who joined
+        together (the same day, week or month of the server's clock) for the cohort test
+        to flag those of them who voted it up. Lower than one voter's: one voter may
+        have any taste, even the crowd's reversed; many newcomers who all vote one
+        model up, each under every threshold of one voter, are a brigade.
     auto_register_models : bool
         Whether a vote naming a model outside the catalogue (the served fit's models
         and those registered through ``POST /v1/admin/models``) registers it; by default
@@ -154,10 +160,12 @@ class Settings(BaseSettings):
     min_model_votes: int = Field(default=50, ge=0)
     auto_register_models: bool = False
     daily_vote_cap: int = Field(default=50, ge=0)
+    established_days: int = Field(default=1, ge=0, le=365)
     flag_voters: bool = True
     flag_level: float = Field(default=0.01, gt=0.0, lt=0.5)
     flag_min_votes: int = Field(default=20, ge=1)
-    flag_brigade_share: float = Field(default=0.5, gt=0.0, le=1.0)
+    flag_brigade_share: float = Field(default=0.9, gt=0.0, le=1.0)
+    flag_cohort_share: float = Field(default=0.5, gt=0.0, le=1.0)
     rate_limit_per_address: str = "100/second;3000/minute"
     rate_limit_per_key: str = "1000/second"
     # bounded cost (issue 31): who may name the client, how long and how much a
@@ -198,7 +206,6 @@ class Settings(BaseSettings):
         return value
 
 
-    established_days: int = Field(default=3, ge=0, le=365)
 @lru_cache
 def get_settings() -> Settings:
     """The settings of this process, read from the environment once."""

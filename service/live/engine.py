@@ -62,6 +62,7 @@ class Engine:
             level=settings.flag_level,
             min_votes=settings.flag_min_votes,
             brigade_share=settings.flag_brigade_share,
+            cohort_share=settings.flag_cohort_share,
         )
         self.history = BattleHistory(fit, store)
         secret = settings.token_secret

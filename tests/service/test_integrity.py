@@ -85,9 +85,11 @@ def test_screen_flags_a_brigader_and_keeps_honest_voters() -> None:
     json.dumps(evidence, allow_nan=False)  # the snapshot stores it as JSON
 
 
-def test_socks_under_the_old_share_are_flagged() -> None:
+def test_socks_under_one_voters_share_are_flagged_together() -> None:
     """Issue 31: three socks voting the weakest model up at a 0.85 win share went
-    unflagged (the test needed 0.9); the share is 0.5 now, and the binomial test decides."""
+    unflagged (one voter's test needs 0.9, so that a fan or a contrarian is never
+    flagged for a taste). Joined the same day by the server's clock, they are tested
+    together, as a cohort, from a share of 0.5; the fit's own voters are in no cohort."""
     rng = np.random.default_rng(1)
     models, strength = ["a", "b", "c", "d"], np.array([1.0, 0.3, -0.3, -1.0])
     rows: list[tuple[str | None, str, str, str, float]] = []
@@ -101,12 +103,18 @@ def test_socks_under_the_old_share_are_flagged() -> None:
             won = rng.random() < 0.85
             rows.append((f"sock-{sock}", "d", models[i % 3], "model_a" if won else "model_b", i))
     battles = frame(rows)
-    _, old = screen_battles(battles, IntegrityConfig(brigade_share=0.9))
-    assert not {f["user_id"] for f in old["flagged"]} & {"sock-0", "sock-1", "sock-2"}
+    socks = {"sock-0", "sock-1", "sock-2"}
+    _, alone = screen_battles(battles, IntegrityConfig())  # no receive time: no cohort
+    assert not {f["user_id"] for f in alone["flagged"]} & socks
+    from_rest = battles["user_id"].isin(list(socks)).to_numpy()
+    battles["received"] = np.where(from_rest, MONDAY + np.arange(len(battles)), np.nan)
     _, evidence = screen_battles(battles, IntegrityConfig())
-    flagged = {f["user_id"] for f in evidence["flagged"]}
-    assert {"sock-0", "sock-1", "sock-2"} <= flagged
-    assert len(flagged - {"sock-0", "sock-1", "sock-2"}) == 0  # no honest voter
+    flagged = {f["user_id"]: f for f in evidence["flagged"]}
+    assert set(flagged) == socks  # and no honest voter
+    sock = flagged["sock-0"]
+    assert (sock["test"], sock["model"]) == ("cohort", "d")
+    assert 0.75 < sock["statistic"] < 0.95 and sock["expected"] < 0.5 and sock["n_votes"] == 120
+    json.dumps(evidence, allow_nan=False)
 
 
 # -- through the API -----------------------------------------------------------------------

@@ -41,22 +41,28 @@ class FlaggedVoterPublic(BaseModel):
     """One user the integrity screen left out of the public boards, and the evidence."""
 
     user_id: str
-    test: Literal["random", "brigade"] = Field(
+    test: Literal["random", "brigade", "cohort"] = Field(
         description="'random': votes no better than chance given everyone else's; "
-        "'brigade': one model voted up far beyond what the others' votes predict"
+        "'brigade': one model voted up far beyond what the others' votes predict; "
+        "'cohort': one of the voters who joined the same day, week or month and, "
+        "together, voted one model up far beyond that"
     )
     statistic: float | None = Field(
         description="random: the user's agreement slope (1 typical, 0 coin flipping); "
-        "brigade: the model's win share in the user's votes"
+        "brigade: the model's win share in the user's votes; cohort: in the cohort's"
     )
     expected: float | None = Field(
-        description="random: the honest users' typical slope; brigade: the win share "
-        "everyone else's votes predict for that model in this user's battles"
+        description="random: the honest users' typical slope; brigade (cohort): the win "
+        "share everyone else's votes predict for that model in this user's (the "
+        "cohort's) battles"
     )
     p_value: float | None = Field(
         description="the test's p-value, before the false-discovery control"
     )
-    n_votes: int = Field(description="the votes tested (brigade: the user's votes with the model)")
+    n_votes: int = Field(
+        description="the votes tested (brigade: the user's votes with the model; cohort: "
+        "the cohort's)"
+    )
     model: str | None = Field(description="the model voted up (brigade), else null")
 
 
@@ -79,6 +85,9 @@ class IntegrityPublic(BaseModel):
     level: float | None = Field(None, description="false-discovery rate of each test")
     min_votes: int | None = Field(None, description="fewest votes to test a random clicker")
     brigade_share: float | None = None
+    cohort_share: float | None = Field(
+        None, description="least win share of one model in a cohort's votes to flag it"
+    )
     n_votes: int | None = Field(None, description="votes screened")
     n_newcomer: int | None = Field(
         None, description="votes held back: their voter was not yet established"
