@@ -127,7 +127,7 @@ class Settings(BaseSettings):
         trusted proxies excepted); a connection over either is answered 503 and closed
         at once. 0 turns that cap off.
     anonymous_query_chars : int
-        The most characters of text (queries and prompt, all together) one request
+        The most characters of text (queries, prompt and the votes' prompts) one request
         without a credential may send to ``POST /v1/recommend`` and ``POST
         /v1/next-battle`` (413 above it); each is embedded, the dearest work a stranger
         can ask for.
