@@ -54,6 +54,6 @@ def test_an_address_spends_its_budget_then_waits(
 
 
 def test_text_chars_counts_queries_prompt_and_the_votes_prompts() -> None:
-    votes = [{"prompt": "abc"}, {"question": "de"}, {"prompt": 5}, {}]
+    votes: list[dict[str, object]] = [{"prompt": "abc"}, {"question": "de"}, {"prompt": 5}, {}]
     assert text_chars(["xy", "z"], "pq", votes) == 3 + 2 + 3 + 2
     assert text_chars(["xy"], None, None) == 2
