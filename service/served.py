@@ -187,15 +187,17 @@ def live_elo_leaderboard(
         added to the version's, as is their number to ``n_battles``.
     within_intervals : bool
         Keep the live board within the version's intervals and ranks (below); false
-        only to measure what that defends against (``bench/price_to_crown.py``).
+        (each interval moving with its point, as before issue 31) only to measure what
+        that defends against (``bench/price_to_crown.py``).
 
     Returns
     -------
     dict
         The public leaderboard document (:func:`public_board` with ``served.min_votes``).
-        A model's live rating moves only within the version's interval of it, and only
-        the models the version ranks are ranked: a rank the published intervals do not
-        already allow waits for the next refit, whose integrity screen sees the votes
+        A model's live rating moves only within the version's interval of it, which it
+        keeps, and only the models the version ranks are ranked: the ranks are the
+        version's (its intervals decide them), and a rank they do not allow waits for
+        the next refit, whose integrity screen sees the votes
         that would give it (issue 31: one made-up voter's 300 votes took the weakest
         model from 8th to 1st). A model the version has no interval for (registered or
         voted on since) is provisional (unless ``min_votes`` is 0), with the span of the
@@ -216,9 +218,11 @@ def live_elo_leaderboard(
     point = np.array([bounded(m) for m in models])
     lowest = min((r["lower"] for r in rows.values()), default=np.inf)
     highest = max((r["upper"] for r in rows.values()), default=-np.inf)
+    # within the intervals, each keeps the version's; else it moves with its point
+    shift = 0.0 if within_intervals else 1.0
     lower = np.array(
         [
-            point[j] - rows[m]["rating"] + rows[m]["lower"]
+            rows[m]["lower"] + shift * (point[j] - rows[m]["rating"])
             if m in rows
             else min(lowest, point[j] - SCALE)
             for j, m in enumerate(models)
@@ -226,7 +230,7 @@ def live_elo_leaderboard(
     )
     upper = np.array(
         [
-            point[j] - rows[m]["rating"] + rows[m]["upper"]
+            rows[m]["upper"] + shift * (point[j] - rows[m]["rating"])
             if m in rows
             else max(highest, point[j] + SCALE)
             for j, m in enumerate(models)

@@ -89,7 +89,8 @@ def test_live_elo_lists_a_model_below_the_minimum_as_provisional() -> None:
     board = live_elo_leaderboard(served, LiveWindow(live, {"c": (3, 2, 1, 0)}, 3))
     assert [m["model"] for m in board["models"]] == ["a", "b"]
     assert board["provisional"] == [{"model": "c", "battles": 3, "wins": 2, "losses": 1, "ties": 0}]
-    assert {m["rank"] for m in board["models"]} == {1}
+    # the ranks are the version's intervals': [1001, 1007] above [992, 1000]
+    assert [m["rank"] for m in board["models"]] == [1, 2]
 
 
 def test_live_elo_moves_within_the_versions_intervals() -> None:
@@ -101,7 +102,8 @@ def test_live_elo_moves_within_the_versions_intervals() -> None:
     board = live_elo_leaderboard(served, LiveWindow(live, {"b": (300, 300, 0, 0)}, 300))
     rows = {r["model"]: r for r in board["models"]}
     assert rows["b"]["rating"] == pytest.approx(1000.0)  # 996 + 4, its published upper
-    assert board["models"][0]["model"] == "a"
+    assert (rows["b"]["lower"], rows["b"]["upper"]) == (992.0, 1000.0)  # the version's
+    assert board["models"][0]["model"] == "a" and rows["b"]["rank"] == 2
     unbounded = live_elo_leaderboard(
         served, LiveWindow(live, {"b": (300, 300, 0, 0)}, 300), within_intervals=False
     )
