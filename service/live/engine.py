@@ -184,12 +184,30 @@ class Engine:
         return self.credentials.rotate(user_id)
 
     def share(self, user_id: str) -> str:
-        """A new share id of ``user_id``'s published board, replacing any earlier one."""
+        """A new share id of ``user_id``'s published board, replacing any earlier one.
+
+        Raises
+        ------
+        NotAvailable
+            When the user has no vote: there is no board to share.
+        """
+        self._known_voter(user_id)
         return self.credentials.share(user_id)
 
     def revoke_share(self, user_id: str) -> bool:
-        """Revoke ``user_id``'s share id; ``True`` if there was one."""
+        """Revoke ``user_id``'s share id; ``True`` if there was one.
+
+        Raises
+        ------
+        NotAvailable
+            When the user has no vote.
+        """
+        self._known_voter(user_id)
         return self.credentials.revoke_share(user_id)
+
+    def _known_voter(self, user_id: str) -> None:
+        if self.history.user_battles(user_id).empty:
+            raise NotAvailable(f"no battle of user {user_id!r} is known")
 
     # -- writes ----------------------------------------------------------------------------
 

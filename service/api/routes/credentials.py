@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
-from fastapi import APIRouter, Path, status
+from fastapi import APIRouter, HTTPException, Path, status
 from starlette.concurrency import run_in_threadpool
 
 from service.api.deps import BearerDep, EngineDep, SettingsDep, TokenQuery, UserId, can_read_user
@@ -25,6 +25,7 @@ from service.api.schemas import (
     TokenPublic,
     errors,
 )
+from service.engine import NotAvailable
 from service.live.credentials import MAX_SHARE_ID_CHARS
 
 __all__ = ["ShareId", "router", "share_paths"]
@@ -69,7 +70,7 @@ def rotate_token(
     "/users/{user_id}/share",
     response_model=SharePublic,
     status_code=status.HTTP_201_CREATED,
-    responses=errors(401, 403, 422, 429, 503),
+    responses=errors(401, 403, 404, 422, 429, 503),
 )
 def create_share(
     user_id: UserId,
@@ -82,14 +83,17 @@ def create_share(
     board's ranking (``GET /v1/shared/{share_id}``, the widget, the badge) and nothing else.
     Any earlier share id of the user stops working. Only its digest is stored: keep it."""
     can_read_user(engine, settings, user_id, token, bearer)
-    share_id = engine.share(user_id)
+    try:
+        share_id = engine.share(user_id)
+    except NotAvailable as error:
+        raise HTTPException(404, str(error)) from None
     return {"share_id": share_id, **share_paths(share_id)}
 
 
 @router.delete(
     "/users/{user_id}/share",
     response_model=RevokedPublic,
-    responses=errors(401, 403, 422, 429, 503),
+    responses=errors(401, 403, 404, 422, 429, 503),
 )
 def revoke_share(
     user_id: UserId,
@@ -100,7 +104,10 @@ def revoke_share(
 ) -> dict[str, Any]:
     """Revoke this user's share id: its board, widget and badge answer 404 from now on."""
     can_read_user(engine, settings, user_id, token, bearer)
-    return {"revoked": engine.revoke_share(user_id)}
+    try:
+        return {"revoked": engine.revoke_share(user_id)}
+    except NotAvailable as error:
+        raise HTTPException(404, str(error)) from None
 
 
 @router.get(
