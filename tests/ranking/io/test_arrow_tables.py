@@ -32,6 +32,7 @@ ATTACKS = {
     "a closer in a string each": b'{"label": ' + b'["]",' * DEEP + b"]" * DEEP + b"}\n",
     "stray closers first": b"]" * DEEP + b"\n" + b'{"label": ' + b"[" * DEEP + b"\n",
     "after an unterminated string": b'{"a": "x\n{"label": ' + b"[" * DEEP + b"\n",
+    "after a backslash at a line end": b'{"a": "x\\\n{"label": ' + b"[" * DEEP + b"\n",
 }
 #: Brackets that Arrow never nests: inside strings, escapes included.
 FLAT = {
