@@ -416,9 +416,9 @@ def detect_anomalous_voters(
     """
     if not 0.0 < level < 1.0:
         raise ValueError(f"Argument 'level' must lie in (0, 1), not {level!r}.")
-    for name, share in (("brigade_share", brigade_share), ("cohort_share", cohort_share)):
-        if not 0.0 < share <= 1.0:
-            raise ValueError(f"Argument {name!r} must lie in (0, 1], not {share!r}.")
+    for name, bound in (("brigade_share", brigade_share), ("cohort_share", cohort_share)):
+        if not 0.0 < bound <= 1.0:
+            raise ValueError(f"Argument {name!r} must lie in (0, 1], not {bound!r}.")
     if user_alpha is not None and not 0.0 < user_alpha < np.inf:
         raise ValueError(f"Argument 'user_alpha' must be positive and finite, not {user_alpha!r}.")
     for name, value in (("min_votes", min_votes), ("rounds", rounds)):
@@ -448,9 +448,9 @@ def detect_anomalous_voters(
     strength, strength_se = preference_strength(k, matchups, y, w, u, n_users)
     testable = (n_votes >= min_votes) & np.isfinite(slope) & np.isfinite(strength)
     # Brigade candidates (one model's win share at least brigade_share, and well above
-    # its share among everyone's votes, in enough votes)
-    # stay out of the population model the brigade test compares with: a brigade large
-    # enough to bend that model would otherwise hide inside it.
+    # its share among everyone's votes, in enough votes) stay out of the population model
+    # the brigade test compares with: a brigade large enough to bend that model would
+    # otherwise hide inside it.
     share = np.divide(score, shown, out=np.zeros_like(shown), where=shown > 0)
     overall = score.reshape(n_users, k).sum(axis=0) / np.maximum(
         shown.reshape(n_users, k).sum(axis=0), 1e-12

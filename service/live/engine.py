@@ -7,7 +7,7 @@ and one :class:`~service.live.versions.Versions`:
 * :class:`~service.live.versions.Versions`: the version served, published, polled, held.
 * :class:`~service.live.reads.Reads`: boards, segments, stored user boards, recommend,
   the catalogue reads.
-* :class:`~service.live.writes.Writes`: ingestion, the catalogue, personal refits, tokens.
+* :class:`~service.live.writes.Writes`: ingestion, the catalogue, personal refits.
 * :class:`~service.live.refits.Refits`: refits on all battles, in the background too.
 * :class:`~service.live.credentials.Credentials`: read tokens (rotatable) and share ids.
 """
@@ -69,10 +69,10 @@ class Engine:
         key = secret.get_secret_value().encode() if secret else store.secret()
         context = LiveContext(store, fit, settings, self.integrity, self.history)
         self.versions = Versions(context)
-        self.reads = Reads(context, self.versions)
-        self.writes = Writes(context, self.versions, key)
-        self.refits = Refits(context, self.versions)
         self.credentials = Credentials(store, key)
+        self.reads = Reads(context, self.versions)
+        self.writes = Writes(context, self.versions, self.credentials.token)
+        self.refits = Refits(context, self.versions)
 
     # -- versions and battles --------------------------------------------------------------
 
@@ -213,13 +213,8 @@ class Engine:
 
     def ingest(self, records: list[Any]) -> dict[str, Any]:
         """Validate, store and apply a batch of battles
-        (:meth:`Writes.ingest <service.live.writes.Writes.ingest>`); the new voters'
-        ``tokens`` are their current ones (a token rotated before a first vote included)."""
-        result = self.writes.ingest(records)
-        tokens = result.get("tokens")
-        if tokens:
-            result["tokens"] = {user_id: self.token(user_id) for user_id in tokens}
-        return result
+        (:meth:`Writes.ingest <service.live.writes.Writes.ingest>`)."""
+        return self.writes.ingest(records)
 
     def catalogue(self) -> frozenset[str]:
         """The models this deployment knows: the served version's and those registered."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -28,7 +29,6 @@ from service.live.versions import Versions
 from service.personal import personal_leaderboard
 from service.served import METHODS, Served
 from service.store import Store
-from service.tokens import user_token, verify_user_token
 from service.votes import battle_documents, elo_update
 
 __all__ = ["MAX_USER_ID_CHARS", "Writes", "drop_names_not_text", "server_time"]
@@ -94,33 +94,26 @@ def _server_fields(records: list[Any], skip: set[int]) -> list[RowError]:
 
 
 class Writes(LivePart):
-    """The write side of the engine: votes, the catalogue, personal boards, tokens.
+    """The write side of the engine: votes, the catalogue, personal boards.
 
     Parameters
     ----------
     context : LiveContext
     versions : Versions
-    secret : bytes
-        The key of the users' read tokens.
+    token : callable
+        A user's current read token (:meth:`Credentials.token
+        <service.live.credentials.Credentials.token>`), handed to new voters.
     """
 
-    def __init__(self, context: LiveContext, versions: Versions, secret: bytes) -> None:
+    def __init__(
+        self, context: LiveContext, versions: Versions, token: Callable[[str], str]
+    ) -> None:
         super().__init__(context)
         self.versions = versions
-        self._secret = secret
+        self._token = token
         # Personal refits of one process in turn, so a slower refit that read fewer votes
         # never overwrites a later one.
         self._users_lock = threading.Lock()
-
-    # -- tokens ----------------------------------------------------------------------------
-
-    def token(self, user_id: str) -> str:
-        """The read token of ``user_id``."""
-        return user_token(self._secret, user_id)
-
-    def token_matches(self, user_id: str, token: str | None) -> bool:
-        """Whether ``token`` is the read token of ``user_id`` (constant time)."""
-        return token is not None and verify_user_token(self._secret, user_id, token)
 
     # -- votes -----------------------------------------------------------------------------
 
@@ -138,7 +131,8 @@ class Writes(LivePart):
         -------
         dict
             ``accepted``, ``duplicates``, ``rejected`` (index and error of each bad record),
-            ``tokens`` (read tokens of users whose first vote this was) and ``version``.
+            ``tokens`` (the current read tokens of users whose first vote this was, one
+            rotated before it included) and ``version``.
         """
         frame, errors, duplicates = self._validate(records)
         invalid = {e.index for e in errors}
@@ -169,7 +163,7 @@ class Writes(LivePart):
             "accepted": len(accepted),
             "duplicates": duplicates + result.duplicates,
             "rejected": [e.to_dict() for e in errors],
-            "tokens": {u: self.token(u) for u in new_users},
+            "tokens": {u: self._token(u) for u in new_users},
             "version": served.version,
         }
 
