@@ -78,21 +78,6 @@ def server_time() -> float:
     return time.time()
 
 
-def _server_fields(records: list[Any], skip: set[int]) -> list[RowError]:
-    """One error for each valid record (not in ``skip``) that sends a field only the
-    server sets."""
-    return [
-        RowError(
-            index,
-            RECEIVED,
-            record[RECEIVED],
-            "is set by the server, the time it receives the vote; leave it out",
-        )
-        for index, record in enumerate(records)
-        if index not in skip and isinstance(record, dict) and RECEIVED in record
-    ]
-
-
 class Writes(LivePart):
     """The write side of the engine: votes, the catalogue, personal boards.
 
@@ -122,8 +107,8 @@ class Writes(LivePart):
 
         Valid records are stored, with the Elo update, in one atomic store step; invalid
         ones are reported by index and nothing of them is stored. Each stored battle
-        carries ``received``, the server's unix time of the call (a record that sends its
-        own is rejected). The personal
+        carries ``received``, the server's unix time of the call (one a record sends is
+        replaced: the server's clock decides). The personal
         leaderboards of the users who voted are refitted before this returns, also when
         their battles were already stored (a retry completes an ingest cut short).
 
@@ -136,16 +121,18 @@ class Writes(LivePart):
         """
         frame, errors, duplicates = self._validate(records)
         invalid = {e.index for e in errors}
-        refused = _server_fields(records, skip=invalid)
-        if not self.settings.auto_register_models:
-            refused += self._unknown_models(records, skip=invalid | {e.index for e in refused})
+        refused = (
+            [] if self.settings.auto_register_models else self._unknown_models(records, invalid)
+        )
         if refused:  # validate again without them: nothing of theirs is stored
             skipped = invalid | {e.index for e in refused}
             kept = [i for i in range(len(records)) if i not in skipped]
             frame, _, duplicates = self._validate([records[i] for i in kept])
             errors = sorted(errors + refused, key=lambda e: e.index)
         documents = battle_documents(frame)
-        received = server_time()  # the cap and the standing count this, not the tstamp
+        # the cap and the standing count this, never the tstamp; a client's own received
+        # (a battle exported from a service, sent again) is replaced
+        received = server_time()
         for document in documents:
             document[RECEIVED] = received
         result = self.store.ingest(documents, elo_update)

@@ -329,13 +329,24 @@ def test_one_voters_300_wins_move_live_elo_within_its_interval_only(
         assert row["rank"] > 1 and live["models"][0]["model"] != weak
 
 
-def test_a_client_cannot_send_the_servers_receive_time(client: TestClient) -> None:
-    models = [m["model"] for m in client.get("/v1/leaderboard").json()["models"]]
-    record = vote(models[0], models[1], "early", MONDAY) | {"received": 0}
-    answer = client.post("/v1/battles", json={"battles": [record]}, headers=INGEST).json()
-    assert answer["accepted"] == 0
-    (error,) = answer["rejected"]
-    assert "'received'" in error["error"] and "set by the server" in error["error"], error
+def test_a_clients_receive_time_is_replaced_by_the_servers(
+    shared_fit_no_features: Path, tmp_path: Path, clock: Clock
+) -> None:
+    """A record's own ``received`` (a battle exported from a service, sent again, or a
+    forged one) is replaced: two votes claiming different days, received the same server
+    day, meet a cap of one."""
+    settings = service_settings(
+        shared_fit_no_features, store_path=tmp_path / "store.sqlite", daily_vote_cap=1
+    )
+    with open_client(settings) as client:
+        before = n_elo(client)
+        models = [m["model"] for m in client.get("/v1/leaderboard").json()["models"]]
+        votes = [
+            vote(models[0], models[1], "early", MONDAY) | {"received": MONDAY - 9 * DAY},
+            vote(models[0], models[2], "early", MONDAY) | {"received": MONDAY - 8 * DAY},
+        ]
+        assert ingest(client, votes)["accepted"] == 2
+        assert n_elo(client) == before + 1
 
 
 def test_provisional_models_stay_off_the_boards_of_users_who_never_saw_them(
