@@ -37,6 +37,21 @@ def frame(rows: list[tuple[str | None, str, str, str, float]]) -> pd.DataFrame:
     return to_battle_frame(battles)
 
 
+MODELS = ["a", "b", "c", "d"]
+
+
+def honest_rows(rng: np.random.Generator) -> list[tuple[str | None, str, str, str, float]]:
+    """Forty honest voters who agree a > b > c > d, 30 votes each."""
+    strength = np.array([1.0, 0.3, -0.3, -1.0])
+    rows: list[tuple[str | None, str, str, str, float]] = []
+    for user in range(40):
+        for i in range(30):
+            x, y = rng.choice(4, size=2, replace=False)
+            win = rng.random() < 1 / (1 + np.exp(strength[y] - strength[x]))
+            rows.append((f"h{user}", MODELS[x], MODELS[y], "model_a" if win else "model_b", i))
+    return rows
+
+
 # -- on frames -----------------------------------------------------------------------------
 
 
@@ -65,13 +80,7 @@ def test_screen_without_users_counts_everything() -> None:
 def test_screen_flags_a_brigader_and_keeps_honest_voters() -> None:
     """Forty honest voters agree a > b > c > d; one votes d up against everything."""
     rng = np.random.default_rng(0)
-    models, strength = ["a", "b", "c", "d"], np.array([1.0, 0.3, -0.3, -1.0])
-    rows: list[tuple[str | None, str, str, str, float]] = []
-    for user in range(40):
-        for i in range(30):
-            x, y = rng.choice(4, size=2, replace=False)
-            win = rng.random() < 1 / (1 + np.exp(strength[y] - strength[x]))
-            rows.append((f"h{user}", models[x], models[y], "model_a" if win else "model_b", i))
+    models, rows = MODELS, honest_rows(rng)
     for i in range(40):
         rows.append(("brigade", "d", models[i % 3], "model_a", MONDAY + 3600.0 * i))
     battles = frame(rows)
@@ -91,13 +100,7 @@ def test_socks_under_one_voters_share_are_flagged_together() -> None:
     flagged for a taste). Joined the same day by the server's clock, they are tested
     together, as a cohort, from a share of 0.5; the fit's own voters are in no cohort."""
     rng = np.random.default_rng(1)
-    models, strength = ["a", "b", "c", "d"], np.array([1.0, 0.3, -0.3, -1.0])
-    rows: list[tuple[str | None, str, str, str, float]] = []
-    for user in range(40):
-        for i in range(30):
-            x, y = rng.choice(4, size=2, replace=False)
-            win = rng.random() < 1 / (1 + np.exp(strength[y] - strength[x]))
-            rows.append((f"h{user}", models[x], models[y], "model_a" if win else "model_b", i))
+    models, rows = MODELS, honest_rows(rng)
     for sock in range(3):
         for i in range(40):
             won = rng.random() < 0.85
