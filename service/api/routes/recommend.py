@@ -11,6 +11,7 @@ from service.api.budget import charge_queries, text_chars
 from service.api.deps import BearerDep, EngineDep, SettingsDep, can_read_user
 from service.api.schemas import RecommendIn, RecommendPublic, errors
 from service.live.per_prompt import check_text, recommend_for
+from service.recommendation import vote_prompts
 
 router = APIRouter(prefix="/v1", tags=["recommend"])
 
@@ -66,6 +67,12 @@ def recommend(
             raise HTTPException(
                 status.HTTP_422_UNPROCESSABLE_CONTENT, f"queries[{index}]: {problem}"
             )
+    if not body.queries and body.user_id is None:
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
+            "queries: at least 1 query is needed, not 0 ('queries': []), unless a user_id "
+            "is given with that user's token (their stored prompts then stand for queries)",
+        )
     if body.votes is not None and len(body.votes) > settings.max_battles:
         raise HTTPException(
             status.HTTP_422_UNPROCESSABLE_CONTENT,
@@ -82,6 +89,12 @@ def recommend(
     stored = None
     if body.user_id is not None:
         stored = engine.user_battles(body.user_id)
+        if not body.queries and not vote_prompts(stored):
+            raise HTTPException(
+                status.HTTP_422_UNPROCESSABLE_CONTENT,
+                f"queries: none given, and user {body.user_id!r} has no stored prompt "
+                "to stand for them",
+            )
     return recommend_for(
         engine.served(), body.queries, body.votes, prompt=body.prompt, stored=stored
     )

@@ -19,8 +19,8 @@ class RecommendIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     queries: list[str] = Field(
-        min_length=1,
-        description="the user's queries, one string each",
+        description="the user's queries, one string each: at least one, unless user_id "
+        "is given (that user's stored prompts then stand for them)",
         examples=[["How do I reverse a linked list in Rust?", "Explain p-values simply"]],
     )
     votes: list[dict[str, Any]] | None = Field(
