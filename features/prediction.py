@@ -16,7 +16,7 @@ from sklearn.decomposition import PCA
 
 from ranking.contextual import ContextualBT
 from ranking.intervals import interval_ranks
-from ranking.odds import RankOdds, gaussian_draws, interval_sd, rank_odds
+from ranking.odds import RankOdds, interval_odds, rank_range, reading_order
 from ranking.types import FloatArray
 
 __all__ = ["Prediction", "Source", "StyleMember"]
@@ -49,16 +49,19 @@ class Prediction:
     upper: FloatArray
 
     def ranking(self, row: int = 0, confidence: float = 0.95) -> list[dict[str, Any]]:
-        """One user's models, best first, in the SPEC ``recommend`` shape, with their odds.
+        """One user's models in the SPEC ``recommend`` shape, with their odds.
 
         Ranks follow docs/SPEC.md section 2: 1 + the number of models whose lower bound is
-        above this model's upper bound, so models whose intervals overlap share a rank.
-        ``p_best``, ``rank_lower`` and ``rank_upper`` are read off draws of the Gaussian
-        the ``confidence`` intervals stand for (:meth:`odds`).
+        above this model's upper bound, so models whose intervals overlap share a rank;
+        the rows are listed by rank, then rating, best first
+        (:func:`ranking.odds.reading_order`). ``p_best``, ``rank_lower`` and
+        ``rank_upper`` are read off draws of the Gaussian the ``confidence`` intervals
+        stand for (:meth:`odds`), the range widened to hold the rank
+        (:func:`ranking.odds.rank_range`).
         """
-        order = np.argsort(-self.ratings[row], kind="stable")
         ranks = interval_ranks(self.lower[row], self.upper[row])
         odds = self.odds(row, confidence)
+        low, high = rank_range(ranks, odds.rank_lower, odds.rank_upper)
         return [
             {
                 "model": self.models[j],
@@ -67,22 +70,20 @@ class Prediction:
                 "upper": round(float(self.upper[row, j]), 2),
                 "rank": int(ranks[j]),
                 "p_best": round(float(odds.p_best[j]), 4),
-                "rank_lower": int(odds.rank_lower[j]),
-                "rank_upper": int(odds.rank_upper[j]),
+                "rank_lower": int(low[j]),
+                "rank_upper": int(high[j]),
             }
-            for j in order
+            for j in reading_order(ranks, self.ratings[row])
         ]
 
     def odds(self, row: int = 0, confidence: float = 0.95) -> RankOdds:
-        """One user's ``p_best`` and rank ranges, in the order of :attr:`models`.
+        """One user's ``p_best`` and rank ranges (as drawn), in the order of :attr:`models`.
 
         The interval of each model is taken as ``rating +- z * sd`` of a Gaussian, the
-        models independent (what a prediction's intervals say); the odds are those of
-        :data:`ranking.odds.ODDS_DRAWS` draws of it with a fixed seed.
+        models independent (what a prediction's intervals say):
+        :func:`ranking.odds.interval_odds`, the one computation of such odds.
         """
-        sd = interval_sd(self.lower[row], self.upper[row], confidence)
-        draws = gaussian_draws(self.ratings[row], np.diag(sd**2))
-        return rank_odds(draws, confidence)
+        return interval_odds(self.ratings[row], self.lower[row], self.upper[row], confidence)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,14 @@ from ranking.intervals import (
     percentile_intervals,
     replicate_summary,
 )
-from ranking.odds import RankOdds, gaussian_draws, rank_odds
+from ranking.odds import (
+    RankOdds,
+    gaussian_draws,
+    interval_odds,
+    rank_odds,
+    rank_range,
+    reading_order,
+)
 from ranking.pairwise import ModelCounts, collapse, model_counts, to_elo_scale
 from ranking.progress import Progress
 from ranking.provisional import check_min_votes, split_provisional
@@ -42,6 +49,7 @@ __all__ = [
     "fit_leaderboard",
     "read_leaderboard",
     "split_provisional",
+    "with_interval_odds",
 ]
 
 #: The interval each method gets when none is asked for.
@@ -161,7 +169,7 @@ def fit_leaderboard(
     Returns
     -------
     Leaderboard
-        Models sorted by rating, best first.
+        Models by rank, then rating, best first.
 
     Raises
     ------
@@ -262,14 +270,18 @@ def build_leaderboard(
     Returns
     -------
     Leaderboard
-        Best model first; rank = 1 + the number of models whose lower bound is above
-        this model's upper bound (docs/SPEC.md section 2).
+        Rows by rank, then rating, best first (:func:`ranking.odds.reading_order`); rank
+        = 1 + the number of models whose lower bound is above this model's upper bound
+        (docs/SPEC.md section 2); a row's rank range is the draws', widened to hold its
+        rank (:func:`ranking.odds.rank_range`).
     """
     # The point estimate always lies inside its interval, even for a skewed bootstrap.
     lower, upper = np.minimum(lower, point), np.maximum(upper, point)
     ranks = interval_ranks(lower, upper)
+    if odds is not None:
+        odds = RankOdds(odds.p_best, *rank_range(ranks, odds.rank_lower, odds.rank_upper))
     rows = []
-    for j in np.argsort(-point, kind="stable"):
+    for j in reading_order(ranks, point):
         row = ModelRating(
             model=models[j],
             rating=float(point[j]),
@@ -291,6 +303,31 @@ def build_leaderboard(
         interval=interval,
         confidence=confidence,
     )
+
+
+def with_interval_odds(board: Leaderboard) -> Leaderboard:
+    """``board`` with each ranked row's odds read off the independent Gaussians its
+    intervals stand for (:func:`ranking.odds.interval_odds`).
+
+    For a board whose draws are not at hand (the live Elo board between refits: the
+    version's intervals around ratings moved by the votes since), computed among its
+    ranked rows, the rank range widened to hold each row's rank. A board without
+    intervals (``"none"``) or without rows is returned as it is.
+    """
+    rows = board.models
+    if board.interval == "none" or not rows:
+        return board
+    odds = interval_odds(
+        [m.rating for m in rows],
+        [m.lower for m in rows],
+        [m.upper for m in rows],
+        board.confidence,
+    )
+    low, high = rank_range([m.rank for m in rows], odds.rank_lower, odds.rank_upper)
+    ranked = tuple(
+        RankedRating.of(m.plain(), odds.p_best[j], low[j], high[j]) for j, m in enumerate(rows)
+    )
+    return replace(board, models=ranked)
 
 
 def _fit_ranked(data: PairwiseData, min_votes: int, **options: Any) -> Leaderboard:

@@ -5,6 +5,12 @@ posterior): ``p_best`` is the share of draws in which the model is the highest o
 listed (a tie for the top shared equally, so the column sums to 1), and the rank range is
 the equal-tailed ``confidence`` range of its competition rank in the draws (1 + the
 number of models rated above it). docs/SPEC.md section 2.
+
+A board shows each row's interval rank beside that range, so the range a row reports is
+widened to hold its rank (:func:`rank_range`), and its rows are read in rank order
+(:func:`reading_order`): a person never reads "rank 2, range 3-4", nor a rank column
+that goes back up. Boards whose intervals stand for independent Gaussians (predicted
+rankings, the live Elo board) get their odds from one function, :func:`interval_odds`.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.stats import norm
 
-from ranking.types import FloatArray, Int64Array
+from ranking.types import FloatArray, Int64Array, IntArray
 
 __all__ = [
     "ODDS_DRAWS",
@@ -24,8 +30,11 @@ __all__ = [
     "RankOdds",
     "competition_ranks",
     "gaussian_draws",
+    "interval_odds",
     "interval_sd",
     "rank_odds",
+    "rank_range",
+    "reading_order",
     "standard_normal_draws",
     "z_value",
 ]
@@ -90,6 +99,107 @@ def rank_odds(draws: npt.ArrayLike, confidence: float = 0.95) -> RankOdds:
     lower = np.floor(low + 1e-9).astype(np.int64)
     upper = np.ceil(high - 1e-9).astype(np.int64)
     return RankOdds(p_best, lower, upper)
+
+
+def rank_range(
+    rank: npt.ArrayLike, rank_lower: npt.ArrayLike, rank_upper: npt.ArrayLike
+) -> tuple[Int64Array, Int64Array]:
+    """The rank range a row reports: the draws' range, widened to hold the row's rank.
+
+    A row's ``rank`` is its interval rank (docs/SPEC.md section 2: 1 + the number of
+    models whose lower bound is above its upper bound), a conservative reading of the
+    intervals; the draws' range of its rank can lie wholly below it (rank 2, range 3-4)
+    when the draws put several models above it whose intervals still overlap its own.
+    Both are honest, and a person reads them together, so the range shown holds both.
+
+    Parameters
+    ----------
+    rank, rank_lower, rank_upper : array_like of int
+        ``(..., k)`` each row's interval rank and the draws' range of its rank.
+
+    Returns
+    -------
+    tuple of ndarray
+        ``(lower, upper)``: ``min(rank_lower, rank)`` and ``max(rank_upper, rank)``.
+    """
+    r = np.asarray(rank, dtype=np.int64)
+    low = np.minimum(np.asarray(rank_lower, dtype=np.int64), r)
+    high = np.maximum(np.asarray(rank_upper, dtype=np.int64), r)
+    return low, high
+
+
+def reading_order(rank: npt.ArrayLike, rating: npt.ArrayLike) -> IntArray:
+    """The order a board's rows are listed in: by rank, then by rating, best first.
+
+    Sorting by rating alone lets the interval rank go back up down the rows (a model
+    with a wide interval can share a better rank than one rated above it: "7, then 6");
+    LMArena lists by rank, then rating, and so do all boards here. The model rated
+    highest always has rank 1 (no lower bound exceeds its rating), so it stays first.
+
+    Parameters
+    ----------
+    rank : array_like of int
+        ``(k,)`` the interval ranks.
+    rating : array_like of float
+        ``(k,)`` the ratings.
+
+    Returns
+    -------
+    ndarray of int
+        ``(k,)`` row indices; ties of rank and rating keep their given order.
+    """
+    r = np.asarray(rank, dtype=np.int64)
+    x = np.asarray(rating, dtype=np.float64)
+    if r.shape != x.shape or r.ndim != 1:
+        raise ValueError(
+            f"Arguments 'rank' and 'rating' must share one shape (k,), not {r.shape} and {x.shape}."
+        )
+    return np.lexsort((-x, r)).astype(np.intp)
+
+
+def interval_odds(
+    rating: npt.ArrayLike,
+    lower: npt.ArrayLike,
+    upper: npt.ArrayLike,
+    confidence: float = 0.95,
+) -> RankOdds:
+    """The odds of a board whose intervals stand for independent Gaussians.
+
+    The one computation behind every such board (a prediction from queries, a blend with
+    votes, a per-prompt ranking, the live Elo board between refits) and every number
+    read from it (the next battle's ``p_best_a``, the page's "41% likely the best"):
+    each interval is taken as ``rating +- z * sd``, and the odds are
+    :func:`rank_odds` of :data:`ODDS_DRAWS` draws (seed :data:`ODDS_SEED`) of those
+    Gaussians, in the order given.
+
+    Parameters
+    ----------
+    rating, lower, upper : array_like
+        ``(k,)`` ratings and their ``confidence`` interval bounds.
+    confidence : float
+        Coverage of the intervals and of the rank ranges, in (0, 1).
+
+    Returns
+    -------
+    RankOdds
+        ``(k,)`` arrays in the order given.
+
+    Raises
+    ------
+    ValueError
+        On shapes that differ, no models or a bad ``confidence``.
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"Argument 'confidence' must be between 0 and 1, not {confidence}.")
+    mean = np.asarray(rating, dtype=np.float64)
+    lo, hi = np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64)
+    if mean.ndim != 1 or lo.shape != mean.shape or hi.shape != mean.shape:
+        raise ValueError(
+            "Arguments 'rating', 'lower' and 'upper' must share one shape (k,), "
+            f"not {mean.shape}, {lo.shape} and {hi.shape}."
+        )
+    sd = interval_sd(lo, hi, confidence)
+    return rank_odds(gaussian_draws(mean, np.diag(sd**2)), confidence)
 
 
 def competition_ranks(ratings: npt.ArrayLike) -> Int64Array:

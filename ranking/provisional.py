@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ranking.intervals import interval_ranks
+from ranking.odds import reading_order
 from ranking.types import Leaderboard
 
 __all__ = ["check_min_votes", "split_provisional"]
@@ -49,8 +50,8 @@ def split_provisional(
     Returns
     -------
     Leaderboard
-        The ranked models, best first, with ``provisional`` (the others, most votes
-        first, then by name) and ``min_votes`` set.
+        The ranked models, by rank then rating, best first, with ``provisional`` (the
+        others, most votes first, then by name) and ``min_votes`` set.
 
     Raises
     ------
@@ -73,6 +74,7 @@ def split_provisional(
             np.array([m.lower for m in ranked]), np.array([m.upper for m in ranked])
         )
         ranked = [replace(m, rank=int(r)) for m, r in zip(ranked, ranks, strict=True)]
+        ranked = [ranked[j] for j in reading_order(ranks, [m.rating for m in ranked])]
     return replace(
         board, models=tuple(ranked), provisional=tuple(provisional), min_votes=int(min_votes)
     )

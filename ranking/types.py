@@ -169,7 +169,8 @@ class RankedRating(ModelRating):
         Probability that the model is the best of the models listed (the column sums
         to 1).
     rank_lower, rank_upper : int
-        The range of its rank at the board's confidence (1 is best).
+        The range of its rank at the board's confidence (1 is best), widened to hold
+        ``rank`` (:func:`ranking.odds.rank_range`).
     """
 
     p_best: float = float("nan")
@@ -210,7 +211,7 @@ class Leaderboard:
     n_battles : int
         Number of votes behind it.
     models : tuple of ModelRating
-        Sorted by rating, best first.
+        By rank, then rating, best first (:func:`ranking.odds.reading_order`).
     interval : {"sandwich", "bootstrap", "laplace", "none"}
         How ``lower`` and ``upper`` were computed (with ``"none"`` they equal the rating).
     confidence : float
