@@ -12,12 +12,14 @@ that they too work with no network.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any, Literal
 from xml.sax.saxutils import escape
 
 import fastapi_offline
 
-__all__ = ["DOCS_ASSETS_DIR", "WEB_DIR", "render_badge"]
+__all__ = ["CLEAR_BEST", "DOCS_ASSETS_DIR", "WEB_DIR", "badge_words", "render_badge"]
 
 #: The folder holding the static files of the page and the widget.
 WEB_DIR: Path = Path(__file__).resolve().parent
@@ -34,7 +36,12 @@ MAX_LABEL_CHARS = 40
 _HEIGHT = 20
 _PADDING = 6  # horizontal padding each side of a text, in px
 _FONT_SIZE = 11
-_LABEL_COLOR = "#555"
+#: The grey of the label, by theme: shields.io's on light pages, a darker one on dark.
+_LABEL_COLORS = {"light": "#555", "dark": "#3b4252"}
+
+#: A badge says "best model" only when its model is at least this likely the best: more
+#: likely than all the others together. Below it, "likeliest: X (12%)".
+CLEAR_BEST = 0.5
 
 # Approximate advance widths, in px, of Verdana/DejaVu Sans at 11px (the shields.io font).
 _NARROW = frozenset("fijlrtI!.,:;'|()[]{} ")
@@ -90,7 +97,45 @@ def _check_color(color: str) -> str:
     )
 
 
-def render_badge(label: str, message: str, *, color: str = "#4c1") -> str:
+def badge_words(models: Sequence[Mapping[str, Any]], *, personal: bool) -> tuple[str, str]:
+    """The label and message of a badge for a board's rows: no more than its odds say.
+
+    Parameters
+    ----------
+    models : sequence of mapping
+        The board's ranked rows (``model``, and ``p_best`` where the board has odds).
+    personal : bool
+        Whether the board is one person's ("for you").
+
+    Returns
+    -------
+    tuple of str
+        ``("best model", X)`` when the likeliest best model ``X`` is at least
+        :data:`CLEAR_BEST` (50%) likely the best; else ``("likeliest", "X (12%)")``;
+        ``("top rated", X)`` (the first row) for a board without odds; ``("best model",
+        "none yet")`` for an empty one. Each label gains " for you" when ``personal``.
+    """
+    suffix = " for you" if personal else ""
+    if not models:
+        return f"best model{suffix}", "none yet"
+    odds = [m for m in models if isinstance(m.get("p_best"), int | float)]
+    if not odds:
+        return f"top rated{suffix}", str(models[0]["model"])
+    top = max(odds, key=lambda m: float(m["p_best"]))  # the first of equals: the board's
+    chance = float(top["p_best"])
+    if chance >= CLEAR_BEST:
+        return f"best model{suffix}", str(top["model"])
+    shown = "<1%" if 0 < chance < 0.005 else f"{chance:.0%}"
+    return f"likeliest{suffix}", f"{top['model']} ({shown})"
+
+
+def render_badge(
+    label: str,
+    message: str,
+    *,
+    color: str = "#4c1",
+    theme: Literal["light", "dark", "auto"] = "light",
+) -> str:
     """Render a shields.io-style flat SVG badge.
 
     Parameters
@@ -103,6 +148,11 @@ def render_badge(label: str, message: str, *, color: str = "#4c1") -> str:
     color : str, default "#4c1"
         Background of the message: a hex colour (``#rgb``, ``#rrggbb``, with or without
         alpha) or a CSS colour name.
+    theme : {"light", "dark", "auto"}, default "light"
+        The label's grey: shields.io's on light pages, a darker one for dark pages. Both
+        are opaque with white text, readable on any page; ``auto`` draws the light one
+        (an image cannot read the reader's colour scheme without a style sheet, which
+        the badge's policy forbids).
 
     Returns
     -------
@@ -113,9 +163,13 @@ def render_badge(label: str, message: str, *, color: str = "#4c1") -> str:
     Raises
     ------
     ValueError
-        If ``color`` is neither a hex colour nor a plain colour name.
+        If ``color`` is neither a hex colour nor a plain colour name, or ``theme`` is
+        not one of the three.
     """
     color = _check_color(color)
+    if theme not in ("light", "dark", "auto"):
+        raise ValueError(f"Argument 'theme' must be 'light', 'dark' or 'auto', not {theme!r}.")
+    label_color = _LABEL_COLORS["dark" if theme == "dark" else "light"]
     label = _truncate(label, MAX_LABEL_CHARS)
     message = _truncate(message, MAX_MESSAGE_CHARS)
     label_w = _text_width(label) + 2 * _PADDING
@@ -138,7 +192,7 @@ def render_badge(label: str, message: str, *, color: str = "#4c1") -> str:
         f'<clipPath id="r"><rect width="{total_w}" height="{_HEIGHT}" rx="3" fill="#fff"/>'
         "</clipPath>"
         '<g clip-path="url(#r)">'
-        f'<rect width="{label_w}" height="{_HEIGHT}" fill="{_LABEL_COLOR}"/>'
+        f'<rect width="{label_w}" height="{_HEIGHT}" fill="{label_color}"/>'
         f'<rect x="{label_w}" width="{message_w}" height="{_HEIGHT}" fill="{color}"/>'
         f'<rect width="{total_w}" height="{_HEIGHT}" fill="url(#s)"/>'
         "</g>"

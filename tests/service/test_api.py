@@ -22,6 +22,7 @@ from pydantic import SecretStr
 from service.pipeline.artifacts import load_fit
 from service.tokens import user_token
 from service.votes import elo_update
+from service.web import badge_words
 from tests.service.conftest import (
     ADMIN,
     ADMIN_KEY,
@@ -402,8 +403,9 @@ def test_web_page_and_widgets(client: TestClient, busiest_user: str) -> None:
     assert badge.headers["content-type"].startswith("image/svg+xml")
     root = ET.fromstring(badge.text)
     assert root.tag == "{http://www.w3.org/2000/svg}svg"
-    best = client.get("/v1/leaderboard").json()["models"][0]["model"]
-    assert root.get("aria-label") == f"best model: {best}"
+    # "best model" only at even odds, else "likeliest: X (NN%)" (service.web.badge_words)
+    board = client.get("/v1/leaderboard").json()["models"]
+    assert root.get("aria-label") == ": ".join(badge_words(board, personal=False))
 
     assert_error(client.get("/widget/badge.svg", params={"user_id": busiest_user}), 401, "token")
     assert_error(
@@ -414,7 +416,7 @@ def test_web_page_and_widgets(client: TestClient, busiest_user: str) -> None:
     assert own.status_code == 200
     own_best = client.get(f"/v1/users/{busiest_user}/leaderboard", headers=ADMIN).json()
     label = ET.fromstring(own.text).get("aria-label")
-    assert label == f"best model for you: {own_best['models'][0]['model']}"
+    assert label == ": ".join(badge_words(own_best["models"], personal=True))
     # the admin key reads the badge from the Authorization header only, never as ?token=
     admin_in_query = {"user_id": busiest_user, "token": ADMIN_KEY}
     assert_error(client.get("/widget/badge.svg", params=admin_in_query), 403, "does not belong")
@@ -665,8 +667,8 @@ def test_fit_without_features(shared_fit_no_features: Path, store: dict[str, Any
 
 def badge_best(client: TestClient) -> str:
     label = ET.fromstring(client.get("/widget/badge.svg").text).get("aria-label")
-    assert label is not None and label.startswith("best model: ")
-    return label.removeprefix("best model: ")
+    assert label is not None and label.startswith(("best model: ", "likeliest: ", "top rated: "))
+    return label.split(": ", 1)[1].rsplit(" (", 1)[0]  # the model, without its odds
 
 
 def counted(document: dict[str, Any]) -> int:

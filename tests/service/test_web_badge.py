@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from service.web import WEB_DIR, render_badge
+from service.web import CLEAR_BEST, WEB_DIR, badge_words, render_badge
 
 SVG = "{http://www.w3.org/2000/svg}"
 HOSTILE = [
@@ -101,3 +101,46 @@ def test_colour_accepts_hex_and_names(color: str) -> None:
 def test_colour_rejects_anything_else(color: str) -> None:
     with pytest.raises(ValueError, match="'color'"):
         render_badge("a", "b", color=color)
+
+
+# -- what a badge says: no more than the odds (issue 32) -------------------------------
+
+
+def test_badge_says_best_only_at_even_odds_or_better() -> None:
+    rows = [{"model": "quill", "p_best": 0.62}, {"model": "kestrel", "p_best": 0.30}]
+    assert badge_words(rows, personal=False) == ("best model", "quill")
+    assert badge_words(rows, personal=True) == ("best model for you", "quill")
+    at_half = [{"model": "quill", "p_best": CLEAR_BEST}, {"model": "kestrel", "p_best": 0.5}]
+    assert badge_words(at_half, personal=False) == ("best model", "quill")
+
+
+def test_badge_names_the_likeliest_with_its_odds_when_nothing_is_clear() -> None:
+    # the rating order and the odds order can differ: the badge names the likeliest best
+    rows = [
+        {"model": "nimbus-pro-1.5", "p_best": 0.10},
+        {"model": "pico-3b", "p_best": 0.12},
+        {"model": "quill", "p_best": 0.004},
+    ]
+    assert badge_words(rows, personal=True) == ("likeliest for you", "pico-3b (12%)")
+    assert badge_words(rows, personal=False) == ("likeliest", "pico-3b (12%)")
+    tiny = [{"model": "a", "p_best": 0.004}, {"model": "b", "p_best": 0.001}]
+    assert badge_words(tiny, personal=False) == ("likeliest", "a (<1%)")
+
+
+def test_badge_without_odds_says_top_rated_and_an_empty_board_none_yet() -> None:
+    assert badge_words([{"model": "quill"}, {"model": "kestrel"}], personal=False) == (
+        "top rated",
+        "quill",
+    )
+    assert badge_words([], personal=True) == ("best model for you", "none yet")
+
+
+def test_badge_theme_sets_the_label_grey_and_refuses_others() -> None:
+    def label_fill(svg: str) -> str | None:
+        return [r.get("fill") for r in parse(svg).iter(f"{SVG}rect")][1]  # after the clip
+
+    assert label_fill(render_badge("a", "b")) == "#555"
+    assert label_fill(render_badge("a", "b", theme="auto")) == "#555"
+    assert label_fill(render_badge("a", "b", theme="dark")) == "#3b4252"
+    with pytest.raises(ValueError, match="'theme'.*'purple'"):
+        render_badge("a", "b", theme="purple")  # type: ignore[arg-type]

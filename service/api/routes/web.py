@@ -7,7 +7,8 @@ The app mounts their files: ``/static`` (:data:`service.web.WEB_DIR`) and ``/doc
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Response
 from fastapi.responses import FileResponse
@@ -15,11 +16,18 @@ from fastapi.responses import FileResponse
 from service.api.deps import BearerDep, EngineDep, SettingsDep, TokenQuery, UserId, can_read_user
 from service.api.routes.credentials import ShareId
 from service.api.schemas import errors
-from service.engine import MAX_USER_ID_CHARS, NotAvailable
+from service.engine import MAX_USER_ID_CHARS, Engine, NotAvailable
 from service.live.credentials import MAX_SHARE_ID_CHARS
-from service.web import WEB_DIR, render_badge
+from service.web import WEB_DIR, badge_words, render_badge
 
 router = APIRouter(tags=["web"])
+
+#: The colours of a card or badge: ``auto`` follows the reader's colour scheme (the card;
+#: a badge, an image, is drawn light then). A value outside these is a 422 naming ``theme``.
+Theme = Annotated[
+    Literal["light", "dark", "auto"] | None,
+    Query(description="light, dark or auto (the reader's colour scheme); light by default"),
+]
 
 #: The page and the widget load only their own scripts and styles, and talk only to us.
 _PAGE_POLICY = "default-src 'self'; img-src 'self' data:; frame-ancestors 'self'"
@@ -64,19 +72,19 @@ def redoc() -> FileResponse:
 
 
 @router.get("/widget/leaderboard", include_in_schema=False)
-def widget_leaderboard() -> FileResponse:
+def widget_leaderboard(theme: Theme = None) -> FileResponse:
     """The iframe-able widget of the aggregate top models."""
     return _page("widget.html", _WIDGET_POLICY)
 
 
 @router.get("/widget/shared/{share_id}", include_in_schema=False)
-def widget_shared(share_id: ShareId) -> FileResponse:
+def widget_shared(share_id: ShareId, theme: Theme = None) -> FileResponse:
     """The iframe-able widget of one user's top models, read with their share id."""
     return _page("widget.html", _WIDGET_POLICY)
 
 
 @router.get("/widget/user/{user_id}", include_in_schema=False)
-def widget_user(user_id: UserId) -> FileResponse:
+def widget_user(user_id: UserId, theme: Theme = None) -> FileResponse:
     """The address of a personal widget before share ids: the card says to use one (a read
     token never goes into a page's address)."""
     return _page("widget.html", _WIDGET_POLICY)
@@ -110,6 +118,7 @@ def badge(
     user_id: Annotated[str | None, Query(min_length=1, max_length=MAX_USER_ID_CHARS)] = None,
     token: TokenQuery = None,
     method: Literal["bt", "elo"] = "bt",
+    theme: Theme = None,
     share: Annotated[
         str | None,
         Query(
@@ -119,26 +128,34 @@ def badge(
         ),
     ] = None,
 ) -> Response:
-    """An SVG badge: "best model for you: X" with a share id (or a user and their token),
-    else the aggregate's."""
+    """An SVG badge: everyone's best model, or with a share id (or a user and their token)
+    theirs; "best" only when the odds support it (:func:`service.web.badge_words`)."""
     if share is not None:
         if user_id is not None or token is not None:
             raise HTTPException(422, "give a share id, or a user_id and token, not both")
-        board = engine.shared_leaderboard(share, method)  # 404 once revoked
-        label = "best model for you"
+        engine.shared_leaderboard(share, method)  # 404 once revoked
+        owner = engine.credentials.share_owner(share)
+        board = _user_board(engine, owner, method) if owner is not None else {"models": []}
+        personal = True
     elif user_id is None:
         board = engine.leaderboard(method)
-        label = "best model"
+        personal = False
     else:
         can_read_user(engine, settings, user_id, token, bearer)
-        try:
-            board = engine.user_leaderboard(user_id, method)
-        except NotAvailable as error:
-            raise HTTPException(404, str(error)) from None
-        label = "best model for you"
-    best = board["models"][0]["model"] if board["models"] else "none yet"
+        board = _user_board(engine, user_id, method)
+        personal = True
+    label, message = badge_words(board["models"], personal=personal)
     return Response(
-        render_badge(label, best),
+        render_badge(label, message, theme=theme or "light"),
         media_type="image/svg+xml",
         headers={"Cache-Control": "no-cache", "Content-Security-Policy": "default-src 'none'"},
     )
+
+
+def _user_board(engine: Engine, user_id: str, method: Literal["bt", "elo"]) -> Mapping[str, Any]:
+    """A user's board for their badge; 404 where they have none."""
+    try:
+        board: Mapping[str, Any] = engine.user_leaderboard(user_id, method)
+    except NotAvailable as error:
+        raise HTTPException(404, str(error)) from None
+    return board
