@@ -2,33 +2,25 @@
 
 Exit codes: 0 on success, 2 on bad usage or bad input (one line on stderr), 1 on an
 internal error.
+
+Only the command a run names is imported (:mod:`service.cli.commands` lists the others by
+name), so ``plb --help`` answers at once and ``plb leaderboard`` loads no topic model.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import NoReturn
 
-from ranking.io.ingest import BattleLogError
-from service.cli import (
-    evaluate,
-    fit,
-    leaderboard,
-    next_battle,
-    progress,
-    recommend,
-    report,
-    serve,
-    simulate,
-    topics,
-    users,
-)
-from service.cli.common import UsageError
+from service.cli import progress
+from service.cli.commands import COMMANDS
+from service.cli.errors import UsageError
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "named_command"]
 
 log = logging.getLogger("plb")
 
@@ -40,8 +32,23 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``plb`` parser with every sub-command registered."""
+def named_command(argv: Sequence[str]) -> str | None:
+    """The sub-command ``argv`` names: its first word that is not an option (``plb``'s own
+    options take no value); None when there is none (``plb --help``)."""
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
+def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The ``plb`` parser.
+
+    Parameters
+    ----------
+    commands : collection of str, optional
+        The sub-commands to register in full (those a run names): only their modules are
+        imported; the others are listed by name and help line alone, enough for ``plb
+        --help`` and for argparse to refuse a misspelt command. None registers every
+        command in full, importing them all.
+    """
     parser = _Parser(
         prog="plb",
         description="personal-leaderboard: which LLM is best for you, from pairwise votes.",
@@ -57,11 +64,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     subparsers.required = True
-    for module in (leaderboard, users, topics, fit, recommend, evaluate, simulate, report, serve):
-        module.add_parser(subparsers)
-    next_battle.add_parser(subparsers)
-    serve.add_refit_parser(subparsers)
-    serve.add_models_parser(subparsers)
+    for name, entry in COMMANDS.items():
+        if commands is None or name in commands:
+            module = importlib.import_module(f"{__name__}.{entry.module}")
+            getattr(module, entry.register)(subparsers)
+        else:
+            subparsers.add_parser(name, help=entry.help)
     return parser
 
 
@@ -81,13 +89,14 @@ def configure_logging(*, verbose: bool) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``plb``; returns the exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    command = named_command(words)
+    args = build_parser([] if command is None else [command]).parse_args(words)
     configure_logging(verbose=args.verbose)
     progress.configure(quiet=args.quiet)
     try:
         args.run(args)
-    except (UsageError, BattleLogError, ValueError) as error:
+    except (UsageError, ValueError) as error:  # ValueError: a bad battle log among them
         reason = str(error).strip().replace("\n", " ") or type(error).__name__
         print(f"plb {args.command}: error: {reason}", file=sys.stderr)
         return 2

@@ -17,6 +17,7 @@ from ranking.io.exports import TABLE_FORMATS, TableFormat, leaderboard_bytes
 from ranking.io.ingest import BattleLogError, IngestResult, read_battles
 from ranking.io.prompt_texts import PromptTexts
 from service.cli import progress
+from service.cli.errors import UsageError
 from service.cli.log_shape import LogShape, add_shape_options, log_shape, shape_error
 
 __all__ = [
@@ -40,10 +41,6 @@ __all__ = [
     "read_log",
     "report_left_out",
 ]
-
-
-class UsageError(Exception):
-    """Bad usage or bad input: ``plb`` prints the message on one line and exits with 2."""
 
 
 def add_input_options(parser: argparse.ArgumentParser) -> None:

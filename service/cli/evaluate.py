@@ -12,6 +12,7 @@ from data.simulate import load_truth
 from ranking.evaluation import MIN_VOTES, evaluate_personalisation
 from ranking.io.frames import pairwise_from_battles, user_codes
 from service.cli import progress
+from service.cli.commands import COMMANDS
 from service.cli.common import (
     UsageError,
     add_input_options,
@@ -38,7 +39,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``plb evaluate``."""
     parser = subparsers.add_parser(
         "evaluate",
-        help="held-out evaluation of the personalised rankings",
+        help=COMMANDS["evaluate"].help,
         description="Hold out each user's latest votes, fit on the rest, and score the "
         "aggregate, plain per-user and shrunk per-user ratings on the held-out votes: "
         "log-loss, accuracy (a tie counts half) and Brier score; with --truth, also the "

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from service.cli import progress
+from service.cli.commands import COMMANDS
 from service.cli.common import (
     LeftOut,
     UsageError,
@@ -41,7 +42,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``plb fit``."""
     parser = subparsers.add_parser(
         "fit",
-        help="fit aggregate and per-user ratings, agreement and evaluation into DIR",
+        help=COMMANDS["fit"].help,
         description="Fit the aggregate leaderboards (BT and Elo), every user's ratings with "
         "and without shrinkage, their agreement with the aggregate, and the held-out "
         "evaluation, and write them into DIR (replaced atomically) for 'plb report' and "

@@ -11,6 +11,7 @@ from ranking.io.frames import filter_battles, pairwise_from_battles, parse_where
 from ranking.leaderboard import RankedRating, fit_leaderboard
 from ranking.types import Leaderboard
 from service.cli import progress
+from service.cli.commands import COMMANDS
 from service.cli.common import (
     UsageError,
     add_input_options,
@@ -68,7 +69,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``plb leaderboard``."""
     parser = subparsers.add_parser(
         "leaderboard",
-        help="aggregate leaderboard of a battle log",
+        help=COMMANDS["leaderboard"].help,
         description="Fit the aggregate Bradley-Terry or online Elo leaderboard of one or more "
         "battle logs, with 95% intervals and interval-aware ranks (rank = 1 + the number of "
         "models whose lower bound is above this model's upper bound).",

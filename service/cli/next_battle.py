@@ -7,6 +7,7 @@ from typing import Any
 
 from ranking.next_battle import TARGETS
 from service.cli import progress
+from service.cli.commands import COMMANDS
 from service.cli.common import add_output_options, emit
 from service.cli.recommend import load_predictor_and_votes, read_queries
 from service.live.next_battle import next_battle_document
@@ -19,7 +20,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``plb next-battle``."""
     parser = subparsers.add_parser(
         "next-battle",
-        help="the pair of models whose vote would tell most about a user's best model",
+        help=COMMANDS["next-battle"].help,
         description="Read the ranking 'plb recommend' predicts from a user's queries (and "
         "votes), and name the pair of models whose vote is expected to tell most about "
         "which model is that user's best: the largest expected drop in the entropy of "

@@ -16,11 +16,12 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
-
-from tqdm import tqdm
+from typing import TYPE_CHECKING, Any
 
 from ranking.progress import Advance, Progress
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 __all__ = ["bar", "bars_on", "configure", "note", "quiet", "stages", "stderr_is_terminal"]
 
@@ -66,6 +67,8 @@ def bar(
     It follows the terminal's width; a terminal that reports none (0 columns, as a fresh
     pseudo-terminal may) gets 80 columns and 24 rows, where tqdm would draw nothing.
     """
+    from tqdm import tqdm  # here, not above: ``plb --help`` need not load it
+
     sized = _settings["bars"] and _stderr_columns() > 0
     return tqdm(
         desc=desc,

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from service.cli import progress
+from service.cli.commands import COMMANDS
 from service.cli.common import UsageError, add_output_options, emit, load_battles
 from service.cli.tables import format_table, odds_line
 from service.pipeline.artifacts import FitArtifacts, load_fit
@@ -29,7 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``plb recommend``."""
     parser = subparsers.add_parser(
         "recommend",
-        help="ranking for a user known only by queries (and optionally a few votes)",
+        help=COMMANDS["recommend"].help,
         description="Predict a user's ranking of the models from their queries with the "
         "rating predictor of a 'plb fit' directory; with --votes, sharpen the prediction "
         "with that user's own votes (a few move it, many dominate).",

@@ -7,6 +7,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from service.cli.commands import COMMANDS
 from service.cli.common import UsageError, add_output_options, emit
 from service.pipeline.artifacts import load_fit
 
@@ -17,7 +18,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``plb report``."""
     parser = subparsers.add_parser(
         "report",
-        help="research report with plots (one self-contained HTML file) of a fit directory",
+        help=COMMANDS["report"].help,
         description="Render the fit directory written by 'plb fit' as one HTML file with "
         "inline plots: the agreement of per-user rankings with the aggregate (plain and "
         "shrunk), a few users' rankings against the aggregate, agreement against votes per "

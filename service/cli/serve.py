@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from service.cli import progress
+from service.cli.commands import COMMANDS
 from service.cli.common import UsageError, add_output_options, check_at_least, emit, read_log
 from service.cli.report import write_atomically
 from service.pipeline import FitConfig, fit_all, load_fit, manifest_document, write_result
@@ -32,7 +33,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``plb serve``."""
     parser = subparsers.add_parser(
         "serve",
-        help="the REST service and web page",
+        help=COMMANDS["serve"].help,
         description="Serve a fit directory over REST (docs/SPEC.md section 4) with the web "
         "page at / and the embeddable widget under /widget/. Settings come from PLB_* environment "
         "variables (PLB_INGEST_KEY, PLB_ADMIN_KEY, PLB_REDIS_URL, ...; see the README); the "
@@ -331,7 +332,7 @@ def add_refit_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``plb refit``."""
     parser = subparsers.add_parser(
         "refit",
-        help="ask a running service to refit on all votes now",
+        help=COMMANDS["refit"].help,
         description="Ask a running 'plb serve' to refit the aggregate and per-user agreement "
         "on all battles and publish a new model version. The admin key comes from "
         "PLB_ADMIN_KEY.",
@@ -382,7 +383,7 @@ def add_models_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``plb models add``."""
     parser = subparsers.add_parser(
         "models",
-        help="register models with a running service",
+        help=COMMANDS["models"].help,
         description="Manage the model catalogue of a running 'plb serve': votes naming a "
         "model outside it are rejected. The admin key comes from PLB_ADMIN_KEY.",
     )

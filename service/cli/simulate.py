@@ -8,6 +8,7 @@ import os
 
 from data.real_prompts import load_real_prompts
 from data.simulate import mean_spearman, simulate, write_simulation
+from service.cli.commands import COMMANDS
 from service.cli.common import (
     UsageError,
     add_out_dir_option,
@@ -23,7 +24,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``plb simulate``."""
     parser = subparsers.add_parser(
         "simulate",
-        help="synthetic arena with known true preferences",
+        help=COMMANDS["simulate"].help,
         description="Simulate users with topic mixtures and writing styles voting on models "
         "with per-topic strengths and style traits, and write the battle log "
         "(DIR/battles.jsonl.gz, docs/SPEC.md section 1) and the truth (DIR/truth.json: "

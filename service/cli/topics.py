@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from service.cli import progress
+from service.cli.commands import COMMANDS
 from service.cli.common import (
     UsageError,
     add_input_options,
@@ -29,7 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``plb topics``."""
     parser = subparsers.add_parser(
         "topics",
-        help="topics of the users' queries, with sizes and top words",
+        help=COMMANDS["topics"].help,
         description="Fit the topic model (BERTopic over offline sentence embeddings) to the "
         "prompts of the battle log and print each topic's size and top words. The "
         "defaults are the measured choice of bench/topics.py (README, 'Query features').",

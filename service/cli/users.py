@@ -13,6 +13,7 @@ from ranking.analysis import UserAnalysis, analyse_users
 from ranking.io.frames import pairwise_from_battles, user_codes
 from ranking.noise import NULL_MAX_USERS, NULL_REPLICATES
 from ranking.users import SHRINKAGE, UserRatings, user_rank_odds
+from service.cli.commands import COMMANDS
 from service.cli.common import (
     LeftOut,
     add_input_options,
@@ -34,7 +35,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``plb users``."""
     parser = subparsers.add_parser(
         "users",
-        help="per-user leaderboards and their agreement with the aggregate",
+        help=COMMANDS["users"].help,
         description="Fit every user's Bradley-Terry or Elo ratings at once (shrunk toward the "
         "aggregate by default) and measure each user's Spearman and Kendall agreement with "
         "the aggregate ranking over the models that user voted on.",
