@@ -20,7 +20,12 @@ from typing import Any
 import numpy as np
 
 from ranking.io.frames import pairwise_from_battles
-from ranking.leaderboard import build_leaderboard, read_leaderboard, split_provisional
+from ranking.leaderboard import (
+    build_leaderboard,
+    read_leaderboard,
+    split_provisional,
+    with_interval_odds,
+)
 from ranking.pairwise import ModelCounts, model_counts
 from ranking.types import SCALE, Method
 from service.pipeline.snapshot import Snapshot
@@ -202,7 +207,11 @@ def live_elo_leaderboard(
         model from 8th to 1st). A model the version has no interval for (registered or
         voted on since) is provisional (unless ``min_votes`` is 0), with the span of the
         version's intervals around its rating, at least ``SCALE`` Elo points either side:
-        wide, never zero-width.
+        wide, never zero-width. Every ranked row carries ``p_best`` and its rank range,
+        read off the independent Gaussians its interval stands for, among the ranked
+        models (:func:`ranking.leaderboard.with_interval_odds`; the version's bootstrap
+        replicates are not kept), the range holding the row's rank. ``n_battles`` is the
+        version's count plus the votes counted since: the votes its next refit counts.
     """
     published = served.snapshot.leaderboards["elo"]
     rows = {m["model"]: m for m in published["models"]}
@@ -260,4 +269,5 @@ def live_elo_leaderboard(
     )
     ranked = {m for m, row in rows.items() if row["battles"] >= served.min_votes}
     rankable = ranked if within_intervals and served.min_votes > 0 else None
-    return split_provisional(board, served.min_votes, rankable=rankable).to_dict()
+    public = split_provisional(board, served.min_votes, rankable=rankable)
+    return with_interval_odds(public).to_dict()

@@ -21,6 +21,7 @@ from ranking.types import Leaderboard
 from service.integrity import screen_battles
 from service.live.context import LiveContext, LivePart
 from service.pipeline.snapshot import Snapshot, snapshot_from_fit
+from service.pipeline.steps import fit_aggregates
 from service.served import Served, served_version
 from service.store import StoreUnavailable
 
@@ -56,32 +57,38 @@ class Versions(LivePart):
         _, document = self.store.snapshot()
         if document is None or document.get("fit_created") != self.fit.manifest.get("created"):
             snapshot = Snapshot.from_dict(snapshot_from_fit(self.fit))
-            public, evidence = self._public_boards(snapshot)
-            snapshot = replace(snapshot, public=public, integrity=evidence)
+            snapshot = self._counted_only(snapshot)
             version = self.store.publish(snapshot.to_dict())
             log.info("published the fit directory as version %d", version)
         self.store.init_elo(Leaderboard.from_dict(self.fit.leaderboards["elo"]).ratings)
 
-    def _public_boards(
-        self, snapshot: Snapshot
-    ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-        """The fit's public Bradley-Terry board and the integrity evidence, from the fit's
-        battles (when they are known).
+    def _counted_only(self, snapshot: Snapshot) -> Snapshot:
+        """The fit's snapshot counting only the votes the integrity screen keeps, with the
+        public Bradley-Terry board and the evidence, as a refit would publish it.
 
-        The board is fitted again on the votes the integrity screen keeps, without those
-        of models below ``min_model_votes``, when the screen left votes out or such models
-        exist; else it is None (the fit's board is then split as it is). The fit's Elo
-        board is served as fitted until the first refit.
+        When the screen leaves votes out (over the daily cap, before a voter is
+        established, a flagged voter's), both aggregate boards are fitted again on the
+        votes kept (:func:`service.pipeline.steps.fit_aggregates`, the fit's seed), so
+        that every board of the version counts one number of votes: Elo included, which
+        was served as fitted (every vote) until the first refit (issue 32). The public
+        board is fitted again without the votes of models below ``min_model_votes`` when
+        there are such models (else it is None: the aggregate board is split as it is).
+        The fit's battles unknown, the snapshot is as fitted.
         """
         battles = self.history.fit_battles
         if battles.empty:
-            return None, None
+            return snapshot
         least = self.settings.min_model_votes
         counted, evidence = screen_battles(battles, self.integrity)
-        if counted.all() and all(m.battles >= least for m in snapshot.board("bt").models):
-            return None, evidence
         data = pairwise_from_battles(battles[counted], models=list(snapshot.models))
-        return {"bt": fit_leaderboard(data, method="bt", min_votes=least).to_dict()}, evidence
+        leaderboards = dict(snapshot.leaderboards)
+        if not counted.all():
+            boards = fit_aggregates(data, rng=self.fit.config.seed)
+            leaderboards = {method: board.to_dict() for method, board in boards.items()}
+        public = None
+        if not counted.all() or any(m.battles < least for m in snapshot.board("bt").models):
+            public = {"bt": fit_leaderboard(data, method="bt", min_votes=least).to_dict()}
+        return replace(snapshot, leaderboards=leaderboards, public=public, integrity=evidence)
 
     def _predictor(self, path: str | None) -> Any | None:
         if path is None:

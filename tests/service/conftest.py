@@ -202,20 +202,23 @@ LEADERBOARD_ROW = {"model", "rating", "lower", "upper", "rank", "battles", "wins
 
 
 def check_leaderboard(document: dict[str, Any], method: str) -> None:
-    """The SPEC leaderboard shape: best first, intervals around the point, SPEC ranks."""
+    """The SPEC leaderboard shape: best first (by rank, then rating), intervals around the
+    point, SPEC ranks, each inside its row's rank range where the row has one."""
     assert document["method"] == method
     assert isinstance(document["n_battles"], int) and document["n_battles"] >= 0
     assert isinstance(document["version"], int) and document["version"] >= 1
     rows = document["models"]
     assert rows, "a leaderboard without models"
-    ratings = [m["rating"] for m in rows]
-    assert ratings == sorted(ratings, reverse=True), "not sorted best first"
+    order = [(m["rank"], -m["rating"]) for m in rows]
+    assert order == sorted(order), "not sorted best first (by rank, then rating)"
     for row in rows:
         assert LEADERBOARD_ROW <= set(row), row
         assert row["lower"] <= row["rating"] <= row["upper"], row
         assert row["wins"] + row["losses"] + row["ties"] == row["battles"], row
         above = sum(other["lower"] > row["upper"] for other in rows)
         assert row["rank"] == 1 + above, (row, above)
+        if "rank_lower" in row:
+            assert row["rank_lower"] <= row["rank"] <= row["rank_upper"], row
 
 
 # -- the app under uvicorn in a thread ---------------------------------------------------

@@ -116,3 +116,21 @@ def test_live_elo_ranks_only_the_models_the_version_ranks() -> None:
     board = live_elo_leaderboard(served, LiveWindow(live, {"c": (60, 60, 0, 0)}, 60))
     assert [m["model"] for m in board["models"]] == ["a", "b"]
     assert [m["model"] for m in board["provisional"]] == ["c"]
+
+
+def test_live_elo_rows_carry_odds_among_the_ranked_models() -> None:
+    """Issue 32: the live Elo rows lacked ``p_best`` and the rank range. They are read
+    off the Gaussians of their intervals, among the ranked models only, the range
+    holding each row's rank."""
+    served = served_version(3, Snapshot.from_dict(SNAPSHOT), predictor=None, min_votes=5)
+    live = {"a": 1001.0, "b": 999.0, "c": 1300.0}
+    board = live_elo_leaderboard(served, LiveWindow(live, {"c": (60, 60, 0, 0)}, 60))
+    rows = {r["model"]: r for r in board["models"]}
+    assert set(rows) == {"a", "b"} and "p_best" not in board["provisional"][0]
+    assert rows["a"]["p_best"] + rows["b"]["p_best"] == pytest.approx(1.0)
+    # a at 1001 in [1001, 1007], b at 999 in [992, 1000]: a likelier the best, b can be
+    assert rows["a"]["p_best"] > 0.5 > rows["b"]["p_best"] > 0.0
+    for r in rows.values():
+        assert r["rank_lower"] <= r["rank"] <= r["rank_upper"]
+    assert (rows["a"]["rank_lower"], rows["a"]["rank_upper"]) == (1, 2)
+    assert (rows["b"]["rank_lower"], rows["b"]["rank_upper"]) == (1, 2)
