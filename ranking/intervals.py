@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import expit
-from scipy.stats import norm
+from scipy.special import expit, ndtri
 
 from ranking.bt import DEFAULT_ALPHA, bt_hessian, fit_bt_grouped, pair_matrices
 from ranking.elo import INITIAL, K_FACTOR
@@ -136,7 +135,7 @@ def normal_intervals(
     theta: Ratings, covariance: FloatArray, confidence: float = 0.95
 ) -> tuple[Ratings, Ratings]:
     """``theta +- z * sd``, each model's ``sd`` from the diagonal of ``covariance``."""
-    z = float(norm.ppf(0.5 + confidence / 2.0))
+    z = float(ndtri(0.5 + confidence / 2.0))
     sd = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
     return theta - z * sd, theta + z * sd
 

@@ -20,7 +20,7 @@ from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
-from scipy.stats import norm
+from scipy.special import ndtri
 
 from ranking.types import FloatArray, Int64Array, IntArray
 
@@ -272,4 +272,4 @@ def interval_sd(lower: npt.ArrayLike, upper: npt.ArrayLike, confidence: float) -
 @lru_cache(maxsize=64)
 def z_value(confidence: float) -> float:
     """The normal quantile of a two-sided ``confidence`` interval (kept: a few levels)."""
-    return float(norm.ppf(0.5 + confidence / 2.0))
+    return float(ndtri(0.5 + confidence / 2.0))
