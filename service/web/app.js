@@ -11,6 +11,9 @@
 const SVG_NS = 'http://www.w3.org/2000/svg';
 const METHOD_NAMES = { bt: 'Bradley-Terry', elo: 'Elo' };
 const STORAGE_KEYS = { userId: 'plb.userId', token: 'plb.token', share: 'plb.share' };
+// This browser session's votes, queries and prompt (sessionStorage: a reload keeps them,
+// closing the tab forgets them; never the token).
+const SESSION_KEY = 'plb.session';
 // Height (px) of a top-5 card in the snippet, for hosts that do not run embed.js.
 const WIDGET_HEIGHT = 300;
 const NEAR_ZERO = 0.1; // SPEC: a user whose Spearman is <= 0.1 counts as "near zero"
@@ -128,6 +131,26 @@ const storage = {
   },
 };
 
+/** The same for sessionStorage: this tab's votes survive a reload, not the tab. */
+const sessionStore = {
+  get() {
+    try {
+      const kept = JSON.parse(window.sessionStorage.getItem(SESSION_KEY) ?? 'null');
+      return kept && typeof kept === 'object' ? kept : null;
+    } catch {
+      return null;
+    }
+  },
+  set(value) {
+    try {
+      if (value === null) window.sessionStorage.removeItem(SESSION_KEY);
+      else window.sessionStorage.setItem(SESSION_KEY, JSON.stringify(value));
+    } catch {
+      /* not available: the votes last until the page is left */
+    }
+  },
+};
+
 /* ------------------------------------------------------------------------------------
  * Leaderboard tables with interval bars
  * ---------------------------------------------------------------------------------- */
@@ -187,6 +210,25 @@ function intervalBar(model, [lo, hi]) {
 }
 
 /**
+ * The rank a person reads: the range of the rank ("1–9") where the row has one, a single
+ * number where the range is one place (or the row has no range).
+ */
+function rankText(m, i) {
+  if (isNumber(m.rank_lower) && isNumber(m.rank_upper)) {
+    return m.rank_lower === m.rank_upper ? String(m.rank_lower) : `${m.rank_lower}–${m.rank_upper}`;
+  }
+  return String(isNumber(m.rank) ? m.rank : i + 1);
+}
+
+function rankCell(m, i) {
+  const cell = h('td', 'num rank', rankText(m, i));
+  if (isNumber(m.rank_lower) && isNumber(m.rank_upper) && m.rank_lower !== m.rank_upper) {
+    cell.title = `its rank could be anywhere from ${m.rank_lower} to ${m.rank_upper} (95% range)`;
+  }
+  return cell;
+}
+
+/**
  * Fill a leaderboard table (#aggregate-table, #your-table) with one row per model, best
  * first: rank, model, rating, interval bar and (when the answer has them) battle counts.
  */
@@ -203,7 +245,7 @@ function renderBoard(table, models) {
     const interval = h('td', 'interval');
     interval.append(intervalBar(m, range));
     row.append(
-      h('td', 'num rank', isNumber(m.rank) ? m.rank : i + 1),
+      rankCell(m, i),
       h('td', 'text model', m.model),
       h('td', 'num rating', fixed(m.rating, 0)),
       interval,
@@ -227,6 +269,16 @@ function renderBoard(table, models) {
  * ---------------------------------------------------------------------------------- */
 
 let aggregateRequest = 0; // the latest request wins when the method is switched quickly
+// Everyone's boards as shown, by method: the explanation's "everyone's N" is read off the
+// Bradley-Terry one (the row's own rating, rounded as the table rounds it).
+const boards = {};
+
+/** Everyone's rating of a model as the board shows it, else the API's figure, rounded. */
+function boardRating(model, fallback) {
+  const row = (boards.bt ?? []).find((m) => m.model === model);
+  if (row && isNumber(row.rating)) return fixed(row.rating, 0);
+  return isNumber(fallback) ? fixed(fallback, 0) : null;
+}
 
 function currentMethod() {
   const checked = document.querySelector('input[name="method"]:checked');
@@ -243,6 +295,7 @@ async function loadAggregate() {
     const data = await api(`/v1/leaderboard?method=${encodeURIComponent(method)}`);
     if (request !== aggregateRequest) return;
     const models = Array.isArray(data.models) ? data.models : [];
+    boards[method] = models;
     renderBoard(table, models);
     meta.className = 'meta';
     const parts = [
@@ -283,6 +336,13 @@ function showProvisional(data) {
 
 // The likeliest best is named plainly when it is this many times as likely as the next.
 const CLEAR_LEAD = 1.5;
+// The page says "the battle below would tell them apart" only when a decisive vote on it
+// is expected to remove at least this much of the uncertainty over which model is best
+// (`information`, in bits, of the next-battle document: docs/SPEC.md "The next battle").
+// A tenth of a bit is a tenth of what one fair coin-flip between two equally likely top
+// models holds: below it (0.03 bits, say) one vote barely moves the odds, and the page
+// says that no single battle will settle it yet.
+const INFORMATIVE_BITS = 0.1;
 
 const share = (p) => (p > 0 && p < 0.005 ? '<1%' : percent.format(p));
 
@@ -298,15 +358,21 @@ function byOdds(models) {
   return models.filter((m) => isNumber(m.p_best)).sort((a, b) => b.p_best - a.p_best);
 }
 
+/** Whether the likeliest best model is clearly ahead of the next (or alone). */
+function clearLead(ranked) {
+  return ranked.length > 0 && (ranked.length === 1 || ranked[0].p_best >= CLEAR_LEAD * ranked[1].p_best);
+}
+
 /**
  * The ranking's answer in words: "For you: X (41% likely the best; Y 22%)", or, when
- * nothing separates the top models yet, that it does not (and the battle that would).
+ * nothing separates the top models yet, that it does not (what the next battle can do is
+ * said once it is known: battleVerdict).
  */
 function answerInWords(models) {
   const ranked = byOdds(models);
   if (!ranked.length) return '';
   const [top, second] = ranked;
-  if (!second || top.p_best >= CLEAR_LEAD * second.p_best) {
+  if (clearLead(ranked)) {
     const next = second ? `; ${second.model} ${share(second.p_best)}` : '';
     return `For you: ${top.model} (${share(top.p_best)} likely the best${next})`;
   }
@@ -314,7 +380,7 @@ function answerInWords(models) {
     .slice(0, 3)
     .map((m) => `${m.model} ${share(m.p_best)}`)
     .join(', ');
-  return `Nothing separates your top models yet (likely the best: ${close}). The battle below would tell them apart.`;
+  return `Nothing separates your top models yet (likely the best: ${close}).`;
 }
 
 /** The answer in words; where queries were learnt to tell nothing (source "aggregate"),
@@ -327,7 +393,16 @@ function showAnswer(models, source) {
       ? "Your queries don't separate you from everyone yet, so this is the public ranking " +
         `(likely the best: ${ranked[0].model}, ${share(ranked[0].p_best)}). Vote to make it yours.`
       : answerInWords(models);
+  answer.dataset.close = ranked.length && !clearLead(ranked) ? 'true' : 'false';
   answer.hidden = !answer.textContent;
+}
+
+/** What the suggested battle can do, said after "nothing separates your top models". */
+function battleVerdict(pair) {
+  if (!pair || $('your-answer').dataset.close !== 'true') return '';
+  return isNumber(pair.information) && pair.information >= INFORMATIVE_BITS
+    ? 'The battle below would tell them apart.'
+    : 'No single battle will settle it yet: even the most telling one below would barely move the odds.';
 }
 
 /** What a vote did to the two models it named, and which model leads now. */
@@ -336,45 +411,72 @@ function whatChanged(vote, before, after) {
   const moved = (name) => {
     const from = place(before, name);
     const to = place(after, name);
+    if (!from) return `${name} is ${ordinal(to)}`;
     return from === to ? `${name} stays ${ordinal(to)}` : `${name} moves from ${ordinal(from)} to ${ordinal(to)}`;
   };
   const { model_a: a, model_b: b } = vote;
   const [winner, loser] = vote.winner === 'model_b' ? [b, a] : [a, b];
   const said = vote.winner === 'tie' ? `Your tie between ${a} and ${b}` : `Your vote for ${winner} over ${loser}`;
-  const [top] = after; // the highest rated, as the table shows it first
-  const lead = top && isNumber(top.p_best) ? `; ${top.model} now leads (${share(top.p_best)} likely the best)` : '';
+  const [top] = byOdds(after); // the likeliest best, as the answer names it
+  const lead = top ? `; ${top.model} is now the likeliest best (${share(top.p_best)})` : '';
   return `${said}: ${moved(a)}, ${moved(b)}${lead}.`;
 }
 
-const signed = (x) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(0)}`;
+/** "up 9 points" / "down 3 points" / "not at all". */
+function points(x) {
+  const n = Math.round(Math.abs(x));
+  if (n === 0) return 'barely';
+  return `${x >= 0 ? 'up' : 'down'} ${n} ${n === 1 ? 'point' : 'points'}`;
+}
 
-/** What a model's rating is made of, in words: everyone's rating, then each part. */
+/**
+ * What a model's rating is made of, in plain words: everyone's rating (the number the
+ * board beside it shows, same row and rounding), then what moved it.
+ */
 function madeOf(m) {
   const parts = [
-    ['the prediction\'s starting point', m.baseline],
+    ['people who write like you', m.baseline],
     ['your topics', m.topic],
-    ['your style', m.style],
+    ['your writing style', m.style],
     ['your votes', m.votes],
   ].filter(([, value]) => isNumber(value));
-  const start = isNumber(m.aggregate) ? `everyone's ${m.aggregate.toFixed(0)}` : '';
-  const moves = parts.map(([what, value]) => `${signed(value)} ${what}`);
-  return `${m.model} ${fixed(m.rating, 0)}: ${[start, ...moves].filter(Boolean).join(', ')}`;
+  const everyone = boardRating(m.model, m.aggregate);
+  const start = everyone === null ? '' : `everyone's ${everyone}`;
+  const moves = parts
+    .filter(([, value]) => Math.round(Math.abs(value)) > 0)
+    .map(([what, value]) => `${what} moved it ${points(value)}`);
+  return `${m.model} ${fixed(m.rating, 0)}: ${[start, ...moves].filter(Boolean).join('; ')}`;
+}
+
+/** Plain words of the explanation's own, where the API gives them (a list of strings). */
+function sentencesOf(explanation) {
+  for (const key of ['sentences', 'summary']) {
+    const value = explanation[key];
+    if (typeof value === 'string' && value.trim()) return [value];
+    if (Array.isArray(value)) return value.filter((x) => typeof x === 'string' && x.trim());
+  }
+  return [];
 }
 
 /** The explanation of a ranking (topics, style, what moved the top models), or nothing. */
-function showExplanation(explanation) {
+function showExplanation(explanation, scope) {
   const box = $('your-why');
   if (!explanation || typeof explanation !== 'object') {
     box.hidden = true;
     return;
   }
-  const topics = Array.isArray(explanation.topics) ? explanation.topics : [];
+  const forPrompt = scope === 'prompt' || explanation.scope === 'prompt';
+  const lead = forPrompt ? 'Why, for this prompt' : 'Why';
+  const topics = (Array.isArray(explanation.topics) ? explanation.topics : []).filter((t) => t?.label);
+  const about = forPrompt ? 'this prompt and your queries are about' : 'your queries are about';
   $('why-topics').textContent = topics.length
-    ? `Why: your queries are about ${topics.map((t) => `${t.label} (${share(t.share)})`).join('; ')}.`
-    : 'Why: no topics known from your queries.';
-  const style = Array.isArray(explanation.style) ? explanation.style : [];
-  const sd = (z) => `${z >= 0 ? '+' : '−'}${Math.abs(z).toFixed(1)} sd`;
-  $('why-style').textContent = `Your style: ${style.map((t) => `${t.label} (${sd(t.z)})`).join(', ')}.`;
+    ? `${lead}: ${about} ${topics.map((t) => (isNumber(t.share) ? `${t.label} (${share(t.share)})` : t.label)).join('; ')}.`
+    : `${lead}: none of our topics fits your queries closely.`;
+  const said = sentencesOf(explanation);
+  $('why-said').replaceChildren(...said.map((line) => h('p', '', line)));
+  $('why-said').hidden = said.length === 0;
+  const style = (Array.isArray(explanation.style) ? explanation.style : []).filter((t) => t?.label);
+  $('why-style').textContent = `Your style: ${style.map((t) => t.text ?? t.label).join(', ')}.`;
   $('why-style').hidden = style.length === 0;
   const models = Array.isArray(explanation.models) ? explanation.models : [];
   $('why-models').replaceChildren(...models.map((m) => h('li', '', madeOf(m))));
@@ -383,80 +485,148 @@ function showExplanation(explanation) {
   box.hidden = false;
 }
 
-// The ranking from queries being voted on: {queries, prompt, votes, models}; null for a user's board.
-let session = null;
+/*
+ * This browser session: the queries and prompt last ranked, the votes given here (sent
+ * with every ranking, from either entry, until "Clear my votes"), and, once a user id and
+ * token are given, that user (their stored votes join). Kept in sessionStorage without
+ * the token, so that a reload keeps the votes.
+ */
+const session = {
+  queries: [],
+  prompt: '',
+  votes: [],
+  models: [], // the ranking shown, for "what changed"
+  userId: null,
+  token: null,
+  ranked: false, // a ranking from queries (or with votes) is shown: re-rank it on reload
+};
+
+function saveSession() {
+  const { queries, prompt, votes, userId, ranked } = session;
+  sessionStore.set(votes.length || ranked ? { queries, prompt, votes, userId, ranked } : null);
+  showKeptVotes();
+}
+
+/** "2 votes of yours are kept in this browser session" and the button to clear them. */
+function showKeptVotes() {
+  const n = session.votes.length;
+  $('kept-votes').hidden = n === 0;
+  $('kept-votes-text').textContent =
+    `${n} ${n === 1 ? 'vote' : 'votes'} of yours kept in this browser session: ` +
+    'they count in every ranking here.';
+}
+
+/** The body of a ranking request: the queries, the prompt, the votes, the user. */
+function rankingBody() {
+  return {
+    queries: session.queries,
+    ...(session.prompt ? { prompt: session.prompt } : {}),
+    ...(session.votes.length ? { votes: session.votes } : {}),
+    ...(session.userId && session.token ? { user_id: session.userId } : {}),
+  };
+}
+
 let nextBattleRequest = 0; // only the latest suggestion is shown
 
-/** Ask for the next battle and show it; with canVote, as buttons that vote on it. */
-async function showNextBattle(path, { body, token, canVote }) {
+/** Ask for the next battle and show it with buttons that vote on it. */
+async function showNextBattle(path, { body, token }) {
   const box = $('next-battle');
   const request = ++nextBattleRequest;
   box.hidden = true;
+  $('answer-battle').textContent = '';
   try {
-    const pair = await api(path, body ? { method: 'POST', body } : { token });
+    const pair = await api(path, body ? { method: 'POST', body, token } : { token });
     if (request !== nextBattleRequest) return;
     box.dataset.modelA = pair.model_a;
     box.dataset.modelB = pair.model_b;
-    $('next-battle-question').textContent = canVote
-      ? `Your next battle: which would you rather have answer you, ${pair.model_a} or ${pair.model_b}?`
-      : `Your next battle worth a vote: ${pair.model_a} against ${pair.model_b}.`;
+    $('next-battle-question').textContent =
+      `Your next battle: which would you rather have answer you, ${pair.model_a} or ${pair.model_b}?`;
     $('vote-a').textContent = pair.model_a;
     $('vote-b').textContent = pair.model_b;
-    $('vote-buttons').hidden = !canVote;
+    $('answer-battle').textContent = battleVerdict(pair);
     box.hidden = false;
   } catch {
     box.hidden = true; // no suggestion is no error: the ranking is still shown
   }
 }
 
+/** Where the next battle is asked: POST with the ranking's body, or the user's own board. */
+function suggestNext(body) {
+  if (body) return showNextBattle('/v1/next-battle', { body, token: session.token });
+  return showNextBattle(`/v1/users/${encodeURIComponent(session.userId)}/next-battle`, {
+    token: session.token,
+  });
+}
+
+/** The ranking of this session (queries, prompt, votes, user) from POST /v1/recommend. */
+async function rankSession() {
+  const body = rankingBody();
+  const data = await api('/v1/recommend', { method: 'POST', body, token: session.token });
+  return { body, data };
+}
+
 /** A vote on the suggested battle: the ranking again with it, and what it changed. */
 async function onVote(event) {
-  if (!session) return;
   const box = $('next-battle');
   const winner = event.currentTarget.dataset.winner;
   const vote = { model_a: box.dataset.modelA, model_b: box.dataset.modelB, winner };
-  const votes = [...session.votes, vote];
+  const before = session.models;
   const buttons = [...document.querySelectorAll('#vote-buttons button')];
   for (const button of buttons) button.disabled = true;
   setStatus('Counting your vote…');
+  session.votes = [...session.votes, vote];
   try {
-    const body = rankingBody(session.queries, session.prompt, votes);
-    const data = await api('/v1/recommend', { method: 'POST', body });
-    const change = whatChanged(vote, session.models, data.models ?? []);
-    session = { ...session, votes, models: data.models ?? [] };
-    const n = votes.length;
-    showYours(data, sourceDetail(data, session.queries, votes));
-    $('your-change').textContent = change;
+    const { body, data } = await rankSession();
+    session.models = data.models ?? [];
+    session.ranked = true;
+    saveSession();
+    const n = session.votes.length;
+    showYours(data, sourceDetail(data));
+    $('your-change').textContent = whatChanged(vote, before, session.models);
     $('your-change').hidden = false;
     setStatus(`Vote counted: ${n} ${n === 1 ? 'vote' : 'votes'} so far.`);
-    await showNextBattle('/v1/next-battle', { body, canVote: true });
+    await suggestNext(body);
   } catch (err) {
+    session.votes = session.votes.slice(0, -1); // not counted: not kept either
+    saveSession();
     setStatus(`Could not count your vote: ${err.message}`, { error: true });
   } finally {
     for (const button of buttons) button.disabled = false;
   }
 }
 
+function onClearVotes() {
+  session.votes = [];
+  saveSession();
+  setStatus('Your votes of this session are cleared.');
+  if (session.ranked && (session.queries.length || session.token)) rerank();
+}
+
 /* ------------------------------------------------------------------------------------
  * Your leaderboard: from queries, or from your own votes with a token
  * ---------------------------------------------------------------------------------- */
 
-let lastYours = null; // {kind: 'user', userId, token} to reload when the method changes
-
 /** Show a ranking in #your-table with its source line and its agreement with everyone's. */
-function showYours(data, sourceDetail) {
+function showYours(data, detail) {
   const models = Array.isArray(data.models) ? data.models : [];
   renderBoard($('your-table'), models);
   showAnswer(models, data.source);
-  showExplanation(data.explanation);
+  showExplanation(data.explanation, data.scope);
 
   const source = $('your-source');
   source.replaceChildren('Source: ', h('strong', '', data.source ?? 'unknown'));
-  if (sourceDetail) source.append(` · ${sourceDetail}`);
+  if (detail) source.append(` · ${detail}`);
+  const method = data.method ?? 'bt';
+  if (currentMethod() !== method) {
+    source.append(
+      ` · rated with ${METHOD_NAMES[method] ?? method}: a ranking from queries or from ` +
+        'votes given here is fitted that way only',
+    );
+  }
 
   const agreement = $('your-spearman');
   agreement.replaceChildren(
-    'Agreement with the aggregate: Spearman ',
+    `Agreement with everyone's ${METHOD_NAMES[method] ?? method} ranking: Spearman `,
     h('span', 'value', fixed(data.spearman, 2)),
   );
   agreement.title = '1: the same order as everyone; 0: unrelated; -1: reversed';
@@ -472,44 +642,66 @@ function readQueries() {
     .filter(Boolean);
 }
 
-/** The body of a ranking request: the queries, and the prompt when one is typed. */
-function rankingBody(queries, prompt, votes) {
-  return { queries, ...(prompt ? { prompt } : {}), ...(votes?.length ? { votes } : {}) };
-}
-
 /** "from your 3 queries and 1 vote", and the prompt's topic for a ranking of one prompt. */
-function sourceDetail(data, queries, votes) {
-  const n = data.n_queries ?? queries.length;
-  const v = votes.length;
-  let detail = `from your ${n} ${n === 1 ? 'query' : 'queries'}`;
-  if (v) detail += ` and ${v} ${v === 1 ? 'vote' : 'votes'}`;
+function sourceDetail(data) {
+  const parts = [];
+  const n = data.n_queries ?? session.queries.length;
+  if (n) parts.push(`${n} ${n === 1 ? 'query' : 'queries'}`);
+  const v = session.votes.length;
+  if (v) parts.push(`${v} ${v === 1 ? 'vote' : 'votes'} given here`);
+  if (session.userId && session.token) parts.push(`the stored votes of ${session.userId}`);
+  let detail = parts.length ? `from your ${parts.join(' and ')}` : '';
   if (data.scope === 'prompt') {
     const topic = data.prompt_topic?.label;
     detail += ` · for your prompt${topic ? ` (read as: ${topic})` : ''}`;
   }
+  if (v && data.source !== 'blended') {
+    // votes were sent: say so when the answer does not show them counted
+    detail += ` · your ${v === 1 ? 'vote was' : 'votes were'} sent, but the answer is ${data.source}`;
+  }
   return detail;
 }
 
+/** Rank again with what the session holds (queries, prompt, votes, user). */
+async function rerank() {
+  const what = session.prompt ? 'prompt' : 'queries';
+  await fillYours('recommend-button', 'Ranking the models again…', 'rank the models', async () => {
+    const { body, data } = await rankSession();
+    const count = showYours(data, sourceDetail(data));
+    session.models = data.models ?? [];
+    session.ranked = true;
+    saveSession();
+    $('your-change').hidden = true;
+    setStatus(`Ranked ${count} models for your ${what}.`);
+    suggestNext(body);
+  });
+}
+
 async function onRecommend(event) {
-  event.preventDefault();
+  event?.preventDefault();
   const prompt = $('prompt').value.trim();
   const typed = readQueries();
   const queries = typed.length || !prompt ? typed : [prompt];
-  if (!queries.length) {
+  if (!queries.length && !session.token) {
     setStatus('Type at least one query, one per line.', { error: true });
     $('queries').focus();
     return;
   }
-  const status = `Ranking the models for your ${queries.length} ${queries.length === 1 ? 'query' : 'queries'}…`;
+  session.queries = queries;
+  session.prompt = prompt;
+  const n = queries.length;
+  const status = n
+    ? `Ranking the models for your ${n} ${n === 1 ? 'query' : 'queries'}…`
+    : 'Ranking the models for you…';
   await fillYours('recommend-button', status, 'rank the models', async () => {
-    const body = rankingBody(queries, prompt);
-    const data = await api('/v1/recommend', { method: 'POST', body });
-    const count = showYours(data, sourceDetail(data, queries, []));
-    lastYours = null;
-    session = { queries, prompt, votes: [], models: data.models ?? [] };
+    const { body, data } = await rankSession();
+    const count = showYours(data, sourceDetail(data));
+    session.models = data.models ?? [];
+    session.ranked = true;
+    saveSession();
     $('your-change').hidden = true;
     setStatus(`Ranked ${count} models for your ${prompt ? 'prompt' : 'queries'}.`);
-    showNextBattle('/v1/next-battle', { body, canVote: true });
+    suggestNext(body);
   });
 }
 
@@ -533,21 +725,42 @@ async function fillYours(buttonId, status, failure, work) {
   }
 }
 
+/**
+ * A user's own board, read with their token: their stored board in the method chosen,
+ * or, with votes given here (or queries ranked), the ranking with those joined.
+ */
 async function loadUserBoard(userId, token) {
   const status = `Loading the leaderboard of ${userId}…`;
   await fillYours('token-button', status, 'load your leaderboard', async () => {
-    const method = encodeURIComponent(currentMethod());
-    const data = await api(`/v1/users/${encodeURIComponent(userId)}/leaderboard?method=${method}`, {
+    const user = `/v1/users/${encodeURIComponent(userId)}`;
+    // the token is checked first, so that a wrong one says so whatever the session holds
+    const stored = await api(`${user}/leaderboard?method=${encodeURIComponent(currentMethod())}`, {
       token,
     });
-    const votes = isNumber(data.n_battles) ? `from your ${integer.format(data.n_battles)} votes` : '';
-    const count = showYours(data, votes);
-    lastYours = { kind: 'user', userId, token };
-    session = null;
+    if (session.userId !== userId) {
+      // another person's session: their votes are not this user's
+      if (session.userId !== null) session.votes = [];
+      session.userId = userId;
+    }
+    session.token = token;
+    let data = stored;
+    let body = null;
+    if (session.votes.length || (session.ranked && session.queries.length)) {
+      ({ body, data } = await rankSession());
+    }
+    const detail =
+      body === null
+        ? isNumber(data.n_battles)
+          ? `from your ${integer.format(data.n_battles)} votes`
+          : ''
+        : sourceDetail(data);
+    const count = showYours(data, detail);
+    session.models = data.models ?? [];
+    saveSession();
     $('your-change').hidden = true;
     showUserEmbed(userId);
     setStatus(`Your leaderboard: ${count} models.`);
-    showNextBattle(`/v1/users/${encodeURIComponent(userId)}/next-battle`, { token, canVote: false });
+    suggestNext(body);
   });
 }
 
@@ -567,10 +780,11 @@ function onToken(event) {
   loadUserBoard(userId, token);
 }
 
+/** Credentials remembered on this device: the user's board at once. */
 function restoreToken() {
   const userId = storage.get(STORAGE_KEYS.userId);
   const token = storage.get(STORAGE_KEYS.token);
-  if (!userId || !token) return;
+  if (!userId || !token) return false;
   $('user-id').value = userId;
   $('token').value = token;
   $('remember').checked = true;
@@ -582,6 +796,24 @@ function restoreToken() {
     storage.set(STORAGE_KEYS.share, null);
   }
   loadUserBoard(userId, token);
+  return true;
+}
+
+/** This tab's session after a reload: its votes, queries and prompt, ranked again. */
+function restoreSession() {
+  const kept = sessionStore.get();
+  if (!kept) return;
+  const strings = (x) => (Array.isArray(x) ? x.filter((q) => typeof q === 'string') : []);
+  session.queries = strings(kept.queries);
+  session.prompt = typeof kept.prompt === 'string' ? kept.prompt : '';
+  session.votes = (Array.isArray(kept.votes) ? kept.votes : []).filter(
+    (v) => v && typeof v.model_a === 'string' && typeof v.model_b === 'string' && typeof v.winner === 'string',
+  );
+  session.userId = typeof kept.userId === 'string' ? kept.userId : null;
+  session.ranked = kept.ranked === true;
+  if (session.queries.length && !$('queries').value) $('queries').value = session.queries.join('\n');
+  if (session.prompt && !$('prompt').value) $('prompt').value = session.prompt;
+  showKeptVotes();
 }
 
 /* ------------------------------------------------------------------------------------
@@ -664,10 +896,16 @@ function fillSummary(summary, plain) {
 
 let correlationsRequest = 0; // the latest method wins
 
-/** The agreement of per-user rankings with everyone's, for the method chosen on the page. */
+/**
+ * The agreement of per-user rankings with everyone's, measured with Bradley-Terry whatever
+ * the method chosen: a user's Elo ranking starts from everyone's Elo and a few votes barely
+ * move it, so its agreement with everyone's is near 1 by construction and is evidence of
+ * nothing. With Elo chosen, the card says so and shows the Bradley-Terry figures.
+ */
 async function loadCorrelations() {
   const caption = $('histogram-caption');
-  const method = currentMethod();
+  const method = 'bt';
+  $('agreement-elo').hidden = currentMethod() !== 'elo';
   const request = ++correlationsRequest;
   const path = (shrinkage) =>
     `/v1/analysis/correlations?method=${encodeURIComponent(method)}&shrinkage=${shrinkage}`;
@@ -736,7 +974,7 @@ function updateEmbed() {
   const badge = `${origin}/widget/badge.svg${methodQuery('?')}`;
   $('embed-snippet').textContent = embedSnippet(widget, badge, 'LLM leaderboard', 'The best LLM');
   $('badge-preview').src = `/widget/badge.svg${methodQuery('?')}`;
-  if (lastYours?.kind === 'user') showUserEmbed(lastYours.userId);
+  if (session.token) showUserEmbed(session.userId);
 }
 
 /*
@@ -766,11 +1004,11 @@ function rememberShare() {
 
 /** Run `work` on the user shown (with their token), `buttonId` disabled meanwhile. */
 async function onOwnCredentials(buttonId, failure, work) {
-  if (lastYours?.kind !== 'user') return;
+  if (!session.token) return;
   const button = $(buttonId);
   button.disabled = true;
   try {
-    await work(lastYours.userId, lastYours.token, `/v1/users/${encodeURIComponent(lastYours.userId)}`);
+    await work(session.userId, session.token, `/v1/users/${encodeURIComponent(session.userId)}`);
   } catch (err) {
     setStatus(`Could not ${failure}: ${err.message}`, { error: true });
   } finally {
@@ -801,7 +1039,7 @@ function onRevokeShare() {
 function onRotateToken() {
   return onOwnCredentials('rotate-token-button', 'change your token', async (userId, token, path) => {
     const data = await api(`${path}/token`, { method: 'POST', token });
-    lastYours = { kind: 'user', userId, token: data.token };
+    session.token = data.token;
     $('token').value = data.token;
     if ($('remember').checked) storage.set(STORAGE_KEYS.token, data.token);
     setStatus(`Your new token: ${data.token} (the old one no longer works; keep this one).`);
@@ -843,7 +1081,10 @@ function start() {
       loadAggregate();
       loadCorrelations();
       updateEmbed();
-      if (lastYours?.kind === 'user') loadUserBoard(lastYours.userId, lastYours.token);
+      // your leaderboard too: a stored board in the method chosen; a ranking from
+      // queries or votes given here again, saying that it is fitted with BT only
+      if (session.token) loadUserBoard(session.userId, session.token);
+      else if (session.ranked && session.queries.length) rerank();
     });
   }
   $('share-button').addEventListener('click', onShare);
@@ -854,6 +1095,7 @@ function start() {
     button.addEventListener('click', onVote);
   }
   $('token-form').addEventListener('submit', onToken);
+  $('clear-votes').addEventListener('click', onClearVotes);
   $('remember').addEventListener('change', (event) => {
     if (!event.target.checked) {
       storage.set(STORAGE_KEYS.userId, null);
@@ -879,7 +1121,8 @@ function start() {
   loadAbout();
   loadAggregate();
   loadCorrelations();
-  restoreToken();
+  restoreSession();
+  if (!restoreToken() && session.ranked && session.queries.length) rerank();
 }
 
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);

@@ -6,6 +6,8 @@
  *                                                /v1/users/{id}/share): their board's
  *                                                ranking only, revocable; never a read token
  *   optional: theme=light (default) | dark | auto (follow the reader's colour scheme);
+ *   the card is opaque in its theme's colours, so it reads on any host page, with or
+ *   without embed.js (the service answers 422 to another theme=);
  *
  * Framed, it posts its content's height to the host ({type: "plb-widget-size", height}),
  * which embed.js (beside the iframe on the host page) applies to the iframe, so the card
@@ -98,12 +100,20 @@ function cell(className, text) {
   return td;
 }
 
+/** The rank as a person reads it: its range ("1–4") where the row has one. */
+function rankText(m, i) {
+  if (isNumber(m.rank_lower) && isNumber(m.rank_upper)) {
+    return m.rank_lower === m.rank_upper ? String(m.rank_lower) : `${m.rank_lower}–${m.rank_upper}`;
+  }
+  return String(isNumber(m.rank) ? m.rank : i + 1);
+}
+
 function render(data, request) {
   const models = (Array.isArray(data.models) ? data.models : []).slice(0, request.top);
   const rows = models.map((m, i) => {
     const row = document.createElement('tr');
     row.append(
-      cell('num rank', isNumber(m.rank) ? m.rank : i + 1),
+      cell('num rank', rankText(m, i)),
       cell('text model', m.model),
       cell('num rating', isNumber(m.rating) ? m.rating.toFixed(0) : 'n/a'),
     );

@@ -222,8 +222,28 @@ def rows(page: Any, table: str) -> list[tuple[str, str]]:
     ]
 
 
+def shown_rank(model: dict[str, Any]) -> str:
+    """The rank as the page shows it: the rank range ("1–4") where the row has one."""
+    lower, upper = model.get("rank_lower"), model.get("rank_upper")
+    if lower is None or upper is None:
+        return str(model["rank"])
+    return str(lower) if lower == upper else f"{lower}\u2013{upper}"
+
+
+def rows_with_ratings(page: Any, table: str) -> list[tuple[str, str]]:
+    """(model, rating) of each body row of a table, as shown."""
+    return [
+        tuple(r)
+        for r in page.eval_on_selector_all(
+            f"{table} tbody tr",
+            "rows => rows.map(r => [r.querySelector('.model').textContent,"
+            " r.querySelector('.rating').textContent])",
+        )
+    ]
+
+
 def expected(models: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    return [(str(m["rank"]), m["model"]) for m in models]
+    return [(shown_rank(m), m["model"]) for m in models]
 
 
 def test_page_ranks_models_as_the_api_does(server: Server, tab: Any) -> None:
@@ -288,8 +308,11 @@ def test_page_answers_in_words_and_votes_the_suggested_battle(server: Server, ta
     assert why["topics"][0]["label"] in tab.inner_text("#why-topics")
     lines = tab.inner_text("#why-models").splitlines()
     assert [line.split(" ")[0] for line in lines] == [m["model"] for m in why["models"]]
+    # everyone's rating, as the board beside shows it (same row, same rounding)
     shown = re.search(r"everyone's (\d+)", lines[0])
-    assert shown is not None and abs(int(shown.group(1)) - why["models"][0]["aggregate"]) <= 0.5
+    top = why["models"][0]["model"]
+    board = dict(rows_with_ratings(tab, "#aggregate-table"))
+    assert shown is not None and shown.group(1) == board[top]
 
     # the suggested battle is the one POST /v1/next-battle names
     tab.wait_for_selector("#next-battle:not([hidden])")
@@ -340,18 +363,21 @@ def test_page_ranks_the_models_for_one_prompt(server: Server, tab: Any) -> None:
     assert tab.inner_text("#status") == f"Ranked {n} models for your prompt."
 
 
-def test_agreement_follows_the_method_and_shows_the_plain_figure(server: Server, tab: Any) -> None:
-    """The BT/Elo toggle applies to the agreement too; shrunk figures have the plain beside."""
+def test_agreement_is_measured_with_bt_and_shows_the_plain_figure(server: Server, tab: Any) -> None:
+    """The agreement is Bradley-Terry's whatever the toggle (Elo's is near 1 by
+    construction, issue 32), said so under Elo; shrunk figures have the plain beside."""
     tab.goto(f"{server.base_url}/")
-    for method, name in (("bt", "Bradley-Terry"), ("elo", "Elo")):
+    for method in ("bt", "elo"):
         if method == "elo":
             tab.click("label[for=method-elo]")
-        tab.wait_for_function(
-            f"() => document.getElementById('agreement-method').textContent === '{name}'"
-        )
+            tab.wait_for_selector("#agreement-elo", state="visible")
+            assert "by construction" in tab.inner_text("#agreement-elo")
+        else:
+            assert tab.is_hidden("#agreement-elo")
+        assert tab.inner_text("#agreement-method") == "Bradley-Terry"
         shrunk, plain = (
             server.client.get(
-                "/v1/analysis/correlations", params={"method": method, "shrinkage": shrinkage}
+                "/v1/analysis/correlations", params={"method": "bt", "shrinkage": shrinkage}
             ).json()["summary"]
             for shrinkage in ("cv", "none")
         )
@@ -633,7 +659,8 @@ def test_redoc_renders_offline(server: Server, chromium: Any) -> None:
         errors = Errors()
         errors.watch(tab)
         tab.goto(f"{server.base_url}/redoc")
-        tab.get_by_role("heading", name="Read Leaderboard").wait_for()
+        # the first of the leaderboard operations (JSON, then CSV and Parquet)
+        tab.get_by_role("heading", name="Read Leaderboard").first.wait_for()
         # the search runs in ReDoc's worker (worker-src blob: of its policy)
         tab.get_by_label("Search").fill("correlations")
         found = tab.locator('[data-role="search:results"]')
