@@ -35,13 +35,16 @@ from __future__ import annotations
 import weakref
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from features.explanation_text import explanation_sentences
 from features.profile import STYLE_SOURCES, UserProfiles
+from features.style_words import STYLE_LABELS, trait_sentence
+from features.topic_labels import fits_topic, topic_closeness
 from ranking.pairwise import ELO_PER_NAT
 from ranking.types import FloatArray
 
@@ -49,8 +52,8 @@ if TYPE_CHECKING:
     from features.predictor import RatingPredictor
 
 __all__ = [
-    "STYLE_LABELS",
     "STYLE_TRAITS",
+    "Scope",
     "TOPICS_SHOWN",
     "TOP_MODELS",
     "TRAIT_MIN_Z",
@@ -63,6 +66,9 @@ __all__ = [
     "query_parts",
 ]
 
+#: What an explanation is for: the person on all their prompts, or one prompt.
+Scope = Literal["person", "prompt"]
+
 #: Models of the top of a ranking whose parts an explanation gives.
 TOP_MODELS = 3
 #: Style traits an explanation names at most, and how far (in training users' standard
@@ -72,61 +78,34 @@ TRAIT_MIN_Z = 1.0
 #: Topics an explanation lists at most, largest share first.
 TOPICS_SHOWN = 5
 
-#: Each style feature (:data:`features.style.STYLE_FEATURES`) in words: above the training
-#: users' mean, and below it.
-STYLE_LABELS: dict[str, tuple[str, str]] = {
-    "log_chars": ("long queries", "short queries"),
-    "log_words": ("long queries", "short queries"),
-    "mean_word_length": ("long words", "short words"),
-    "sentences": ("many sentences", "few sentences"),
-    "mean_sentence_words": ("long sentences", "short sentences"),
-    "question": ("asks questions", "rarely asks questions"),
-    "wh_start": ("starts with a question word", "rarely starts with a question word"),
-    "imperative_start": ("gives instructions", "rarely gives instructions"),
-    "politeness": ("polite", "few courtesies"),
-    "casual": ("casual", "not casual"),
-    "lowercase_start": ("starts in lower case", "starts with a capital"),
-    "no_final_punct": ("leaves off the final stop", "ends with a stop"),
-    "exclamations": ("exclamation marks", "few exclamation marks"),
-    "uppercase_ratio": ("many capitals", "few capitals"),
-    "code_block": ("pastes code blocks", "no code blocks"),
-    "inline_code": ("inline code", "little inline code"),
-    "code_chars": ("code-like symbols", "few code-like symbols"),
-    "markdown": ("writes markdown", "no markdown"),
-    "list_lines": ("writes lists", "no lists"),
-    "newlines": ("many lines", "one-line queries"),
-    "digits_ratio": ("many numbers", "few numbers"),
-    "math": ("maths notation", "little maths notation"),
-    "url": ("links", "no links"),
-    "brevity_request": ("asks for short answers", "rarely asks for short answers"),
-    "detail_request": ("asks for detail", "rarely asks for detail"),
-    "structure_request": ("asks for lists or tables", "rarely asks for lists or tables"),
-    "plain_request": ("asks for plain text", "rarely asks for plain text"),
-    "non_ascii_ratio": ("non-ASCII characters", "plain ASCII"),
-    "non_latin_ratio": ("non-Latin script", "Latin script"),
-    "emoji": ("emoji", "no emoji"),
-    "readability": ("easy to read", "hard to read"),
-    "formality": ("formal", "informal"),
-}
-
 
 @dataclass(frozen=True)
 class TopicShare:
-    """A topic of the user's queries: ``share`` of theirs, ``population`` of everyone's."""
+    """A topic of the user's queries: ``share`` of theirs, ``population`` of everyone's.
+
+    ``label`` is the topic's first top words, ``name`` what a person would call it
+    (:func:`features.topic_labels.name_topic`), and ``fits`` whether most of the user's
+    queries in it are close enough to it to name it (:func:`features.topic_labels.fits_topic`):
+    a query far from every topic is still given the nearest one.
+    """
 
     topic: int
     label: str
     share: float
     population: float
+    name: str = ""
+    fits: bool = True
 
 
 @dataclass(frozen=True)
 class StyleTrait:
-    """A style feature where the user stands out: ``z`` training users' sds from their mean."""
+    """A style feature where the user stands out: ``z`` training users' sds from their mean;
+    ``sentence`` says it of the user in words ("you write long sentences")."""
 
     feature: str
     label: str
     z: float
+    sentence: str = ""
 
 
 @dataclass(frozen=True)
@@ -181,13 +160,20 @@ class ModelParts:
 
 @dataclass(frozen=True)
 class Explanation:
-    """Why this ranking: the user's topics and style traits, what moved the top models."""
+    """Why this ranking: the user's topics and style traits, what moved the top models.
+
+    ``scope`` is ``"person"`` (the person on all their prompts) or ``"prompt"`` (one
+    prompt: ``topics`` is then the prompt's own topic, share 1); ``sentences`` say it all
+    in plain words (:func:`features.explanation_text.explanation_sentences`).
+    """
 
     topics: tuple[TopicShare, ...]
     style: tuple[StyleTrait, ...]
     models: tuple[ModelParts, ...]
     n_queries: int
     note: str | None = None
+    scope: Scope = "person"
+    sentences: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The ``explanation`` of docs/SPEC.md section 5, JSON-ready."""
@@ -197,6 +183,8 @@ class Explanation:
             "models": [asdict(m) for m in self.models],
             "n_queries": self.n_queries,
             "note": self.note,
+            "scope": self.scope,
+            "sentences": list(self.sentences),
         }
 
 
@@ -225,6 +213,7 @@ def query_parts(
     profiles: UserProfiles,
     n_queries: npt.ArrayLike,
     contexts: list[FloatArray] | None = None,
+    texts: Sequence[Sequence[str]] | None = None,
 ) -> list[QueryParts]:
     """Each profiled user's prediction split into its parts, with topics and traits.
 
@@ -239,6 +228,9 @@ def query_parts(
         topic shares.
     contexts : list of ndarray, optional
         ``predictor.contexts(profiles)``, when computed already.
+    texts : sequence of sequence of str, optional
+        Each profile's queries, to tell whether they fit their topics closely
+        (:attr:`TopicShare.fits`); every topic is taken to fit without them.
     """
     counts = np.asarray(n_queries, dtype=np.float64).reshape(-1)
     if counts.size != len(profiles.user_ids):
@@ -261,19 +253,53 @@ def query_parts(
         topic += moved[:, 1:first_style] @ coef[:, 1:first_style].T
         style += moved[:, first_style:] @ coef[:, first_style:].T
     scale = ELO_PER_NAT * predictor.query_weight / len(predictor.members_)
-    labels = _topic_labels(predictor, n_topics)
+    labels, names = _topic_labels(predictor, n_topics)
+    fitting = _fitting_topics(predictor, texts, names, len(profiles.user_ids))
     return [
         QueryParts(
             predictor.models_,
             typical,
             scale * topic[row],
             scale * style[row],
-            _topic_shares(predictor, profiles, row, counts[row], labels),
+            _topic_shares(predictor, profiles, row, counts[row], (labels, names), fitting[row]),
             _traits(predictor, profiles, row),
             int(counts[row]),
         )
         for row in range(len(profiles.user_ids))
     ]
+
+
+def _fitting_topics(
+    predictor: RatingPredictor,
+    texts: Sequence[Sequence[str]] | None,
+    names: list[str],
+    n_rows: int,
+) -> list[set[int] | None]:
+    """Per profile, the topics most of whose queries fit them (None: not known).
+
+    Every profile's queries are read in one call of the profiler (its cache knows them)
+    and of the topic model's embedder.
+    """
+    if texts is None:
+        return [None] * n_rows
+    if len(texts) != n_rows:
+        raise ValueError(f"Argument 'texts' must have {n_rows} entries, not {len(texts)}.")
+    flat = [str(q) for queries in texts for q in queries]
+    if not flat:
+        return [set() for _ in range(n_rows)]
+    model = predictor.profiler_.topic_model_
+    topics, _ = predictor.profiler_.topics_and_context(flat)
+    topics = np.asarray(topics, dtype=np.intp)
+    closeness = topic_closeness(model, flat, topics)
+    fits = fits_topic(flat, closeness, [names[t] for t in topics])
+    fitting: list[set[int] | None] = []
+    start = 0
+    for queries in texts:
+        rows = slice(start, start + len(queries))
+        start += len(queries)
+        mine, good = topics[rows], fits[rows]
+        fitting.append({int(t) for t in np.unique(mine) if good[mine == t].mean() >= 0.5})
+    return fitting
 
 
 def explain(
@@ -286,6 +312,7 @@ def explain(
     from_prediction: bool = True,
     top: int = TOP_MODELS,
     note: str | None = None,
+    scope: Scope = "person",
 ) -> Explanation:
     """The explanation of one ranking.
 
@@ -309,6 +336,9 @@ def explain(
         Models explained, best first.
     note : str, optional
         A sentence for the reader (for example why topic and style are not known).
+    scope : {"person", "prompt"}
+        Whether the ranking is the person's on all their prompts, or for one prompt
+        (``queries`` then from :func:`prompt_parts`); the sentences say which.
     """
     shown = np.asarray(ratings, dtype=np.float64)
     reference = np.asarray(aggregate, dtype=np.float64)
@@ -335,12 +365,17 @@ def explain(
                 votes=_round(shown[j] - start[j]),
             )
         )
+    topics = queries.topics if queries is not None else ()
+    traits = queries.traits if queries is not None else ()
+    n_queries = queries.n_queries if queries is not None else 0
     return Explanation(
-        topics=queries.topics if queries is not None else (),
-        style=queries.traits if queries is not None else (),
+        topics=topics,
+        style=traits,
         models=tuple(rows),
-        n_queries=queries.n_queries if queries is not None else 0,
+        n_queries=n_queries,
         note=note,
+        scope=scope,
+        sentences=explanation_sentences(topics, traits, tuple(rows), n_queries, note, scope),
     )
 
 
@@ -348,14 +383,15 @@ def _round(value: float) -> float:
     return round(float(value), 2)
 
 
-def _topic_labels(predictor: RatingPredictor, n_topics: int) -> list[str]:
-    """Readable names of the topics (:attr:`features.topics.Topic.label`)."""
+def _topic_labels(predictor: RatingPredictor, n_topics: int) -> tuple[list[str], list[str]]:
+    """The topics' words and names (:attr:`features.topics.Topic.label`, ``.name``)."""
     described = getattr(predictor.profiler_.topic_model_, "topics_", None) or []
     labels = [f"topic {k}" for k in range(n_topics)]
+    names = ["other questions"] * n_topics
     for topic in described:
         if 0 <= topic.topic < n_topics:
-            labels[topic.topic] = topic.label
-    return labels
+            labels[topic.topic], names[topic.topic] = topic.label, topic.name
+    return labels, names
 
 
 def _topic_shares(
@@ -363,23 +399,34 @@ def _topic_shares(
     profiles: UserProfiles,
     row: int,
     n: float,
-    labels: list[str],
+    described: tuple[list[str], list[str]],
+    fitting: set[int] | None,
 ) -> tuple[TopicShare, ...]:
     """The user's largest topics: the share of their ``n`` queries in each.
 
     A profile's shares are smoothed, ``(count + s * population) / (n + s)``
     (:mod:`features.profile`); this undoes it to give the share of their queries.
+    ``described`` holds the topics' labels and names, ``fitting`` the topics most of the
+    user's queries in which fit (None: every topic, as not measured).
     """
+    labels, names = described
     if n <= 0:
         return ()
     population = predictor.profiler_.topic_share_
     s = float(predictor.profiler_.smoothing)
-    names = profiles.feature_names
-    smoothed = profiles.values[row, [names.index(f"topic:{k}") for k in range(population.size)]]
+    columns = profiles.feature_names
+    smoothed = profiles.values[row, [columns.index(f"topic:{k}") for k in range(population.size)]]
     shares = np.clip((smoothed * (n + s) - s * population) / n, 0.0, 1.0)
     order = [k for k in np.argsort(-shares, kind="stable") if shares[k] > 1e-6]
     return tuple(
-        TopicShare(int(k), labels[k], round(float(shares[k]), 4), round(float(population[k]), 4))
+        TopicShare(
+            int(k),
+            labels[k],
+            round(float(shares[k]), 4),
+            round(float(population[k]), 4),
+            names[k],
+            fitting is None or int(k) in fitting,
+        )
         for k in order[:TOPICS_SHOWN]
     )
 
@@ -404,8 +451,10 @@ def _traits(predictor: RatingPredictor, profiles: UserProfiles, row: int) -> tup
         feature = names[j].removeprefix(prefix)
         high, low = STYLE_LABELS.get(feature, (f"high {feature}", f"low {feature}"))
         label = high if z[j] > 0 else low
-        if prefix == "style_rel:":
+        relative = prefix == "style_rel:"
+        if relative:
             label += " for the topic"
         if label not in traits:  # two features that read the same: the stronger
-            traits[label] = StyleTrait(feature, label, round(float(z[j]), 2))
+            sentence = trait_sentence(feature, bool(z[j] > 0), relative)
+            traits[label] = StyleTrait(feature, label, round(float(z[j]), 2), sentence)
     return tuple(traits.values())

@@ -29,6 +29,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from features.persistence import Folder
 from features.query_vectors import distinct_vectors
+from features.topic_labels import name_topic
 from features.topic_sizes import (
     make_clusterer,
     make_reducer,
@@ -90,9 +91,15 @@ class Topic:
         """A readable name: the first four top words."""
         return ", ".join(self.words[:4]) or f"topic {self.topic}"
 
+    @property
+    def name(self) -> str:
+        """The name a person would use ("cooking"), from a curated list by the top
+        words, or "about" its first two words (:func:`features.topic_labels.name_topic`)."""
+        return name_topic(self.words)
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (SPEC ``GET /v1/topics``)."""
-        return {**asdict(self), "words": list(self.words), "label": self.label}
+        """JSON-ready form (SPEC ``GET /v1/topics``), with ``label`` and ``name``."""
+        return {**asdict(self), "words": list(self.words), "label": self.label, "name": self.name}
 
 
 def as_queries(X: Any, *, name: str = "queries") -> list[str]:

@@ -8,7 +8,6 @@ import pytest
 
 from data.simulate import simulate
 from features.explanation import (
-    STYLE_LABELS,
     TRAIT_MIN_Z,
     Explanation,
     QueryParts,
@@ -18,6 +17,7 @@ from features.explanation import (
 from features.predictor import Prediction, RatingPredictor
 from features.profile import UserProfiler, UserProfiles
 from features.style import STYLE_FEATURES
+from features.style_words import STYLE_LABELS, STYLE_SENTENCES
 from features.topics import TopicModel
 from ranking.io.frames import pairwise_from_battles
 
@@ -144,6 +144,7 @@ def test_labels_are_readable_words(predictor: RatingPredictor, code_queries: lis
         assert trait.label in STYLE_LABELS[trait.feature]
         assert abs(trait.z) >= TRAIT_MIN_Z
         assert trait.label == STYLE_LABELS[trait.feature][0 if trait.z > 0 else 1]
+        assert trait.sentence == STYLE_SENTENCES[trait.feature][0 if trait.z > 0 else 1]
     assert len({t.label for t in parts.traits}) == len(parts.traits)
 
 
@@ -173,9 +174,19 @@ def test_to_dict_is_the_spec_shape(predictor: RatingPredictor, code_queries: lis
     document = explain(
         predictor.models_, prediction.ratings[0], aggregate, prediction.ratings[0], parts
     ).to_dict()
-    assert set(document) == {"topics", "style", "models", "n_queries", "note"}
-    assert set(document["topics"][0]) == {"topic", "label", "share", "population"}
-    assert set(document["style"][0]) == {"feature", "label", "z"}
+    assert set(document) == {
+        "topics",
+        "style",
+        "models",
+        "n_queries",
+        "note",
+        "scope",
+        "sentences",
+    }
+    assert set(document["topics"][0]) == {"topic", "label", "share", "population", "name", "fits"}
+    assert set(document["style"][0]) == {"feature", "label", "z", "sentence"}
+    assert document["scope"] == "person"
+    assert all(isinstance(s, str) and s for s in document["sentences"])
     assert set(document["models"][0]) == {
         "model",
         "rating",
