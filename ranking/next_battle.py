@@ -88,6 +88,9 @@ class NextBattle:
         ``(P, 2)`` every pair ``(i, j)``, ``i < j``, in the order of ``informations``.
     informations : ndarray
         ``(P,)`` expected information of each pair, in bits.
+    skipped : tuple of (int, int, float), optional
+        The pair to avoid (:func:`next_battle`'s ``avoid``) with its information, where
+        it would have been chosen and another pair was chosen instead; None otherwise.
     """
 
     model_a: int
@@ -98,6 +101,7 @@ class NextBattle:
     p_best: FloatArray
     pairs: IntArray
     informations: FloatArray
+    skipped: tuple[int, int, float] | None = None
 
     def ranked(self, n: int) -> list[tuple[int, int, float]]:
         """The ``n`` most informative pairs ``(a, b, bits)``, most informative first."""
@@ -263,6 +267,7 @@ def next_battle(
     draws: int = NEXT_BATTLE_DRAWS,
     seed: int = ODDS_SEED,
     target: Target = "best",
+    avoid: tuple[int, int] | None = None,
 ) -> NextBattle:
     """The pair whose vote is expected to tell most about which model is the best.
 
@@ -280,22 +285,36 @@ def next_battle(
     target : {"best", "ranking"}
         Tell most about which model is best (the default) or about the order of every
         pair of models (:func:`pair_information`).
+    avoid : tuple of (int, int), optional
+        A pair not to suggest, in either order: the one the person has just voted on.
+        The posterior already counts that vote; where the pair is still the most
+        informative, asking the same question twice in a row reads as a fault, so the
+        most informative *other* pair is chosen and the avoided one is reported
+        (``skipped``). With two models there is no other pair, and it is chosen.
 
     Returns
     -------
     NextBattle
-        The pair of the largest expected information (module docstring); among equally
-        informative pairs, the one of the higher-ranked models. Where no pair tells
-        anything (the best is certain), the two models of highest mean.
+        The pair of the largest expected information (module docstring) other than
+        ``avoid``; among equally informative pairs, the one of the higher-ranked models.
+        Where no pair tells anything (the best is certain), the two models of highest
+        mean.
 
     Raises
     ------
     ValueError
-        On a bad shape, a non-finite value, a negative variance, ``draws < 1`` or an
-        unknown ``target``.
+        On a bad shape, a non-finite value, a negative variance, ``draws < 1``, an
+        unknown ``target`` or an ``avoid`` that is not two different models.
     """
     mu = _check_mean(mean)
     cov = _as_covariance(covariance, mu.shape[0])
+    if avoid is not None and (
+        len(avoid) != 2 or avoid[0] == avoid[1] or not all(0 <= int(m) < mu.shape[0] for m in avoid)
+    ):
+        raise ValueError(
+            f"Argument 'avoid' must be two different model indices below {mu.shape[0]}, "
+            f"not {avoid!r}."
+        )
     pairs, information, p_first, p_best = pair_information(
         mu, cov, draws=draws, seed=seed, target=target
     )
@@ -305,7 +324,13 @@ def next_battle(
     hi = np.minimum(rank[pairs[:, 0]], rank[pairs[:, 1]])
     lo = np.maximum(rank[pairs[:, 0]], rank[pairs[:, 1]])
     rounded = np.round(information, 12)
-    chosen = int(np.lexsort((lo, hi, -rounded))[0])
+    ranked = np.lexsort((lo, hi, -rounded))
+    chosen, skipped = int(ranked[0]), None
+    if avoid is not None and len(ranked) > 1:
+        first, second = sorted(int(m) for m in avoid)
+        if (int(pairs[chosen, 0]), int(pairs[chosen, 1])) == (first, second):
+            skipped = (first, second, float(information[chosen]))
+            chosen = int(ranked[1])
     i, j = (int(m) for m in pairs[chosen])
     p_i = float(p_first[chosen])
     if rank[j] < rank[i]:
@@ -319,6 +344,7 @@ def next_battle(
         p_best=p_best,
         pairs=pairs,
         informations=information,
+        skipped=skipped,
     )
 
 

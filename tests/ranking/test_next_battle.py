@@ -192,3 +192,36 @@ def test_board_posterior_reads_the_intervals() -> None:
         board_posterior(ratings, ratings, ratings, 1.5)
     with pytest.raises(ValueError, match="one shape"):
         board_posterior(ratings, ratings[:1], ratings)
+
+
+def test_the_pair_just_voted_on_is_not_asked_again() -> None:
+    mean = np.array([-3.0, 1.0, -2.5, 1.0, -4.0, 0.6])
+    plain = next_battle(mean, np.full(6, 0.05))
+    assert {plain.model_a, plain.model_b} == {1, 3} and plain.skipped is None
+    for avoid in ((1, 3), (3, 1)):
+        again = next_battle(mean, np.full(6, 0.05), avoid=avoid)
+        assert {again.model_a, again.model_b} != {1, 3}
+        # the best other pair, and the skipped one said with its information
+        (a, b, bits), *_ = [r for r in plain.ranked(len(plain.pairs)) if {r[0], r[1]} != {1, 3}]
+        assert {again.model_a, again.model_b} == {a, b}
+        assert again.information == pytest.approx(bits)
+        assert again.skipped == (1, 3, pytest.approx(plain.information))
+        assert again.p_best == pytest.approx(plain.p_best)  # same posterior, same odds
+
+
+def test_avoiding_a_pair_that_is_not_the_best_changes_nothing() -> None:
+    mean = np.array([-3.0, 1.0, -2.5, 1.0])
+    plain = next_battle(mean, np.full(4, 0.05))
+    other = next_battle(mean, np.full(4, 0.05), avoid=(0, 2))
+    assert (other.model_a, other.model_b, other.skipped) == (plain.model_a, plain.model_b, None)
+
+
+def test_with_two_models_the_only_pair_is_asked_again() -> None:
+    choice = next_battle(np.array([0.0, 0.1]), np.full(2, 0.2), avoid=(0, 1))
+    assert {choice.model_a, choice.model_b} == {0, 1} and choice.skipped is None
+
+
+@pytest.mark.parametrize("avoid", [(0, 0), (0, 9), (-1, 1), (1,)])
+def test_a_bad_avoid_names_the_argument(avoid: tuple[int, ...]) -> None:
+    with pytest.raises(ValueError, match="Argument 'avoid' must be two different model"):
+        next_battle(np.zeros(3), np.ones(3), avoid=avoid)  # type: ignore[arg-type]
