@@ -400,7 +400,12 @@ function showAnswer(models, source) {
 /** What the suggested battle can do, said after "nothing separates your top models". */
 function battleVerdict(pair) {
   if (!pair || $('your-answer').dataset.close !== 'true') return '';
-  return isNumber(pair.information) && pair.information >= INFORMATIVE_BITS
+  // the document's own verdict where it gives one, else its information against ours
+  const informative =
+    typeof pair.informative === 'boolean'
+      ? pair.informative
+      : isNumber(pair.information) && pair.information >= INFORMATIVE_BITS;
+  return informative
     ? 'The battle below would tell them apart.'
     : 'No single battle will settle it yet: even the most telling one below would barely move the odds.';
 }
@@ -422,40 +427,49 @@ function whatChanged(vote, before, after) {
   return `${said}: ${moved(a)}, ${moved(b)}${lead}.`;
 }
 
-/** "up 9 points" / "down 3 points" / "not at all". */
+/** "up 9 points" / "down 1 point". */
 function points(x) {
   const n = Math.round(Math.abs(x));
-  if (n === 0) return 'barely';
   return `${x >= 0 ? 'up' : 'down'} ${n} ${n === 1 ? 'point' : 'points'}`;
 }
 
-/**
- * What a model's rating is made of, in plain words: everyone's rating (the number the
- * board beside it shows, same row and rounding), then what moved it.
- */
-function madeOf(m) {
-  const parts = [
-    ['people who write like you', m.baseline],
-    ['your topics', m.topic],
-    ['your writing style', m.style],
-    ['your votes', m.votes],
-  ].filter(([, value]) => isNumber(value));
-  const everyone = boardRating(m.model, m.aggregate);
-  const start = everyone === null ? '' : `everyone's ${everyone}`;
-  const moves = parts
-    .filter(([, value]) => Math.round(Math.abs(value)) > 0)
-    .map(([what, value]) => `${what} moved it ${points(value)}`);
-  return `${m.model} ${fixed(m.rating, 0)}: ${[start, ...moves].filter(Boolean).join('; ')}`;
+/** "a", "a and b", "a, b and c". */
+function joinWords(items) {
+  return items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
 }
 
-/** Plain words of the explanation's own, where the API gives them (a list of strings). */
-function sentencesOf(explanation) {
-  for (const key of ['sentences', 'summary']) {
-    const value = explanation[key];
-    if (typeof value === 'string' && value.trim()) return [value];
-    if (Array.isArray(value)) return value.filter((x) => typeof x === 'string' && x.trim());
+/**
+ * What moved one top model, in plain words and whole points. Everyone's rating is the one
+ * the board beside it shows (the same row, rounded as the table rounds it), so that the
+ * two never differ by a rounding.
+ */
+function madeOf(m, forPrompt) {
+  const parts = [
+    ['before looking at your queries, our prediction', m.baseline],
+    [forPrompt ? 'what this prompt is about' : 'your topics', m.topic],
+    ['your writing style', m.style],
+    ['your votes', m.votes],
+  ];
+  const moves = parts
+    .filter(([, value]) => isNumber(value) && Math.round(Math.abs(value)) >= 1)
+    .map(([what, value]) => `${what} moved it ${points(value)}`);
+  const everyone = boardRating(m.model, m.aggregate);
+  const start = everyone === null ? "everyone's votes do not rate it yet" : `everyone's votes put it at ${everyone}`;
+  const head = `${m.model}, rated ${fixed(m.rating, 0)}: ${start}`;
+  return moves.length ? `${head}; ${joinWords(moves)}.` : `${head}, and nothing about you moved it.`;
+}
+
+/** What the queries (or the prompt) are about: topics a person would name, where they fit. */
+function topicWords(topics, forPrompt) {
+  const name = (t) => t.name || t.label;
+  const fitting = topics.filter((t) => t.fits !== false && name(t));
+  if (forPrompt) {
+    return fitting.length ? `it reads as ${name(fitting[0])}.` : 'none of our topics fits it closely.';
   }
-  return [];
+  if (!topics.length) return 'no topic is known from your queries.';
+  if (!fitting.length) return 'none of our topics fits your queries closely.';
+  const listed = fitting.slice(0, 3).map((t) => (isNumber(t.share) ? `${name(t)} (${share(t.share)})` : name(t)));
+  return `your queries are about ${joinWords(listed)}.`;
 }
 
 /** The explanation of a ranking (topics, style, what moved the top models), or nothing. */
@@ -466,20 +480,15 @@ function showExplanation(explanation, scope) {
     return;
   }
   const forPrompt = scope === 'prompt' || explanation.scope === 'prompt';
-  const lead = forPrompt ? 'Why, for this prompt' : 'Why';
-  const topics = (Array.isArray(explanation.topics) ? explanation.topics : []).filter((t) => t?.label);
-  const about = forPrompt ? 'this prompt and your queries are about' : 'your queries are about';
-  $('why-topics').textContent = topics.length
-    ? `${lead}: ${about} ${topics.map((t) => (isNumber(t.share) ? `${t.label} (${share(t.share)})` : t.label)).join('; ')}.`
-    : `${lead}: none of our topics fits your queries closely.`;
-  const said = sentencesOf(explanation);
-  $('why-said').replaceChildren(...said.map((line) => h('p', '', line)));
-  $('why-said').hidden = said.length === 0;
-  const style = (Array.isArray(explanation.style) ? explanation.style : []).filter((t) => t?.label);
-  $('why-style').textContent = `Your style: ${style.map((t) => t.text ?? t.label).join(', ')}.`;
-  $('why-style').hidden = style.length === 0;
+  const topics = Array.isArray(explanation.topics) ? explanation.topics : [];
+  $('why-topics').textContent = `${forPrompt ? 'Why, for this prompt' : 'Why'}: ${topicWords(topics, forPrompt)}`;
+  const style = (Array.isArray(explanation.style) ? explanation.style : []).filter((t) => t?.sentence || t?.label);
+  const said = [...new Set(style.map((t) => t.sentence || `your queries: ${t.label}`))];
+  const sentence = joinWords(said);
+  $('why-style').textContent = sentence ? `${sentence[0].toUpperCase()}${sentence.slice(1)}.` : '';
+  $('why-style').hidden = said.length === 0;
   const models = Array.isArray(explanation.models) ? explanation.models : [];
-  $('why-models').replaceChildren(...models.map((m) => h('li', '', madeOf(m))));
+  $('why-models').replaceChildren(...models.map((m) => h('li', '', madeOf(m, forPrompt))));
   $('why-note').textContent = explanation.note ?? '';
   $('why-note').hidden = !explanation.note;
   box.hidden = false;
@@ -652,7 +661,7 @@ function sourceDetail(data) {
   if (session.userId && session.token) parts.push(`the stored votes of ${session.userId}`);
   let detail = parts.length ? `from your ${parts.join(' and ')}` : '';
   if (data.scope === 'prompt') {
-    const topic = data.prompt_topic?.label;
+    const topic = data.prompt_topic?.name || data.prompt_topic?.label;
     detail += ` · for your prompt${topic ? ` (read as: ${topic})` : ''}`;
   }
   if (v && data.source !== 'blended') {

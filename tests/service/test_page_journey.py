@@ -97,16 +97,32 @@ def check_verdict(tab: Any, pair: dict[str, Any]) -> None:
 
 
 def check_why(tab: Any, explanation: dict[str, Any] | None, *, for_prompt: bool) -> None:
-    """The page shows the explanation when the API gives one, in plain words."""
+    """The page shows the explanation when the API gives one, in plain words: topics by
+    the names a person would use (only those that fit), the style traits' sentences, and
+    each top model's moves in points from everyone's rating as the board shows it."""
     if explanation is None:
         assert tab.is_hidden("#your-why")
         return
     tab.wait_for_selector("#your-why", state="visible")
     why = tab.inner_text("#your-why")
-    lead = "Why, for this prompt: " if for_prompt else "Why: "
-    assert tab.inner_text("#why-topics").startswith(lead)
-    for topic in explanation["topics"]:
-        assert topic["label"] in why
+    topics_line = tab.inner_text("#why-topics")
+    assert topics_line.startswith("Why, for this prompt: " if for_prompt else "Why: ")
+    fitting = [t for t in explanation["topics"] if t.get("fits", True)]
+    names = [t.get("name") or t["label"] for t in fitting]
+    if for_prompt:
+        assert (names[0] if names else "none of our topics fits it closely") in topics_line
+    else:
+        assert all(name in topics_line for name in names[:3]), (names, topics_line)
+    for trait in explanation["style"]:
+        if trait.get("sentence"):
+            assert trait["sentence"].lower() in why.lower()
+    board = dict(rows_with_ratings(tab, "#aggregate-table"))
+    lines = tab.inner_text("#why-models").splitlines()
+    assert len(lines) == len(explanation["models"])
+    for line, model in zip(lines, explanation["models"], strict=True):
+        assert line.startswith(f"{model['model']}, rated ")
+        if model["model"] in board:
+            assert f"everyone's votes put it at {board[model['model']]}" in line
     assert not any(word in why for word in JARGON), why
     assert re.search(r"[+\u2212]\d+ ", why) is None  # no signed numbers: "moved it up 9"
 
@@ -125,12 +141,6 @@ def test_journey_from_queries(server: Server, page: Any) -> None:  # noqa: F811
     first = client.post("/v1/recommend", json={"queries": QUERIES}).json()
     assert_ranks_read_right(page, "#your-table", first["models"])
     check_why(page, first["explanation"], for_prompt=False)
-    if first["explanation"] and first["explanation"]["models"]:
-        # everyone's rating in the why is the board's, as the board shows it
-        said = re.search(r"everyone's (\d+)", page.inner_text("#why-models"))
-        top = first["explanation"]["models"][0]["model"]
-        assert said is not None
-        assert said.group(1) == dict(rows_with_ratings(page, "#aggregate-table"))[top]
     page.wait_for_selector("#next-battle", state="visible")
     pair = client.post("/v1/next-battle", json={"queries": QUERIES}).json()
     assert page.inner_text("#vote-a") == pair["model_a"]
@@ -148,6 +158,9 @@ def test_journey_from_queries(server: Server, page: Any) -> None:  # noqa: F811
     assert "1 vote given here" in page.inner_text("#your-source")
     assert page.inner_text("#kept-votes-text").startswith("1 vote of yours kept")
     page.wait_for_selector("#next-battle", state="visible")
+    # the next battle counts the vote: not the pair just voted on (issue 32, item 6)
+    shown = {page.inner_text("#vote-a"), page.inner_text("#vote-b")}
+    assert shown != {pair["model_a"], pair["model_b"]}
 
     # 3. ranked again for one prompt: the vote is sent again, never dropped silently
     page.fill("#prompt", PROMPT)
@@ -220,6 +233,7 @@ def test_journey_from_a_token(server: Server, page: Any) -> None:  # noqa: F811
     assert_ranks_read_right(page, "#your-table", own["models"])
 
     # the Elo board of the same user, then back
+    page.wait_for_selector("#next-battle", state="visible")
     page.click("label[for=method-elo]")
     own_elo = client.get(f"/v1/users/{user}/leaderboard?method=elo", headers=bearer).json()
     page.wait_for_function(
@@ -229,9 +243,11 @@ def test_journey_from_a_token(server: Server, page: Any) -> None:  # noqa: F811
     )
     page.click("label[for=method-bt]")
     page.wait_for_function(
-        "() => document.getElementById('aggregate-meta').textContent.startsWith('Bradley')"
+        "names => [...document.querySelectorAll('#your-table tbody .model')]"
+        ".map(c => c.textContent).join() === names"
+        " && !document.getElementById('your-table').hasAttribute('aria-busy')",
+        arg=",".join(m["model"] for m in own["models"]),
     )
-    wait_status(page, "Your leaderboard: ")
 
     # 1. the vote buttons are shown and work from this entry (they were dead, issue 32)
     page.wait_for_selector("#vote-a", state="visible")
