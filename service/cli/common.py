@@ -30,6 +30,7 @@ __all__ = [
     "battles_phrase",
     "check_at_least",
     "check_existing",
+    "check_output",
     "check_seed",
     "check_share",
     "check_topic_options",
@@ -300,6 +301,21 @@ def battles_phrase(n_battles: int, report: LeftOut | None, where: Sequence[str] 
     return text
 
 
+def check_output(output_format: str) -> None:
+    """Reject ``--format parquet`` with stdout a terminal (binary output would garble it),
+    before any work is done.
+
+    Raises
+    ------
+    UsageError
+        Naming the option and how to fix it.
+    """
+    if output_format == "parquet" and sys.stdout.isatty():
+        raise UsageError(
+            "--format parquet writes a binary file: redirect stdout, e.g. > board.parquet"
+        )
+
+
 def emit(document: dict[str, Any], table: str, output_format: str) -> None:
     """Print the table, or the JSON document, on stdout.
 
@@ -312,10 +328,7 @@ def emit(document: dict[str, Any], table: str, output_format: str) -> None:
         On ``parquet`` with stdout a terminal (binary output would garble it).
     """
     if output_format in TABLE_FORMATS:
-        if output_format == "parquet" and sys.stdout.isatty():
-            raise UsageError(
-                "--format parquet writes a binary file: redirect stdout, e.g. > board.parquet"
-            )
+        check_output(output_format)
         data = leaderboard_bytes(document, cast(TableFormat, output_format))
         sys.stdout.flush()
         sys.stdout.buffer.write(data)

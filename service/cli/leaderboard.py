@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ranking.io.frames import filter_battles, pairwise_from_battles, parse_where
+from ranking.io.frames import filter_battles, pairwise_from_battles
 from ranking.leaderboard import RankedRating, fit_leaderboard
 from ranking.types import Leaderboard
 from service.cli import progress
@@ -20,12 +20,14 @@ from service.cli.common import (
     add_seed_option,
     battles_phrase,
     check_at_least,
+    check_output,
     check_seed,
     check_share,
     emit,
     read_input,
 )
 from service.cli.tables import format_leaderboard, format_matrix, odds_line
+from service.cli.where import check_where
 
 __all__ = ["DEFAULT_MIN_VOTES", "add_parser", "format_odds", "parse_anchor"]
 
@@ -118,6 +120,7 @@ def check_options(args: argparse.Namespace) -> None:
     check_at_least("--min-votes", args.min_votes, 0)
     check_share("--confidence", args.confidence)
     check_seed(args)
+    check_output(args.format)
     if args.method == "elo" and args.ci == "sandwich":
         raise UsageError(
             "--ci sandwich needs --method bt (it comes from the Bradley-Terry likelihood, "
@@ -128,15 +131,8 @@ def check_options(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> None:
     """Execute ``plb leaderboard``."""
     check_options(args)
-    where = []
-    for expression in args.where:
-        try:
-            where.append(parse_where(expression))
-        except ValueError:
-            raise UsageError(
-                f"--where {expression!r} must look like COLUMN=VALUE, e.g. math=1"
-            ) from None
     anchor = parse_anchor(args.anchor) if args.anchor else None
+    where = check_where(args.where, args.battles)  # reads the logs' headers, no rows
     log = read_input(args)
     segment = filter_battles(log.battles, where)
     if segment.empty:

@@ -462,6 +462,7 @@ BAD_OPTIONS: list[tuple[list[str], list[str]]] = [
     (["leaderboard", MISSING, "--anchor", "gpt-4o=nan"], ["--anchor", "'gpt-4o=nan'"]),
     (["leaderboard", MISSING, "--anchor", "gpt-4o"], ["--anchor", "'gpt-4o'", "MODEL=RATING"]),
     (["leaderboard", MISSING, "--where", "math"], ["--where", "'math'", "COLUMN=VALUE"]),
+    (["leaderboard", MISSING, "--where", "user_id=u1"], ["--where", "'user_id=u1'", "cannot"]),
     (["users", MISSING, "--min-battles", "0"], ["--min-battles", "not 0"]),
     (["users", MISSING, "--show", "-1"], ["--show", "not -1"]),
     (["users", MISSING, "--seed", "-1"], ["--seed", "not -1"]),
