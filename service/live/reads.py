@@ -54,11 +54,14 @@ class Reads(LivePart):
     ) -> dict[str, Any]:
         """The aggregate leaderboard document (docs/SPEC.md section 3), plus ``version``.
 
-        Bradley-Terry is the published version's; Elo is live, moved by every vote since
-        (in the ratings and in each model's counts), with the interval widths of the
-        version. ``where`` fits a segment leaderboard on all battles whose label columns
-        match. Only models with ``min_model_votes`` votes are ranked; the others are
-        listed under ``provisional``.
+        Bradley-Terry is the published version's; Elo is live, moved by every vote
+        counted since (in the ratings, in each model's counts and in ``n_battles``: the
+        votes the version's screen counts, as its next refit will), within the intervals
+        of the version, each ranked row with its odds
+        (:func:`service.served.live_elo_leaderboard`). ``where`` fits a segment
+        leaderboard on all battles whose label columns match. Only models with
+        ``min_model_votes`` votes are ranked; the others are listed under
+        ``provisional``. Rows are listed by rank, then rating.
         """
         served = self.versions.served()
         if where:
