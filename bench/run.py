@@ -23,6 +23,7 @@ from pathlib import Path
 
 from bench import (
     aggregate,
+    cli_speed,
     coverage,
     elo_bootstrap,
     ingest,
@@ -77,6 +78,7 @@ BENCHMARKS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
         "R. plb fit with the query features, 100,000 users (issue 18)",
         scale.run_features,
     ),
+    "cli_speed": ("U. How fast plb answers, in fresh processes (issue 32)", cli_speed.run),
 }
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = HERE / "RESULTS.md"
