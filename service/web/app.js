@@ -567,10 +567,18 @@ function suggestNext(body) {
   });
 }
 
-/** The ranking of this session (queries, prompt, votes, user) from POST /v1/recommend. */
+let yoursRequest = 0; // the latest ranking asked for wins: an older answer is dropped
+
+/** Thrown in place of an answer that a later request has overtaken. */
+class Overtaken extends Error {}
+
+/** The ranking of this session (queries, prompt, votes, user) from POST /v1/recommend;
+ * Overtaken when another ranking was asked for meanwhile. */
 async function rankSession() {
+  const ticket = ++yoursRequest;
   const body = rankingBody();
   const data = await api('/v1/recommend', { method: 'POST', body, token: session.token });
+  if (ticket !== yoursRequest) throw new Overtaken();
   return { body, data };
 }
 
@@ -596,7 +604,8 @@ async function onVote(event) {
     setStatus(`Vote counted: ${n} ${n === 1 ? 'vote' : 'votes'} so far.`);
     await suggestNext(body);
   } catch (err) {
-    session.votes = session.votes.slice(0, -1); // not counted: not kept either
+    if (err instanceof Overtaken) return; // counted in the ranking asked for since
+    session.votes = session.votes.filter((v) => v !== vote); // not counted: not kept either
     saveSession();
     setStatus(`Could not count your vote: ${err.message}`, { error: true });
   } finally {
@@ -714,6 +723,8 @@ async function onRecommend(event) {
   });
 }
 
+let fillsPending = 0; // the table is busy while any ranking is on its way
+
 /**
  * Fill "yours" by `work`, `buttonId` disabled and the table busy meanwhile: `status` first;
  * on an error the old result is cleared and the status says "Could not <failure>: why".
@@ -721,16 +732,21 @@ async function onRecommend(event) {
 async function fillYours(buttonId, status, failure, work) {
   const button = $(buttonId);
   button.disabled = true;
+  fillsPending += 1;
   $('your-table').setAttribute('aria-busy', 'true');
   setStatus(status);
   try {
     await work();
   } catch (err) {
-    $('your-result').hidden = true; // a new error clears the old result
-    setStatus(`Could not ${failure}: ${err.message}`, { error: true });
+    if (!(err instanceof Overtaken)) {
+      // (an overtaken ranking is no error: the later one shows instead)
+      $('your-result').hidden = true; // a new error clears the old result
+      setStatus(`Could not ${failure}: ${err.message}`, { error: true });
+    }
   } finally {
     button.disabled = false;
-    $('your-table').removeAttribute('aria-busy');
+    fillsPending -= 1;
+    if (fillsPending === 0) $('your-table').removeAttribute('aria-busy');
   }
 }
 
@@ -742,10 +758,12 @@ async function loadUserBoard(userId, token) {
   const status = `Loading the leaderboard of ${userId}…`;
   await fillYours('token-button', status, 'load your leaderboard', async () => {
     const user = `/v1/users/${encodeURIComponent(userId)}`;
+    const ticket = ++yoursRequest;
     // the token is checked first, so that a wrong one says so whatever the session holds
     const stored = await api(`${user}/leaderboard?method=${encodeURIComponent(currentMethod())}`, {
       token,
     });
+    if (ticket !== yoursRequest) throw new Overtaken();
     if (session.userId !== userId) {
       // another person's session: their votes are not this user's
       if (session.userId !== null) session.votes = [];

@@ -1,7 +1,7 @@
 /* personal-leaderboard: the embeddable widget (an iframe-able card).
  *
  *   /widget/leaderboard?method=bt&top=5          everyone's top N
- *   /widget/shared/{share_id}?top=5              a user's top N ("Best for you"), read with
+ *   /widget/shared/{share_id}?top=5              a user's top N ("Top models for you"), read with
  *                                                the share id they made (POST
  *                                                /v1/users/{id}/share): their board's
  *                                                ranking only, revocable; never a read token
@@ -179,7 +179,7 @@ async function start() {
     });
   }
   if (request.shareId !== null) {
-    $('widget-title').textContent = 'Best for you';
+    $('widget-title').textContent = 'Top models for you'; // a ranking, not a claim of best
     $('widget-caption').textContent = 'Your leaderboard, best first';
   }
   const method = `method=${encodeURIComponent(request.method)}`;

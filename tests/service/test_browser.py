@@ -575,7 +575,7 @@ def test_widget_of_a_share_id_shows_the_users_top_and_takes_no_token(
     tab.wait_for_selector("#widget-table tbody tr")
     shared = server.client.get(made.json()["board_url"]).json()
     assert rows(tab, "#widget-table") == expected(shared["models"][:3])
-    assert tab.inner_text("#widget-title") == "Best for you"
+    assert tab.inner_text("#widget-title") == "Top models for you"
     tab.goto(f"{server.base_url}/widget/user/{server.user_id}?token=anything")
     tab.wait_for_selector("#widget-error:not([hidden])")
     assert "/widget/shared/{share_id}" in tab.inner_text("#widget-error")
