@@ -131,11 +131,11 @@ def _note(method: Method, predicted: bool, queries: bool) -> str | None:
     if predicted:
         return None
     if method == "elo":
-        return "an Elo board starts from the aggregate Elo ratings: only the votes moved it"
+        return "This Elo board starts from everyone's Elo ratings, so only your votes moved it."
     if queries:
-        return "the board starts from the aggregate: only the votes moved it"
+        return "This board starts from everyone's ratings, so only your votes moved it."
     return (
-        "no prediction from this user's queries (the fit has no rating predictor, or "
-        "none of their votes has a prompt): the board starts from the aggregate, and only "
-        "the votes moved it"
+        "There is no prediction from your queries (this service has no rating predictor, "
+        "or none of your votes has a prompt), so this board starts from everyone's "
+        "ratings and only your votes moved it."
     )

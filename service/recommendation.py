@@ -56,7 +56,7 @@ def recommendation(
         models (check with :func:`unknown_models`); their prompts join the queries.
     aggregate : dict, optional
         Model to aggregate rating: adds ``spearman``, the ranking's agreement with it,
-        and (without ``prompt``) ``explanation``, what moved the top models from it.
+        and ``explanation``, what moved the top models from it.
     board : sequence of dict, optional
         The public Bradley-Terry board's ranked rows (``model``, ``rating``, ``lower``,
         ``upper``); the ``aggregate`` ratings when those are not given. Where the
@@ -77,8 +77,9 @@ def recommendation(
         ``weights`` (how much of the queries' move from the aggregate is kept: ``queries``
         for the person, ``prompt`` for one prompt, each in [0, 1]); with
         ``prompt``, ``scope`` (``"prompt"``) and ``prompt_topic`` (``topic``, the topic
-        model's id, and its ``label``); and ``spearman`` and, without ``prompt``,
-        ``explanation`` (:func:`features.explanation.explain`) when ``aggregate`` is given.
+        model's id, and its ``label``); and ``spearman`` and ``explanation``
+        (:func:`features.explanation.explain`; with ``prompt`` its ``scope`` is
+        ``"prompt"``) when ``aggregate`` is given.
     """
     if votes is not None:
         queries = queries + vote_prompts(votes)
@@ -102,7 +103,7 @@ def recommendation(
         document["spearman"] = _spearman(prediction.ratings[0], reference)
         from features.explanation import explain, query_parts  # heavy: only when asked
 
-        parts = query_parts(predictor, profiles, [len(queries)], contexts)[0]
+        parts = query_parts(predictor, profiles, [len(queries)], contexts, [queries])[0]
         public = prediction.source == "aggregate"
         explanation = explain(
             prediction.models,
@@ -201,6 +202,22 @@ def _prompt_recommendation(
     if aggregate is not None:
         reference = _aggregate_ratings(prediction.models, aggregate)
         document["spearman"] = _spearman(prediction.ratings[0], reference)
+        from features.explanation import explain  # heavy: only when asked
+        from features.prompt_explanation import prompt_parts
+
+        parts = prompt_parts(predictor, prompt, queries, ranked)
+        public = prediction.source == "aggregate"
+        explanation = explain(
+            prediction.models,
+            prediction.ratings[0],
+            reference,
+            prediction.ratings[0] if public else parts.ratings,
+            parts,
+            from_prediction=not public,
+            note=evidence_note(predictor.query_weight, public, voted=data is not None),
+            scope="prompt",
+        )
+        document["explanation"] = explanation.to_dict()
     return document
 
 

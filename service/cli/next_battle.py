@@ -10,7 +10,7 @@ from service.cli import progress
 from service.cli.commands import COMMANDS
 from service.cli.common import add_output_options, emit
 from service.cli.recommend import load_predictor_and_votes, read_queries
-from service.live.next_battle import next_battle_document
+from service.live.next_battle import last_pair, next_battle_document
 from service.recommendation import recommendation
 
 __all__ = ["add_parser", "format_next_battle"]
@@ -48,7 +48,8 @@ def run(args: argparse.Namespace) -> None:
     queries = read_queries(args.queries)
     _, predictor, votes = load_predictor_and_votes(args)
     progress.note("choosing the next battle")
-    document = next_battle_document(recommendation(predictor, queries, votes), args.target)
+    board = recommendation(predictor, queries, votes)
+    document = next_battle_document(board, args.target, last_pair(votes))
     emit(document, format_next_battle(document), args.format)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import textwrap
 import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -74,9 +75,19 @@ def run(args: argparse.Namespace) -> None:
     if args.prompt is None:
         emit(document, format_recommendation(document, predictor.confidence), args.format)
         return
+    text = format_recommendation(document, predictor.confidence)
+    emit(document, prompt_head(document) + "\n" + text, args.format)
+
+
+def prompt_head(document: dict[str, Any]) -> str:
+    """The line above a per-prompt ranking: what the prompt was read as, by the name a
+    person would use, or that no topic fits it closely (its explanation's topic)."""
+    explained = (document.get("explanation") or {}).get("topics") or []
+    if explained and not explained[0].get("fits", True):
+        return "For this prompt (none of our topics fits it closely)"
     topic = document["prompt_topic"]
-    head = f"For this prompt (read as topic {topic['topic']}: {topic['label']})"
-    emit(document, head + "\n" + format_recommendation(document, predictor.confidence), args.format)
+    name = explained[0].get("name") if explained else None
+    return f"For this prompt (read as {name or 'topic ' + str(topic['topic'])}: {topic['label']})"
 
 
 def load_predictor_and_votes(
@@ -211,36 +222,12 @@ def format_recommendation(document: dict[str, Any], confidence: float = 0.95) ->
     return text if explanation is None else text + "\n\n" + format_explanation(explanation)
 
 
-#: The parts of a model's rating, in the order they add up (docs/SPEC.md section 5).
-_PARTS = ("aggregate", "baseline", "topic", "style", "votes", "rating")
-
-
 def format_explanation(explanation: dict[str, Any]) -> str:
-    """Why this ranking, in a few lines: topics, style traits, what moved the top models."""
-    topics = ", ".join(f"{t['label']} ({t['share']:.0%})" for t in explanation["topics"])
-    traits = ", ".join(f"{t['label']} ({t['z']:+.1f} sd)" for t in explanation["style"])
-    lines = [
-        f"Why: your queries are about {topics or 'nothing the topics know'}",
-        f"Your style: {traits or 'nothing stands out from the training users'}",
-    ]
-    if explanation.get("note"):
-        lines.append(str(explanation["note"]))
-    columns = [
-        ["-" if m[p] is None else f"{m[p]:.1f}" for m in explanation["models"]] for p in _PARTS
-    ]
-    aligned = [
-        [cell.rjust(max(len(name), *map(len, column))) for cell in column]
-        for name, column in zip(_PARTS, columns, strict=True)
-    ]
-    rows = [
-        [m["model"], *(column[i] for column in aligned)]
-        for i, m in enumerate(explanation["models"])
-    ]
-    lines += [
-        "",
-        "What moved the top models (Elo points; rating = aggregate + baseline + topic + style "
-        "+ votes, baseline the predictor's rating of anyone less the aggregate):",
-        "",
-        format_table(("model", *_PARTS), rows),
-    ]
+    """Why this ranking, in plain sentences (``explanation.sentences``), one a paragraph:
+    what the queries (or the prompt) are about, how the user writes, what moved each top
+    model in rating points, and the note."""
+    head = "Why, for this prompt:" if explanation.get("scope") == "prompt" else "Why:"
+    lines = [head]
+    for sentence in explanation.get("sentences") or []:
+        lines += textwrap.wrap(str(sentence), 88, initial_indent="  ", subsequent_indent="    ")
     return "\n".join(lines)

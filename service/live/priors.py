@@ -67,7 +67,9 @@ def predicted_priors_and_parts(
     profiles = predictor.profiler_.transform(prompts)
     prediction = predictor.predict(profiles)
     counts = prompts.groupby(prompts["user_id"].astype(str)).size()
-    parts = query_parts(predictor, profiles, counts.reindex(profiles.user_ids.astype(str)))
+    users = profiles.user_ids.astype(str)
+    texts = list(prompts.groupby(prompts["user_id"].astype(str))["prompt"].agg(list)[users])
+    parts = query_parts(predictor, profiles, counts.reindex(users), texts=texts)
     return {
         str(user): (prediction.ratings[row, order], parts[row])
         for row, user in enumerate(prediction.user_ids)

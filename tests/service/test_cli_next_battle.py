@@ -37,6 +37,9 @@ def test_json_and_table(
     assert main([*argv, "--votes", str(votes), "--format", "json"]) == 0
     blended = json.loads(capsys.readouterr().out)
     assert blended["source"] == "blended" and blended["n_votes"] == 2
+    # the pair just voted on is not suggested again (docs/SPEC.md, the next battle)
+    assert {blended["model_a"], blended["model_b"]} != {document["model_a"], document["model_b"]}
+    assert blended["informative"] is (blended["information"] >= 0.1)
 
     assert main([*argv, "--target", "ranking"]) == 0
     assert "bits about your ranking" in capsys.readouterr().out

@@ -42,9 +42,18 @@ def test_a_prompt_ranks_for_that_prompt(
     assert json.loads(recommend(capsys, *base, "--prompt", CODE)) == code  # deterministic
 
     text = recommend(capsys, str(shared_fit), "--queries", str(queries_txt), "--prompt", CODE)
-    topic = code["prompt_topic"]
-    assert text.startswith(f"For this prompt (read as topic {topic['topic']}: {topic['label']})")
+    topic, (explained,) = code["prompt_topic"], code["explanation"]["topics"]
+    assert explained["fits"]  # a coding prompt: named as the person would name it
+    assert text.startswith(f"For this prompt (read as {explained['name']}: {topic['label']})")
     assert code["models"][0]["model"] in text
+    assert code["explanation"]["scope"] == "prompt"
+    why = text[text.index("Why, for this prompt:") :]
+    for sentence in code["explanation"]["sentences"]:  # every sentence, wrapped
+        assert " ".join(sentence.split()) in " ".join(why.split())
+
+    tax = "What deductions can I claim on my tax return as a freelancer?"
+    far = recommend(capsys, str(shared_fit), "--queries", str(queries_txt), "--prompt", tax)
+    assert far.startswith("For this prompt (none of our topics fits it closely)")
 
 
 def test_a_blank_prompt_is_a_usage_error(

@@ -197,7 +197,7 @@ def test_the_ranking_comes_with_its_explanation(
 ) -> None:
     doc = recommend_json(capsys, str(arena.fit_dir), "--queries", str(queries_txt))
     explanation = doc["explanation"]  # against the fit's Bradley-Terry board
-    assert set(explanation) == {"topics", "style", "models", "n_queries", "note"}
+    assert {"topics", "style", "models", "n_queries", "note", "sentences"} <= set(explanation)
     assert explanation["n_queries"] == len(QUERIES) and explanation["topics"]
     assert [m["model"] for m in explanation["models"]] == [m["model"] for m in doc["models"][:3]]
     board = json.loads((arena.fit_dir / "leaderboard.json").read_text(encoding="utf-8"))
@@ -210,13 +210,10 @@ def test_the_ranking_comes_with_its_explanation(
 
     assert main(["recommend", str(arena.fit_dir), "--queries", str(queries_txt)]) == 0
     table = capsys.readouterr().out
-    label = explanation["topics"][0]["label"]
-    assert f"Why: your queries are about {label} (" in table
-    assert "Your style: " in table
-    moved = table[table.index("What moved the top models") :].splitlines()
-    header = next(line for line in moved if line.startswith("model"))
-    assert header.split() == ["model", *parts, "rating"]
-    assert all(any(line.startswith(m["model"]) for line in moved) for m in explanation["models"])
+    why = " ".join(table[table.index("Why:") :].split())  # the sentences, wrapped
+    assert all(" ".join(line.split()) in why for line in explanation["sentences"])
+    assert all(f"{m['model']}, rated " in why for m in explanation["models"])
+    assert " sd" not in why and "baseline" not in why
 
 
 # -- errors: exit 2, one line ---------------------------------------------------------------

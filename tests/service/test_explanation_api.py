@@ -15,18 +15,24 @@ QUERIES = [
     "Fix this JavaScript: TypeError: undefined is not a function",
 ]
 PARTS = ("aggregate", "baseline", "topic", "style", "votes")
+KEYS = {"topics", "style", "models", "n_queries", "note", "scope", "sentences"}
+#: Internal terms and units a person should never read in the why (issue 32, item 4).
+JARGON = ("starting point", " sd", "baseline", "prior", "Elo points", "z-score", "topic:")
 
 
 def check_explanation(explanation: dict[str, Any], board: dict[str, Any]) -> None:
     """The documented shape; the top models are the board's, their parts add up."""
-    assert set(explanation) == {"topics", "style", "models", "n_queries", "note"}
+    assert set(explanation) == KEYS
     for topic in explanation["topics"]:
-        assert set(topic) == {"topic", "label", "share", "population"}
+        assert set(topic) == {"topic", "label", "share", "population", "name", "fits"}
         assert isinstance(topic["label"], str) and topic["label"]
+        assert isinstance(topic["name"], str) and topic["name"]
         assert 0.0 < topic["share"] <= 1.0 and 0.0 <= topic["population"] <= 1.0
     for trait in explanation["style"]:
-        assert set(trait) == {"feature", "label", "z"}
+        assert set(trait) == {"feature", "label", "z", "sentence"}
         assert isinstance(trait["label"], str) and abs(trait["z"]) >= 1.0
+        assert trait["sentence"].startswith("you ")
+    check_sentences(explanation)
     top = [m["model"] for m in board["models"][:3]]
     assert [m["model"] for m in explanation["models"]] == top
     shown = {m["model"]: m["rating"] for m in board["models"]}
@@ -35,6 +41,34 @@ def check_explanation(explanation: dict[str, Any], board: dict[str, Any]) -> Non
         assert row["rating"] == pytest.approx(shown[row["model"]], abs=0.01)
         total = sum(row[p] for p in PARTS if row[p] is not None)
         assert total == pytest.approx(row["rating"], abs=0.05)
+
+
+def check_sentences(explanation: dict[str, Any]) -> None:
+    """The why in plain words: a sentence per top model naming it, moves in whole points,
+    no internal term; topics named only where the queries fit them."""
+    sentences = explanation["sentences"]
+    assert all(isinstance(s, str) and s.endswith(".") for s in sentences)
+    text = " ".join(sentences)
+    assert not any(word in text for word in JARGON), text
+    for model in explanation["models"]:
+        said = [s for s in sentences if s.startswith(f"{model['model']}, rated ")]
+        assert len(said) == 1, sentences
+        for part, words in (("topic", "topics"), ("style", "writing style"), ("votes", "votes")):
+            value = model[part]
+            if value is not None and round(abs(value)) >= 1:
+                way = "up" if value > 0 else "down"
+                assert f"moved it {way} {round(abs(value))} point" in said[0], (part, said)
+                assert words in said[0] or "this prompt" in said[0]
+    topics = explanation["topics"]
+    fitting = {t["name"] for t in topics if t["fits"]}
+    first = sentences[0] if topics else ""
+    if fitting:
+        assert any(name in first for name in fitting), (first, topics)
+    for topic in topics:
+        if topic["name"] not in fitting:  # a query far from its topic: not named for it
+            assert topic["name"] not in first, (first, topics)
+    if explanation["note"]:
+        assert sentences[-1] == explanation["note"]
 
 
 def test_recommend_explains_its_ranking(client: TestClient) -> None:
@@ -107,7 +141,7 @@ def test_a_board_without_queries_says_so(client: TestClient) -> None:
     explanation = board["explanation"]
     check_explanation(explanation, board)
     assert explanation["topics"] == [] and explanation["n_queries"] == 0
-    assert "no prediction from this user's queries" in explanation["note"]
+    assert "no prediction from your queries" in explanation["note"]
     for row in explanation["models"]:
         assert row["topic"] is None and row["style"] is None and row["baseline"] is None
 
@@ -125,10 +159,15 @@ def test_the_schema_documents_the_explanation(client: TestClient) -> None:
     for name in ("RecommendPublic", "UserLeaderboardPublic"):
         assert "explanation" in schemas[name]["properties"]
     assert set(schemas["ExplainedModelPublic"]["properties"]) == {"model", "rating", *PARTS}
-    assert set(schemas["ExplanationPublic"]["properties"]) == {
-        "topics",
-        "style",
-        "models",
-        "n_queries",
-        "note",
-    }
+    assert set(schemas["ExplanationPublic"]["properties"]) == KEYS
+
+
+def test_queries_far_from_every_topic_do_not_name_one(client: TestClient) -> None:
+    far = [
+        "How do I file my taxes as a freelancer in Germany?",
+        "What deductions can I claim on my tax return?",
+    ]
+    explanation = client.post("/v1/recommend", json={"queries": far}).json()["explanation"]
+    check_explanation(explanation, client.post("/v1/recommend", json={"queries": far}).json())
+    assert explanation["topics"] and not any(t["fits"] for t in explanation["topics"])
+    assert explanation["sentences"][0] == "None of our topics fits your queries closely."

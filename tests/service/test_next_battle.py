@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 from fastapi.testclient import TestClient
 
+from service.live.next_battle import INFORMATIVE_BITS, last_pair, next_battle_document
 from service.pipeline.artifacts import load_fit
 from tests.service.conftest import (
     ADMIN,
@@ -20,7 +22,7 @@ QUERIES = ["How do I reverse a linked list in Rust?", "Write a short poem about 
 DOCUMENT_KEYS = {
     "target",
     "model_a", "model_b", "information", "p_a", "p_best_a", "p_best_b", "entropy",
-    "alternatives", "source", "version",
+    "alternatives", "informative", "source", "version",
 }  # fmt: skip
 
 
@@ -54,6 +56,7 @@ def check_document(document: dict[str, Any], models: set[str]) -> None:
         assert {pair["model_a"], pair["model_b"]} != chosen
         assert 0.0 <= pair["information"] <= document["information"] + 1e-9
     assert None not in document.values()  # an absent key is left out, never null
+    assert document["informative"] is (document["information"] >= INFORMATIVE_BITS)
 
 
 def test_user_next_battle_needs_the_users_token(
@@ -163,3 +166,61 @@ def test_both_routes_are_in_the_schema(client: TestClient) -> None:
     paths = client.get("/openapi.json").json()["paths"]
     assert "get" in paths["/v1/users/{user_id}/next-battle"]
     assert "post" in paths["/v1/next-battle"]
+
+
+def test_right_after_a_vote_the_same_pair_is_not_asked_again(
+    client: TestClient, fit_models: set[str]
+) -> None:
+    first = client.post("/v1/next-battle", json={"queries": QUERIES}).json()
+    a, b = first["model_a"], first["model_b"]
+    for winner in ("model_a", "model_b", "tie"):
+        vote = {"model_a": a, "model_b": b, "winner": winner}
+        after = client.post("/v1/next-battle", json={"queries": QUERIES, "votes": [vote]})
+        assert after.status_code == 200, after.text
+        document = after.json()
+        check_document(document, fit_models)
+        assert {document["model_a"], document["model_b"]} != {a, b}
+        if "skipped" in document:  # still the most informative: said, not asked
+            skipped = document["skipped"]
+            assert {skipped["model_a"], skipped["model_b"]} == {a, b}
+            assert skipped["information"] >= document["information"]
+
+
+def board(rows: list[tuple[str, float, float]]) -> dict[str, Any]:
+    """A board document of (model, rating, half-width of its 95% interval) rows."""
+    return {
+        "models": [{"model": m, "rating": r, "lower": r - w, "upper": r + w} for m, r, w in rows],
+        "source": "predicted",
+    }
+
+
+def test_the_document_skips_the_last_pair_and_says_so() -> None:
+    # two unknown contenders far above two known models
+    two_close = board([("a", 1100, 400), ("b", 1100, 400), ("c", 500, 40), ("d", 450, 40)])
+    plain = next_battle_document(two_close)
+    assert {plain["model_a"], plain["model_b"]} == {"a", "b"} and "skipped" not in plain
+    assert plain["informative"] and plain["information"] >= INFORMATIVE_BITS
+    after = next_battle_document(two_close, last=("b", "a"))
+    assert {after["model_a"], after["model_b"]} != {"a", "b"}
+    assert after["skipped"] == {
+        "model_a": plain["model_a"],
+        "model_b": plain["model_b"],
+        "information": plain["information"],
+    }
+    listed = [{p["model_a"], p["model_b"]} for p in after["alternatives"]]
+    assert {"a", "b"} not in listed
+    # the next best pair tells almost nothing here: it is not said to tell them apart
+    assert not after["informative"] and after["information"] < INFORMATIVE_BITS
+    # a last vote naming a model the board lacks changes nothing
+    assert next_battle_document(two_close, last=("a", "zzz")) == plain
+
+
+def test_last_pair_reads_the_latest_vote() -> None:
+    votes = [
+        {"model_a": "a", "model_b": "b", "winner": "tie"},
+        {"model_a": "c", "model_b": "d", "winner": "model_a"},
+    ]
+    assert last_pair(votes) == ("c", "d")
+    assert last_pair(pd.DataFrame(votes)) == ("c", "d")
+    assert last_pair([]) is None and last_pair(None) is None
+    assert last_pair([{"model_a": 1, "model_b": "b"}]) is None

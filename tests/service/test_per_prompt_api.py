@@ -17,6 +17,7 @@ from tests.service.conftest import (
     assert_error,
     bearer,
 )
+from tests.service.test_explanation_api import check_explanation
 
 QUERIES = ["How do I reverse a linked list in Rust?", "Explain p-values simply"]
 CODE = "Write a Python function that merges two sorted lists, with unit tests."
@@ -153,3 +154,41 @@ def test_a_bad_user_id_or_prompt_type_is_422(client: TestClient) -> None:
 def test_without_a_predictor_a_prompt_is_404(client_no_features: TestClient) -> None:
     response = client_no_features.post("/v1/recommend", json={"queries": QUERIES, "prompt": CODE})
     assert_error(response, 404, "predictor")
+
+
+def test_a_prompts_ranking_says_why_for_this_prompt(client: TestClient) -> None:
+    document = client.post("/v1/recommend", json={"queries": QUERIES, "prompt": CODE}).json()
+    explanation = document["explanation"]
+    check_explanation(explanation, document)
+    assert explanation["scope"] == "prompt" and explanation["n_queries"] == 2
+    (topic,) = explanation["topics"]
+    assert topic["topic"] == document["prompt_topic"]["topic"] and topic["share"] == 1.0
+    assert topic["fits"]
+    assert explanation["sentences"][0] == f"For this prompt: it reads as {topic['name']}."
+    for row in explanation["models"]:
+        assert row["votes"] == 0.0 and row["topic"] is not None
+    person = client.post("/v1/recommend", json={"queries": QUERIES}).json()["explanation"]
+    assert person["scope"] == "person"
+    # the prompt's topic replaced the queries': the topic parts differ, the style parts do not
+    by_model = {m["model"]: m for m in person["models"]}
+    shared = [m for m in explanation["models"] if m["model"] in by_model]
+    assert any(m["topic"] != by_model[m["model"]]["topic"] for m in shared) or not shared
+    for m in shared:
+        assert m["style"] == pytest.approx(by_model[m["model"]]["style"], abs=0.01)
+
+    winner = document["models"][-1]["model"]
+    votes = [{"model_a": winner, "model_b": document["models"][0]["model"], "winner": "model_a"}]
+    voted = client.post(
+        "/v1/recommend", json={"queries": QUERIES, "prompt": CODE, "votes": votes * 4}
+    ).json()
+    check_explanation(voted["explanation"], voted)
+    assert any(m["votes"] != 0.0 for m in voted["explanation"]["models"])
+
+
+def test_a_prompt_far_from_every_topic_is_not_given_one(client: TestClient) -> None:
+    tax = "What deductions can I claim on my tax return as a freelancer?"
+    document = client.post("/v1/recommend", json={"queries": QUERIES, "prompt": tax}).json()
+    explanation = document["explanation"]
+    check_explanation(explanation, document)
+    assert not explanation["topics"][0]["fits"]
+    assert explanation["sentences"][0] == "For this prompt: none of our topics fits it closely."

@@ -16,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from service.api.deps import BearerDep, EngineDep, SettingsDep, TokenQuery, UserId, can_read_user
 from service.api.routes.recommend import recommend
 from service.api.schemas import NextBattleIn, NextBattlePublic, errors
-from service.live.next_battle import next_battle_document
+from service.live.next_battle import last_pair, next_battle_document
 
 router = APIRouter(prefix="/v1", tags=["next-battle"])
 
@@ -44,7 +44,8 @@ async def read_user_next_battle(
     board = engine.stored_user_leaderboard(user_id, "bt")
     if board is None:
         board = await run_in_threadpool(engine.user_leaderboard, user_id, "bt")
-    return await run_in_threadpool(next_battle_document, board, target)
+    last = last_pair(await run_in_threadpool(engine.user_battles, user_id))
+    return await run_in_threadpool(next_battle_document, board, target, last)
 
 
 @router.post(
@@ -66,4 +67,4 @@ def next_battle(
     votes, or a ``user_id`` with that user's token): read off the ranking ``POST
     /v1/recommend`` gives them."""
     document = recommend(body, engine, settings, request, bearer)
-    return next_battle_document(document, body.target)
+    return next_battle_document(document, body.target, last_pair(body.votes))

@@ -4,6 +4,8 @@ Shared by the personal leaderboard (:mod:`.users`) and the recommendation (:mod:
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 __all__ = [
@@ -21,6 +23,16 @@ class TopicSharePublic(BaseModel):
     label: str = Field(description="the topic in words: its first top words")
     share: float = Field(description="share of the user's queries in this topic")
     population: float = Field(description="share of all training queries in this topic")
+    name: str = Field(
+        default="",
+        description="what a person would call the topic ('cooking', 'money and taxes'), "
+        "or 'about' its first two words where no curated name fits",
+    )
+    fits: bool = Field(
+        default=True,
+        description="whether most of the user's queries in this topic are close enough "
+        "to it to name it (a query far from every topic is still given the nearest)",
+    )
 
 
 class StyleTraitPublic(BaseModel):
@@ -29,6 +41,9 @@ class StyleTraitPublic(BaseModel):
     feature: str = Field(description="the style feature (features.style.STYLE_FEATURES)")
     label: str = Field(description="the trait in words, e.g. 'long queries'")
     z: float = Field(description="the user's mean, in training users' standard deviations")
+    sentence: str = Field(
+        default="", description="the trait said of the user, e.g. 'you write long sentences'"
+    )
 
 
 class ExplainedModelPublic(BaseModel):
@@ -48,7 +63,9 @@ class ExplainedModelPublic(BaseModel):
     )
     topic: float | None = Field(
         description="what the user's queries are about moved it: their topic shares and "
-        "embedding components; null where the ranking does not start from the prediction"
+        "embedding components (for one prompt: what the prompt is about, its topic and "
+        "embedding in place of the queries'); null where the ranking does not start from "
+        "the prediction"
     )
     style: float | None = Field(
         description="how the user writes moved it: their style components; null where the "
@@ -67,3 +84,14 @@ class ExplanationPublic(BaseModel):
     models: list[ExplainedModelPublic] = Field(description="the top models, best first")
     n_queries: int = Field(description="the queries the topics and style are read from")
     note: str | None = Field(description="why a part is missing, when one is")
+    scope: Literal["person", "prompt"] = Field(
+        default="person",
+        description="what is explained: the person's ranking on all their prompts, or "
+        "the ranking for the one prompt of the request ('for this prompt')",
+    )
+    sentences: list[str] = Field(
+        default_factory=list,
+        description="the explanation in plain words, in reading order: what the queries "
+        "(or the prompt) are about, how the person writes, what moved each top model in "
+        "rating points, the note",
+    )

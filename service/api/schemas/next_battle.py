@@ -49,7 +49,18 @@ class NextBattlePublic(PairPublic):
     alternatives: list[PairPublic] = Field(
         description="the next most informative pairs, most informative first"
     )
-    source: Literal["fitted", "blended", "predicted"] = Field(
+    informative: bool = Field(
+        description="whether the vote is expected to tell at least 0.1 bits "
+        "(service.live.next_battle.INFORMATIVE_BITS): only then does it tell the models "
+        "apart; below, it is still the most useful vote but would hardly move the odds"
+    )
+    skipped: PairPublic | None = Field(
+        default=None,
+        description="the pair of the person's latest vote, where it was still the most "
+        "informative and the best other pair is suggested instead (never the same "
+        "question twice in a row); absent otherwise",
+    )
+    source: Literal["fitted", "blended", "predicted", "aggregate"] = Field(
         description="the board read: the personal leaderboard (fitted or blended) or the "
         "ranking predicted from queries (predicted, or blended with votes)"
     )

@@ -91,7 +91,9 @@ class RecommendPublic(BaseModel):
     )
     spearman: float | None = Field(default=None, description="agreement with the aggregate")
     explanation: ExplanationPublic | None = Field(
-        default=None, description="why this ranking: topics, style, what moved the top models"
+        default=None,
+        description="why this ranking: topics, style, what moved the top models, and the "
+        "same in plain sentences; with a prompt, for this prompt (scope 'prompt')",
     )
     version: int
     scope: Literal["person", "prompt"] = Field(
