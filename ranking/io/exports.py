@@ -5,7 +5,8 @@ model, best first, with the columns of its rows: ``model``, ``rating``, ``lower`
 ``upper``, ``rank``, ``battles``, ``wins``, ``losses``, ``ties``, then the odds
 (``p_best``, ``rank_lower``, ``rank_upper``) where the rows carry them. A board with a
 minimum of votes adds its provisional models after the ranked ones, with no rating,
-interval or rank, and a ``provisional`` column saying which rows they are. The
+interval or rank, and a ``provisional`` column saying which rows they are (CSV writes it
+``true``/``false``, as JSON does; Parquet as booleans). The
 document's own fields (``method``, ``interval``, ``confidence``, ``n_battles``,
 ``user_id`` where there is one) are Parquet metadata; CSV carries the rows only.
 
@@ -123,6 +124,8 @@ def leaderboard_bytes(document: Mapping[str, Any], table_format: TableFormat) ->
         for column in frame.columns:
             if frame[column].dtype == "string":  # text cells only: numbers stay numbers
                 frame[column] = frame[column].map(spreadsheet_text, na_action="ignore")
+        if "provisional" in frame:  # JSON's spelling, not Python's True/False
+            frame["provisional"] = frame["provisional"].map({True: "true", False: "false"})
         return frame.to_csv(index=False, lineterminator="\n").encode("utf-8")
     if table_format == "parquet":
         table = pa.Table.from_pandas(frame, preserve_index=False)

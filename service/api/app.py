@@ -23,17 +23,19 @@ from service.api.budget import QueryBudget
 from service.api.exposure import NoReferrer, WebAssets
 from service.api.fast_reads import FastReads
 from service.api.guards import BodySizeLimit, BodyTimeout, Counter, RateLimit, parse_rates
-from service.api.observability import Metrics, ObservabilityMiddleware
+from service.api.observability import CountedMount, Metrics, ObservabilityMiddleware
 from service.api.proxies import TrustedProxies
 from service.api.routes import (
     admin,
     battles,
     catalog,
     credentials,
+    docs_assets,
     health,
     leaderboard,
     next_battle,
     recommend,
+    report,
     users,
     web,
 )
@@ -161,12 +163,18 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         admin,
         health,
         web,
+        report,
+        docs_assets,  # before the mount of /docs/assets: ReDoc without its logo's CDN
     ):
         app.include_router(module.router)
     app.include_router(next_battle.router)
     # web assets only: WEB_DIR is a Python package, its source and byte code stay private
-    app.mount("/static", WebAssets(directory=WEB_DIR), name="static")
-    app.mount("/docs/assets", WebAssets(directory=DOCS_ASSETS_DIR), name="docs-assets")
+    # counted under their mount path in /metrics, not as unmatched
+    for path, directory, name in (
+        ("/static", WEB_DIR, "static"),
+        ("/docs/assets", DOCS_ASSETS_DIR, "docs-assets"),
+    ):
+        app.router.routes.append(CountedMount(path, WebAssets(directory=directory), name=name))
     # innermost: the limits and the access log see every request
     app.add_middleware(FastReads, answers=[users.FAST_READ, leaderboard.FAST_READ])
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)

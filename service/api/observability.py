@@ -2,7 +2,9 @@
 
 Requests are labelled by their route template (``/v1/users/{user_id}/leaderboard``), never
 by the raw path or query string, so neither user ids nor tokens reach the metrics or the
-logs.
+logs. A file of a mounted folder is labelled by its mount (``/static``,
+``/docs/assets``: a :class:`CountedMount`), and a path no route matches is ``unmatched``,
+so the labels stay a fixed, small set whatever paths clients ask for.
 
 The metrics count every request exactly. The access log (logger ``plb.access``) writes one
 line a request, with the fields ``method``, ``route``, ``status`` and ``ms``, as long as
@@ -24,11 +26,13 @@ import time
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from starlette.routing import Match, Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = [
     "ACCESS_LOG_LINES_PER_S",
     "AccessLog",
+    "CountedMount",
     "JsonFormatter",
     "Metrics",
     "ObservabilityMiddleware",
@@ -158,6 +162,21 @@ class AccessLog:
                 }
             },
         )
+
+
+class CountedMount(Mount):
+    """A :class:`~starlette.routing.Mount` whose requests are counted under its path.
+
+    Starlette's mount does not name itself in the request's scope (a route does), so the
+    files it serves would be counted as ``unmatched``; this one sets ``scope["route"]``
+    to itself, and :class:`ObservabilityMiddleware` labels them with its path.
+    """
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        match, child_scope = super().matches(scope)
+        if match is Match.FULL:
+            child_scope["route"] = self
+        return match, child_scope
 
 
 def _route(scope: Scope) -> str:

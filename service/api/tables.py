@@ -1,4 +1,13 @@
-"""Leaderboards answered as tables: ``?format=csv`` (or ``parquet``) on the board routes."""
+"""Leaderboards answered as tables: the ``.csv`` and ``.parquet`` routes beside each board.
+
+Each board route (``/v1/leaderboard``, ``/v1/users/{user_id}/leaderboard``) has two file
+routes, ``PATH.csv`` and ``PATH.parquet``, each declaring the one media type it answers,
+so that a client generated from ``/openapi.json`` reads each form as what it is. The board
+route itself still answers ``?format=csv`` (or ``parquet``), as docs/SPEC.md section 4
+says; the parameter is left out of the schema, where it would make one operation answer
+three media types (a generated client parses them all as its first), and the three are
+declared on that route's 200 all the same.
+"""
 
 from __future__ import annotations
 
@@ -7,27 +16,63 @@ from typing import Annotated, Any, Literal
 
 from fastapi import Query, Response
 
-from ranking.io.exports import MEDIA_TYPES, TableFormat, leaderboard_bytes
+from ranking.io.exports import MEDIA_TYPES, TABLE_FORMATS, TableFormat, leaderboard_bytes
 
-__all__ = ["FormatQuery", "TABLE_RESPONSE", "table_response"]
+__all__ = ["FormatQuery", "TABLE_RESPONSE", "file_response", "table_response"]
 
 #: ``?format=``: the JSON document (default), or the board's rows as CSV or Parquet.
 FormatQuery = Annotated[
     Literal["json", "csv", "parquet"],
     Query(
         alias="format",
+        include_in_schema=False,  # the .csv and .parquet routes are the declared forms
         description="json (default), or the board's rows (one a model, best first, with "
         "the odds where it has them; docs/SPEC.md section 5) as csv or parquet",
     ),
 ]
 
-#: The 200 answer's media types, for the OpenAPI document.
+#: What the body of each table format is, in the OpenAPI document.
+_SCHEMAS: dict[TableFormat, dict[str, str]] = {
+    "csv": {"type": "string"},
+    "parquet": {"type": "string", "format": "binary"},
+}
+
+
+def _media(table_format: TableFormat) -> str:
+    return MEDIA_TYPES[table_format].split(";")[0]
+
+
+#: The board route's 200: its JSON document (the route's response model), or with
+#: ``?format=csv`` or ``parquet`` its rows as that file.
 TABLE_RESPONSE: dict[int | str, dict[str, Any]] = {
     200: {
-        "description": "the leaderboard; with ?format=csv or parquet, its rows as that file",
-        "content": {media.split(";")[0]: {} for media in MEDIA_TYPES.values()},
+        "description": "the leaderboard; with ?format=csv or parquet, its rows as that file "
+        "(the same as the route's .csv and .parquet forms)",
+        "content": {_media(f): {"schema": _SCHEMAS[f]} for f in TABLE_FORMATS},
     }
 }
+
+
+def file_response(table_format: TableFormat) -> dict[int | str, dict[str, Any]]:
+    """The 200 of a ``.csv`` or ``.parquet`` route: that media type, and nothing else.
+
+    Parameters
+    ----------
+    table_format : {"csv", "parquet"}
+        The route's format.
+
+    Returns
+    -------
+    dict
+        A ``responses=`` entry for status 200.
+    """
+    return {
+        200: {
+            "description": f"the leaderboard's rows as a {table_format.upper()} file: one "
+            "row a model, best first (docs/SPEC.md section 5, exports)",
+            "content": {_media(table_format): {"schema": _SCHEMAS[table_format]}},
+        }
+    }
 
 
 def table_response(document: Mapping[str, Any], table_format: TableFormat, name: str) -> Response:

@@ -166,11 +166,12 @@ ADMIN = bearer(ADMIN_KEY)
 
 
 def assert_error(response: Response, status: int, *words: str) -> str:
-    """``response`` is ``{"detail": ...}`` JSON with ``status``, naming every one of ``words``."""
+    """``response`` is the one error shape, ``{"detail": "..."}`` JSON (plus ``errors`` on a
+    framework's 422), with ``status``, its detail naming every one of ``words``."""
     assert response.status_code == status, response.text
     assert response.headers["content-type"].startswith("application/json")
     body = response.json()
-    assert set(body) == {"detail"}, body
+    assert set(body) <= {"detail", "errors"} and isinstance(body["detail"], str), body
     detail = str(body["detail"])
     for word in words:
         assert word in detail, f"{word!r} is not in the detail {detail!r}"

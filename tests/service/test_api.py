@@ -371,6 +371,8 @@ def test_docs_are_served_from_this_origin(client: TestClient, page: str) -> None
         answer = client.get(asset)
         assert answer.status_code == 200, f"{page}: {asset} answers {answer.status_code}"
         assert answer.content, f"{page}: {asset} is empty"
+        if asset.endswith(".js"):  # nothing fetched from elsewhere: ReDoc's logo was
+            assert "cdn.redoc.ly" not in answer.text, f"{page}: {asset} loads from a CDN"
     if page == "/docs":
         assert "/static/docs.js" in assets and "/docs/assets/swagger-ui-bundle.js" in assets
         assert "'unsafe-inline'" not in policy
@@ -605,6 +607,22 @@ def test_metrics(client: TestClient, busiest_user: str) -> None:
     assert "plb_votes_rejected_total 1.0" in text
     assert "plb_model_version 1.0" in text
     assert "plb_request_seconds_bucket" in text
+
+
+def test_metrics_count_files_under_their_mount(client: TestClient) -> None:
+    assert client.get("/static/app.js").status_code == 200
+    assert client.get("/static/no-such-file.js").status_code == 404
+    assert client.get("/docs/assets/swagger-ui.css").status_code == 200
+    assert client.get("/nothing/here/at/all").status_code == 404
+    text = client.get("/metrics").text
+    counted = re.findall(
+        r'plb_requests_total\{method="GET",route="([^"]*)",status="(\d+)"\} 1\.0', text
+    )
+    assert ("/static", "200") in counted and ("/static", "404") in counted
+    assert ("/docs/assets", "200") in counted
+    # a path no route or mount serves is unmatched, never its raw path (bounded labels)
+    assert ("unmatched", "404") in counted
+    assert not any("no-such-file" in route or "nothing" in route for route, _ in counted)
 
 
 def test_logs_hold_no_key_or_token(

@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from fastapi.testclient import TestClient
 
+from ranking.io.exports import MEDIA_TYPES
 from service.pipeline.artifacts import load_fit
 from tests.service.conftest import ADMIN, INGEST, assert_error, open_client, service_settings
 
@@ -117,3 +118,52 @@ def _is_number(cell: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+@pytest.mark.parametrize("table_format", ["csv", "parquet"])
+def test_the_file_routes_answer_what_format_answers_and_the_schema_says(
+    client: TestClient, user: str, table_format: str
+) -> None:
+    token = client.get(f"/v1/admin/users/{user}/token", headers=ADMIN).json()["token"]
+    schema = client.get("/openapi.json").json()["paths"]
+    media = MEDIA_TYPES[table_format]  # type: ignore[index]
+    for path, params in [
+        ("/v1/leaderboard", {"method": "elo"}),
+        (f"/v1/users/{user}/leaderboard", {"token": token}),
+    ]:
+        as_file = client.get(f"{path}.{table_format}", params=params)
+        as_format = client.get(path, params={**params, "format": table_format})
+        assert as_file.status_code == as_format.status_code == 200, as_file.text
+        assert as_file.headers["content-type"] == as_format.headers["content-type"] == media
+        assert as_file.content == as_format.content
+        template = path.replace(user, "{user_id}")
+        declared = schema[f"{template}.{table_format}"]["get"]["responses"]["200"]["content"]
+        assert list(declared) == [media.split(";")[0]]  # the one media type it answers
+        # the JSON route declares the files ?format= still answers, but not the parameter
+        board = schema[template]["get"]
+        assert media.split(";")[0] in board["responses"]["200"]["content"]
+        assert "format" not in [p["name"] for p in board.get("parameters", [])]
+    assert_error(client.get("/v1/users/someone/leaderboard.csv"), 401, "token")
+    assert_error(client.get("/v1/leaderboard.csv", params={"where": "user_id=1"}), 422, "where")
+
+
+def test_csv_writes_provisional_as_json_does(shared_fit: Path, tmp_path: Path) -> None:
+    settings = service_settings(
+        shared_fit, store_path=tmp_path / "s.sqlite", auto_register_models=True
+    )
+    with open_client(settings) as client:
+        known = client.get("/v1/leaderboard").json()["models"][0]["model"]
+        vote = {"model_a": "newcomer-1", "model_b": known, "winner": "tie", "user_id": "u-new"}
+        assert (
+            client.post("/v1/battles", json={"battles": [vote]}, headers=INGEST).json()["accepted"]
+            == 1
+        )
+        document = client.get("/v1/leaderboard", params={"method": "elo"}).json()
+        text = client.get("/v1/leaderboard.csv", params={"method": "elo"}).text
+    rows = list(csv.DictReader(io.StringIO(text)))
+    provisional = {row["model"]: row["provisional"] for row in rows}
+    assert "newcomer-1" in [m["model"] for m in document["provisional"]]
+    assert provisional == {
+        **{m["model"]: "false" for m in document["models"]},
+        **{m["model"]: "true" for m in document["provisional"]},
+    }

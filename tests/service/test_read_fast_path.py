@@ -139,11 +139,11 @@ def test_bad_input_is_the_declared_routes_422(client: TestClient) -> None:
     assert client.get(path, params={"token": token}).status_code == 200
     response = client.get(path, params={"token": token, "method": "glicko"})
     assert response.status_code == 422
-    (error,) = response.json()["detail"]
+    (error,) = response.json()["errors"]
     assert error["loc"] == ["query", "method"] and error["input"] == "glicko"
     response = client.get(path, params={"token": token, "method": ""})
     assert response.status_code == 422
-    assert response.json()["detail"][0]["loc"] == ["query", "method"]
+    assert response.json()["errors"][0]["loc"] == ["query", "method"]
     # the last of repeated parameters counts, in both paths
     repeated = client.get(f"{path}?token={token}&method=bt&method=glicko")
     assert repeated.status_code == 422
@@ -151,7 +151,7 @@ def test_bad_input_is_the_declared_routes_422(client: TestClient) -> None:
     long_id = "u" * (MAX_USER_ID_CHARS + 1)
     response = client.get(path_of(long_id), headers=ADMIN)
     assert response.status_code == 422
-    (error,) = response.json()["detail"]
+    (error,) = response.json()["errors"]
     assert error["loc"] == ["path", "user_id"] and error["input"] == long_id
     assert_error(client.get(path_of("nobody-at-all"), headers=ADMIN), 404, "nobody")
 

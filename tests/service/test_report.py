@@ -7,6 +7,7 @@ import dataclasses
 import io
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ from service.cli import main
 from service.pipeline.artifacts import load_fit
 from service.report import SECTIONS, build_report
 from service.report.plots import pick_users
+from tests.service.conftest import assert_error, open_client, service_settings
 
 #: Namespace URIs of inline SVG: the only addresses a self-contained report may hold.
 SVG_NAMESPACES = {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}
@@ -195,3 +197,23 @@ def test_noise_table_matches_summary_json(report: tuple[Path, dict], fit_dir: Pa
         assert mean == pytest.approx(noise["mean_spearman"], abs=6e-4)
         assert [lower, upper] == pytest.approx(noise["mean_spearman_interval"], abs=6e-4)
     assert "of the gap from perfect agreement" in _html(report)
+
+
+def test_the_service_serves_the_report_its_operator_placed(
+    fit_dir: Path, report: tuple[Path, dict], tmp_path: Path
+) -> None:
+    served = tmp_path / "fit"
+    shutil.copytree(fit_dir, served)
+    settings = service_settings(served, store_path=tmp_path / "s.sqlite")
+    with open_client(settings) as client:
+        missing = client.get("/report")  # none written: a 404 saying how to write one
+        detail = assert_error(missing, 404, "no report", "plb report", "report.html")
+        assert str(tmp_path) not in detail  # the server's folders stay private
+        (served / "report.html").write_text(_html(report), encoding="utf-8")
+        page = client.get("/report")
+        assert page.status_code == 200
+        assert page.headers["content-type"] == "text/html; charset=utf-8"
+        assert page.text == _html(report)
+        policy = page.headers["content-security-policy"]
+        assert "default-src 'none'" in policy and "script-src" not in policy
+        assert "/report" not in client.get("/openapi.json").json()["paths"]  # a page

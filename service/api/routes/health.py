@@ -22,7 +22,17 @@ def health(engine: EngineDep, metrics: MetricsDep) -> dict[str, Any]:
     return {"status": "ok", "version": version}
 
 
-@router.get("/metrics", response_class=Response, responses=errors(429, 503))
+@router.get(
+    "/metrics",
+    response_class=Response,
+    responses={
+        200: {
+            "description": "the metrics in Prometheus's text format",
+            "content": {"text/plain": {"schema": {"type": "string"}}},
+        },
+        **errors(429, 503),
+    },
+)
 def prometheus_metrics(engine: EngineDep, metrics: MetricsDep) -> Response:
     """Prometheus metrics: requests and latency by route, model version, votes ingested."""
     metrics.version.set(engine.served().version)

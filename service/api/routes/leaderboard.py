@@ -1,4 +1,4 @@
-"""``GET /v1/leaderboard``: the aggregate leaderboard.
+"""``GET /v1/leaderboard``: the aggregate leaderboard; ``.csv`` and ``.parquet``: its rows.
 
 A request without a query string (the Bradley-Terry board, the most read answer) is
 answered by :func:`published_board` with the version's encoded bytes, before the router
@@ -12,11 +12,12 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, HTTPException, Query, Request, Response, status
 from starlette.concurrency import run_in_threadpool
 
+from ranking.io.exports import TABLE_FORMATS, TableFormat
 from ranking.io.frames import parse_where
 from service.api.deps import EngineDep
 from service.api.fast_reads import FastRead, route_of
 from service.api.schemas import PublicBoardPublic, errors
-from service.api.tables import TABLE_RESPONSE, FormatQuery, table_response
+from service.api.tables import TABLE_RESPONSE, FormatQuery, file_response, table_response
 from service.engine import Engine
 
 __all__ = ["FAST_READ", "published_board", "router"]
@@ -32,6 +33,24 @@ async def published_board(request: Request) -> Response | None:
 
 router = APIRouter(prefix="/v1", tags=["leaderboard"])
 
+#: ``?method=``: Bradley-Terry of the served version, or live Elo.
+MethodQuery = Literal["bt", "elo"]
+#: ``?where=``: a segment, ``COL=VALUE`` on a label column, repeatable.
+WhereQuery = Annotated[
+    list[str] | None,
+    Query(description="segment: COL=VALUE on a label column, repeatable"),
+]
+
+
+async def _board(engine: Engine, method: MethodQuery, where: list[str] | None) -> dict[str, Any]:
+    """The board of ``method`` on the segment ``where`` (422 naming a bad condition)."""
+    try:
+        conditions = [parse_where(w) for w in where or []]
+    except ValueError as error:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"where: {error}") from None
+    document: dict[str, Any] = await run_in_threadpool(engine.leaderboard, method, conditions)
+    return document
+
 
 @router.get(
     "/leaderboard",
@@ -40,30 +59,47 @@ router = APIRouter(prefix="/v1", tags=["leaderboard"])
 )
 async def read_leaderboard(
     engine: EngineDep,
-    method: Literal["bt", "elo"] = "bt",
-    where: Annotated[
-        list[str] | None,
-        Query(description="segment: COL=VALUE on a label column, repeatable"),
-    ] = None,
+    method: MethodQuery = "bt",
+    where: WhereQuery = None,
     table_format: FormatQuery = "json",
 ) -> Any:
     """The aggregate leaderboard: Bradley-Terry of the served version, or live Elo.
 
     Only models with at least ``PLB_MIN_MODEL_VOTES`` votes are ranked; the others are
-    listed under ``provisional`` with their counts. ``?format=csv`` (or ``parquet``)
-    answers its rows as a file.
+    listed under ``provisional`` with their counts. Its rows as a file:
+    ``/v1/leaderboard.csv`` and ``/v1/leaderboard.parquet`` (or ``?format=csv|parquet``).
     """
     if method == "bt" and not where and table_format == "json":
         # The most read answer: encoded once a version, served without a thread hop.
         return Response(engine.served().bt_json, media_type="application/json")
-    try:
-        conditions = [parse_where(w) for w in where or []]
-    except ValueError as error:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"where: {error}") from None
-    document = await run_in_threadpool(engine.leaderboard, method, conditions)
+    document = await _board(engine, method, where)
     if table_format == "json":
         return document
     return table_response(document, table_format, f"leaderboard-{method}")
+
+
+def _file_route(table_format: TableFormat) -> Any:
+    async def read_leaderboard_file(
+        engine: EngineDep, method: MethodQuery = "bt", where: WhereQuery = None
+    ) -> Response:
+        document = await _board(engine, method, where)
+        return table_response(document, table_format, f"leaderboard-{method}")
+
+    return read_leaderboard_file
+
+
+for _format in TABLE_FORMATS:
+    router.add_api_route(
+        f"/leaderboard.{_format}",
+        _file_route(_format),
+        methods=["GET"],
+        name=f"read_leaderboard_{_format}",
+        summary=f"Read Leaderboard as {_format.upper()}",
+        description=f"The aggregate leaderboard's rows as a {_format.upper()} file (docs/SPEC.md "
+        "section 5, exports), with the parameters of ``GET /v1/leaderboard``.",
+        response_class=Response,
+        responses={**file_response(_format), **errors(422, 429, 503)},
+    )
 
 
 #: The common case of this route, answered before the router (:mod:`service.api.fast_reads`).

@@ -1,4 +1,5 @@
-"""``GET /v1/users/{user_id}/leaderboard``: one user's leaderboard, for that user only.
+"""``GET /v1/users/{user_id}/leaderboard``: one user's leaderboard, for that user only;
+``.csv`` and ``.parquet``: its rows.
 
 The common request, valid, authorised and for a board stored for the current version, is
 answered by :func:`stored_board` with the stored bytes, before the router
@@ -14,6 +15,7 @@ from urllib.parse import parse_qsl
 from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 
+from ranking.io.exports import TABLE_FORMATS, TableFormat
 from ranking.types import Method
 from service.api.deps import (
     BearerDep,
@@ -27,7 +29,7 @@ from service.api.deps import (
 )
 from service.api.fast_reads import FastRead, route_of
 from service.api.schemas import UserLeaderboardPublic, errors
-from service.api.tables import TABLE_RESPONSE, FormatQuery, table_response
+from service.api.tables import TABLE_RESPONSE, FormatQuery, file_response, table_response
 from service.engine import MAX_USER_ID_CHARS, Engine
 from service.settings import Settings
 
@@ -83,7 +85,8 @@ async def read_user_leaderboard(
     """One user's leaderboard and its agreement with the aggregate.
 
     Needs that user's read token (returned when their first vote was ingested) or the
-    admin key. ``?format=csv`` (or ``parquet``) answers its rows as a file.
+    admin key. Its rows as a file: ``leaderboard.csv`` and ``leaderboard.parquet`` beside
+    it (or ``?format=csv|parquet``).
     """
     can_read_user(engine, settings, user_id, token, bearer)
     if table_format != "json":
@@ -94,6 +97,36 @@ async def read_user_leaderboard(
     if body is not None:
         return Response(body, media_type="application/json")
     return await run_in_threadpool(engine.user_leaderboard, user_id, method)
+
+
+def _file_route(table_format: TableFormat) -> Any:
+    async def read_user_leaderboard_file(
+        user_id: UserId,
+        engine: EngineDep,
+        settings: SettingsDep,
+        bearer: BearerDep,
+        token: TokenQuery = None,
+        method: Literal["bt", "elo"] = "bt",
+    ) -> Response:
+        can_read_user(engine, settings, user_id, token, bearer)
+        document = await run_in_threadpool(engine.user_leaderboard, user_id, method)
+        return table_response(document, table_format, f"my-leaderboard-{method}")
+
+    return read_user_leaderboard_file
+
+
+for _format in TABLE_FORMATS:
+    router.add_api_route(
+        f"/{{user_id}}/leaderboard.{_format}",
+        _file_route(_format),
+        methods=["GET"],
+        name=f"read_user_leaderboard_{_format}",
+        summary=f"Read User Leaderboard as {_format.upper()}",
+        description=f"One user's leaderboard's rows as a {_format.upper()} file (docs/SPEC.md "
+        "section 5, exports); the credentials of ``GET /v1/users/{user_id}/leaderboard``.",
+        response_class=Response,
+        responses={**file_response(_format), **errors(401, 403, 404, 422, 429, 503)},
+    )
 
 
 #: The common case of this route, answered before the router (:mod:`service.api.fast_reads`).

@@ -1,4 +1,9 @@
-"""Error bodies: the ``{"detail": ...}`` of every 4xx and 5xx, and each route's ``responses=``."""
+"""Error bodies: the one shape of every 4xx and 5xx, and each route's ``responses=``.
+
+Every error answers ``{"detail": "..."}``: one line saying what is wrong, naming the
+field and the value. A request the framework could not validate (a 422 of FastAPI) adds
+``errors``, its list of problems, one entry each (``loc``, ``msg``, ``type``, ``input``).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ __all__ = ["ERRORS", "ErrorPublic", "FieldErrorPublic", "errors"]
 
 
 class FieldErrorPublic(BaseModel):
-    """One problem FastAPI found while parsing a request (a 422 of the framework)."""
+    """One problem FastAPI found while validating a request (a 422 of the framework)."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -20,11 +25,14 @@ class FieldErrorPublic(BaseModel):
 
 
 class ErrorPublic(BaseModel):
-    """Every 4xx and 5xx answer: ``{"detail": ...}`` (docs/SPEC.md section 4)."""
+    """Every 4xx and 5xx answer: ``{"detail": "..."}`` (docs/SPEC.md sections 4 and 5),
+    with ``errors`` where the request failed validation field by field."""
 
-    detail: str | list[FieldErrorPublic] = Field(
-        description="what is wrong, naming the field and the value; for a request the "
-        "framework could not parse, one entry a problem"
+    detail: str = Field(description="what is wrong, in one line naming the field and the value")
+    errors: list[FieldErrorPublic] = Field(
+        default_factory=list,
+        description="only on a 422 of request validation: one entry a problem, each naming "
+        "its place (loc), what is wrong (msg) and the value sent (input)",
     )
 
 
