@@ -668,7 +668,7 @@ function sourceDetail(data) {
   const v = session.votes.length;
   if (v) parts.push(`${v} ${v === 1 ? 'vote' : 'votes'} given here`);
   if (session.userId && session.token) parts.push(`the stored votes of ${session.userId}`);
-  let detail = parts.length ? `from your ${parts.join(' and ')}` : '';
+  let detail = parts.length ? `from your ${joinWords(parts)}` : '';
   if (data.scope === 'prompt') {
     const topic = data.prompt_topic?.name || data.prompt_topic?.label;
     detail += ` · for your prompt${topic ? ` (read as: ${topic})` : ''}`;

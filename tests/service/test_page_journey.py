@@ -277,6 +277,10 @@ def test_journey_from_a_token(server: Server, page: Any) -> None:  # noqa: F811
     wait_status(page, "Your leaderboard: ")
     assert "1 vote given here" in page.inner_text("#your-source")
     assert_ranks_read_right(page, "#your-table", with_vote.json()["models"])
+    # and the next battle, read off the ranking with the vote, can be voted on again
+    page.wait_for_selector("#vote-b", state="visible")
+    again = client.post("/v1/next-battle", json=body, headers=bearer).json()
+    assert page.inner_text("#vote-b") == again["model_b"]
     page.locator("#yours").screenshot(path=str(artifacts_dir() / "journey-token.png"))
     assert page.plb_errors.messages == []
 
