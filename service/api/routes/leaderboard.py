@@ -94,7 +94,7 @@ for _format in TABLE_FORMATS:
         _file_route(_format),
         methods=["GET"],
         name=f"read_leaderboard_{_format}",
-        summary=f"Read Leaderboard as {_format.upper()}",
+        summary=f"Leaderboard as {_format.upper()}",
         description=f"The aggregate leaderboard's rows as a {_format.upper()} file (docs/SPEC.md "
         "section 5, exports), with the parameters of ``GET /v1/leaderboard``.",
         response_class=Response,

@@ -121,7 +121,7 @@ for _format in TABLE_FORMATS:
         _file_route(_format),
         methods=["GET"],
         name=f"read_user_leaderboard_{_format}",
-        summary=f"Read User Leaderboard as {_format.upper()}",
+        summary=f"User Leaderboard as {_format.upper()}",
         description=f"One user's leaderboard's rows as a {_format.upper()} file (docs/SPEC.md "
         "section 5, exports); the credentials of ``GET /v1/users/{user_id}/leaderboard``.",
         response_class=Response,
