@@ -4,10 +4,10 @@ A topic model describes each topic by its top words (:mod:`features.topic_words`
 read as a list ("dinner, recipe, cook, meal"), not a name. :func:`name_topic` maps those
 words onto a short curated list of names (:data:`TOPIC_NAMES`: "cooking", "programming",
 "money and taxes", ...) by keyword overlap: each name's score is the summed weight of the
-topic's words among the name's keywords (the first word weighs most, the tenth least),
+topic's words among the name's keywords (the k-th word weighs ``1 / sqrt(k)``),
 and a name is given only when it holds at least :data:`MIN_NAME_SHARE` of the words'
 weight and two of its keywords appear among the words (one when it is the first word).
-A topic that no name fits keeps its first two words, "about dinner and recipe".
+A topic that no name fits is named by its first two words, "dinner and recipe".
 
 Every query is given a topic, however far it is from all of them: a wedding toast falls
 into the topic nearest it, cooking perhaps. :func:`topic_closeness` measures how close
@@ -38,20 +38,22 @@ __all__ = [
     "topic_closeness",
 ]
 
-#: Curated topic names, each with the words that signal it (lower case; a plural "s" is
-#: dropped before matching, so "recipes" matches "recipe").
+#: Curated topic names, each with the words that signal it (lower case; a word of a topic
+#: or query matches as written or as a singular, so "recipes" and "taxes" match).
 TOPIC_NAMES: dict[str, frozenset[str]] = {
     name: frozenset(words.split())
     for name, words in {
         "programming": "code python function javascript java rust error bug script program "
         "compile debug class method variable loop array string list typescript golang api "
-        "library implement exception stack runtime syntax refactor unit test git repo c++",
+        "library implement exception stack runtime syntax refactor unit test git repo c++ app",
         "web development": "html css react website web frontend backend browser page server "
         "http node django flask vue angular endpoint dom",
         "computer systems": "linux docker kubernetes install command terminal shell network "
-        "server windows macos ubuntu config deploy cluster container bash ssh file system",
+        "server windows macos ubuntu config deploy cluster container bash ssh filesystem",
         "data and machine learning": "data dataset model training neural learning regression "
         "pandas numpy accuracy feature classifier tensor pytorch gpu llm embedding",
+        "databases and spreadsheets": "sql database table column query schema postgres "
+        "mysql excel spreadsheet csv row sheet",
         "maths": "math maths equation solve integral probability proof calculate number "
         "algebra derivative matrix geometry compute prime theorem formula sum triangle "
         "fraction percent statistic",
@@ -67,8 +69,8 @@ TOPIC_NAMES: dict[str, frozenset[str]] = {
         "doctor pain protein run routine injury nutrition",
         "cooking": "recipe cook dinner meal ingredient bake food vegetarian kitchen dish "
         "breakfast lunch sauce oven",
-        "travel": "travel trip city visit flight hotel itinerary country tour beach vacation "
-        "destination",
+        "travel": "travel trip city visit flight hotel itinerary country tour beach vacation stay "
+        "destination neighborhood",
         "relationships and life": "relationship girlfriend boyfriend wedding love friend partner "
         "family marriage date parent kid advice feel",
         "language and translation": "translate translation english french spanish german "
@@ -85,23 +87,33 @@ TOPIC_NAMES: dict[str, frozenset[str]] = {
 }
 
 #: Share of a topic's word weight a curated name must hold to name it.
-MIN_NAME_SHARE = 0.2
+MIN_NAME_SHARE = 0.15
 #: Cosine between a query's embedding and its topic's centroid below which the topic is
 #: not named for the query ("none of our topics fit closely").
 MIN_CLOSENESS = 0.22
 
 
-def _stem(word: str) -> str:
-    """Lower case, a final plural "s" dropped ("recipes": "recipe"; not "class")."""
+def _forms(word: str) -> frozenset[str]:
+    """The word in lower case, and as a singular where it may be a plural ("recipes",
+    "taxes", "stories"): the forms that may match a keyword."""
     word = word.lower()
+    forms = {word}
     if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
+        forms.add(word[:-1])
+        if word.endswith("es"):
+            forms.add(word[:-2])
+        if word.endswith("ies"):
+            forms.add(word[:-3] + "y")
+    return frozenset(forms)
 
 
-_STEMMED: dict[str, frozenset[str]] = {
-    name: frozenset(_stem(w) for w in words) for name, words in TOPIC_NAMES.items()
+_KEYS: dict[str, frozenset[str]] = {
+    name: frozenset(w.lower() for w in words) for name, words in TOPIC_NAMES.items()
 }
+
+
+def _holds(keys: frozenset[str], word: str) -> bool:
+    return not keys.isdisjoint(_forms(word))
 
 
 def name_topic(words: Sequence[str]) -> str:
@@ -115,24 +127,24 @@ def name_topic(words: Sequence[str]) -> str:
     Returns
     -------
     str
-        A name of :data:`TOPIC_NAMES` where one fits (module docstring); else "about"
-        the first two words ("about dinner and recipe"); "other questions" without words.
+        A name of :data:`TOPIC_NAMES` where one fits (module docstring); else the first
+        two words ("dinner and recipe"); "other questions" without words.
     """
-    stems = [_stem(w) for w in words[:10]]
-    if not stems:
+    top = list(words[:10])
+    if not top:
         return "other questions"
-    weights = 1.0 / np.arange(1, len(stems) + 1)  # the first word weighs most
+    weights = 1.0 / np.sqrt(np.arange(1, len(top) + 1))  # the first word weighs most
     total = float(weights.sum())
     best, best_score, best_hits = "", 0.0, 0
-    for name, keys in _STEMMED.items():
-        hits = [i for i, s in enumerate(stems) if s in keys]
+    for name, keys in _KEYS.items():
+        hits = [i for i, w in enumerate(top) if _holds(keys, w)]
         score = float(weights[hits].sum()) if hits else 0.0
         if score > best_score:
             best, best_score, best_hits = name, score, len(hits)
-    first_fits = best != "" and stems[0] in _STEMMED[best]
+    first_fits = best != "" and _holds(_KEYS[best], top[0])
     if best and best_score >= MIN_NAME_SHARE * total and (best_hits >= 2 or first_fits):
         return best
-    return "about " + " and ".join(words[:2])
+    return " and ".join(words[:2])
 
 
 def topic_closeness(
@@ -178,8 +190,8 @@ def query_names(query: str) -> set[str]:
     """The curated names whose keywords the query's own words hold."""
     from features.stopwords import topic_words
 
-    stems = {_stem(w) for w in topic_words(query)}
-    return {name for name, keys in _STEMMED.items() if stems & keys}
+    forms = frozenset().union(*(_forms(w) for w in topic_words(query)))
+    return {name for name, keys in _KEYS.items() if not keys.isdisjoint(forms)}
 
 
 def fits_topic(

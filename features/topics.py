@@ -94,7 +94,7 @@ class Topic:
     @property
     def name(self) -> str:
         """The name a person would use ("cooking"), from a curated list by the top
-        words, or "about" its first two words (:func:`features.topic_labels.name_topic`)."""
+        words, or its first two words (:func:`features.topic_labels.name_topic`)."""
         return name_topic(self.words)
 
     def to_dict(self) -> dict[str, Any]:
