@@ -24,6 +24,7 @@ from service.cli.common import (
     emit,
     load_input,
 )
+from service.cli.evaluation_summary import summarise_new_users
 from service.cli.tables import format_table
 from service.pipeline import evaluation_document, truth_matrix
 
@@ -95,6 +96,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="evaluate predicting new users from their queries when the log has prompts "
         "(default; --no-features skips it)",
     )
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="print every row of the new users' tables (each predictor of their ratings, "
+        "each way of predicting their later votes), not their summary; --format json "
+        "holds them all either way",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     add_input_options(parser)
     add_output_options(parser)
@@ -163,7 +171,8 @@ def run(args: argparse.Namespace) -> None:
             ).to_dict()
     table = format_evaluation(document)
     if "new_users" in document:
-        table += "\n\n" + format_new_users(document["new_users"])
+        section = document["new_users"]
+        table += "\n\n" + (format_new_users(section) if args.all else summarise_new_users(section))
     emit(document, table, args.format)
 
 
