@@ -97,6 +97,24 @@ def test_plb_help_runs_from_the_fresh_environment(fresh_env: Path) -> None:
         assert command in out
 
 
+def test_each_command_loads_from_the_fresh_environment(fresh_env: Path) -> None:
+    """Commands are imported by name when run (``service.cli.commands``): each must be
+    found in the installed package, and ``plb leaderboard`` must run from it, its compiled
+    kernels cached wherever numba can write."""
+    from service.cli.commands import COMMANDS
+
+    plb = str(fresh_env / "bin" / "plb")
+    for command in COMMANDS:
+        assert run([plb, command, "--help"], cwd=fresh_env.parent).startswith(
+            f"usage: plb {command} "
+        )
+    locate = "from importlib.resources import files; print(files('data') / 'sample')"
+    python = str(fresh_env / "bin" / "python")
+    sample = Path(run([python, "-c", locate], cwd=fresh_env.parent).strip())
+    out = run([plb, "leaderboard", str(sample / "battles.jsonl.gz")], cwd=fresh_env.parent)
+    assert out.startswith("BT leaderboard: ")
+
+
 def test_the_wheels_requirements_are_met(fresh_env: Path) -> None:
     run([*pip(fresh_env), "check"], cwd=fresh_env.parent)
 

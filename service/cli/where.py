@@ -44,35 +44,37 @@ def check_where(expressions: Sequence[str], paths: Sequence[str]) -> list[tuple[
     UsageError
         Naming the ``--where`` option and its value: for an expression that is not
         ``COLUMN=VALUE``, a column that is part of the vote or private, or a column that
-        no log's header holds (when every log's header can be read without its rows).
+        no log's header holds (when every log's header can be read without its rows);
+        with the label columns where the headers tell them.
     """
     where = []
     for expression in expressions:
         try:
-            column, value = parse_where(expression)
+            where.append(parse_where(expression))
         except ValueError:
             raise UsageError(
                 f"--where {expression!r} must look like COLUMN=VALUE, e.g. math=1"
             ) from None
+    if not where:
+        return where
+    headers = [header_columns(path) for path in paths]
+    known = None  # the columns of every log, where each header tells them
+    if all(header is not None for header in headers):
+        known = {column for header in headers if header is not None for column in header}
+    labels = ""
+    if known is not None:
+        listed = ", ".join(sorted(known - set(BATTLE_COLUMNS) - PRIVATE_COLUMNS)) or "none"
+        labels = f" (the label columns of {', '.join(paths)}: {listed})"
+    for expression, (column, _) in zip(expressions, where, strict=True):
         if column in BATTLE_COLUMNS or column in PRIVATE_COLUMNS:
             raise UsageError(
                 f"--where {expression!r}: {column!r} cannot be filtered on: only label "
                 "columns can, never the vote itself or what identifies a person, a text or "
-                "a battle"
+                f"a battle{labels}"
             )
-        where.append((column, value))
-    if not where:
-        return where
-    headers = [header_columns(path) for path in paths]
-    if any(header is None for header in headers):
-        return where  # a log whose columns only its rows tell: checked once read
-    known = {column for header in headers if header is not None for column in header}
-    for expression, (column, _) in zip(expressions, where, strict=True):
-        if column not in known:
-            listed = ", ".join(sorted(known - set(BATTLE_COLUMNS) - PRIVATE_COLUMNS)) or "none"
+        if known is not None and column not in known:
             raise UsageError(
-                f"--where {expression!r}: column {column!r} is not in the battles of "
-                f"{', '.join(paths)} (their label columns: {listed})"
+                f"--where {expression!r}: column {column!r} is not in the battles{labels}"
             )
     return where
 

@@ -41,7 +41,7 @@ def test_a_column_no_header_holds_is_refused_before_the_rows_are_read(
     path.write_bytes(gzip.compress(text) if gz else text)
     line = error_line(capsys, "leaderboard", str(path), "--where", "foo=1")
     assert line.startswith("plb leaderboard: error: --where 'foo=1': column 'foo' is not in")
-    assert "(their label columns: lang, math)" in line
+    assert f"(the label columns of {path}: lang, math)" in line
     assert "maybe" not in line and "winner" not in line  # the rows were never read
     # a column the header holds passes the check, and the rows are read (and refused)
     assert "'maybe'" in error_line(capsys, "leaderboard", str(path), "--where", "math=1")
@@ -56,6 +56,16 @@ def test_the_vote_and_what_identifies_are_refused_without_any_file(
     assert "battles.csv" not in line
 
 
+def test_a_refused_column_is_told_the_labels_where_the_header_has_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "bad.csv"
+    path.write_text(HEADER + BAD_ROWS)
+    line = error_line(capsys, "leaderboard", str(path), "--where", "user_id=u1")
+    assert "'user_id' cannot be filtered on" in line
+    assert line.endswith(f"(the label columns of {path}: lang, math)")
+
+
 def test_a_column_of_any_log_passes_and_filters(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -68,7 +78,7 @@ def test_a_column_of_any_log_passes_and_filters(
     assert json.loads(capsys.readouterr().out)["n_battles"] == 1
     line = error_line(capsys, *argv, "--where", "math=1", "--where", "colour=red")
     assert "--where 'colour=red': column 'colour'" in line
-    assert "(their label columns: lang, math, topic)" in line
+    assert f"(the label columns of {first}, {second}: lang, math, topic)" in line
 
 
 def test_json_lines_are_checked_once_read(
