@@ -33,7 +33,7 @@ def test_every_topic_has_a_size_share_and_top_words(fitted: TopicModel, corpus: 
     assert sum(t.share for t in fitted.topics_) == pytest.approx(1.0)
     assert all(len(t.words) >= 4 and t.label for t in fitted.topics_)
     frame = fitted.topic_table()
-    assert list(frame.columns) == ["topic", "size", "share", "words", "label"]
+    assert list(frame.columns) == ["topic", "size", "share", "words", "label", "name"]
 
 
 def test_stop_words_are_not_topic_words(fitted: TopicModel) -> None:
@@ -156,6 +156,7 @@ def test_topic_label() -> None:
     topic = Topic(topic=2, size=5, share=0.5, words=("code", "python", "error", "fix", "bug"))
     assert topic.label == "code, python, error, fix"
     assert topic.to_dict()["label"] == topic.label
+    assert topic.name == topic.to_dict()["name"] == "programming"  # a name a person would use
 
 
 def test_embeddings_of_any_float_type_fit_and_predict(
