@@ -776,5 +776,5 @@ def test_a_hostile_value_on_every_route_is_a_clear_4xx(
             assert "'model_a'" in rejected["error"], rejected
         else:
             assert 400 <= response.status_code < 500, response.text
-            body = response.json()  # the one error shape: a detail, and a framework's errors
-            assert set(body) <= {"detail", "errors"} and isinstance(body["detail"], str)
+            error = response.json()  # the one error shape: a detail, and a framework's errors
+            assert set(error) <= {"detail", "errors"} and isinstance(error["detail"], str)
