@@ -73,10 +73,18 @@ def validation_message(errors: Sequence[Mapping[str, Any]]) -> str:
     str
         The problems joined by ``"; "``, e.g. ``query 'method': Input should be 'bt' or
         'elo', not 'glicko'``; a missing field names no value, and a long value is
-        abbreviated (:func:`~ranking.io.text_checks.short_repr`).
+        abbreviated (:func:`~ranking.io.text_checks.short_repr`); a body that is not JSON
+        says where its text stops being JSON (``body: JSON decode error at character 36
+        (Unterminated string starting at)``).
     """
     parts = []
     for error in errors:
+        if error.get("type") == "json_invalid":  # loc: ("body", character); no value
+            where, *at = error.get("loc", ("body",))
+            why = (error.get("ctx") or {}).get("error")
+            place = f" at character {at[0]}" if at else ""
+            parts.append(f"{where}: JSON decode error{place}" + (f" ({why})" if why else ""))
+            continue
         part = f"{_field(error.get('loc', ()))}: {error.get('msg') or 'invalid'}"
         if error.get("type") != "missing" and "input" in error:
             value = error["input"]

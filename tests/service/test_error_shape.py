@@ -61,6 +61,16 @@ def test_a_framework_422_says_the_field_and_value_and_lists_the_problems(
     assert body["detail"].count("; ") == len(body["errors"]) - 1
     missing = one_shape(client.post("/v1/recommend", json={}), 422)
     assert missing["detail"] == "body 'queries': Field required"
+    # a body that is not JSON: where its text stops being JSON
+    sent = b'{"battles": [{"model_a": "x", "mod'
+    response = client.post(
+        "/v1/battles", content=sent, headers={**INGEST, "content-type": "application/json"}
+    )
+    body = one_shape(response, 422)
+    assert (
+        body["detail"]
+        == "body: JSON decode error at character 30 (Unterminated string starting at)"
+    )
     # a long value is abbreviated in the detail, kept whole in the list
     long = "x" * 5_000
     body = one_shape(client.get("/v1/leaderboard", params={"method": long}), 422)
