@@ -26,8 +26,12 @@ aggregate Bradley-Terry board, for anyone: no part of it is the user. A board wh
 is the aggregate (a ``fitted`` personal board) has only ``votes``.
 
 The style traits are the style means of the user's queries that stand out most from the
-training users', standardised as the predictor standardises them (:data:`STYLE_LABELS`
-names them in words).
+training users', standardised as the predictor standardises them
+(:data:`features.style_words.STYLE_LABELS` names them in words, ``STYLE_SENTENCES`` says
+them of the user). Each topic has the name a person would use and whether the user's
+queries fit it closely enough to name it (:mod:`features.topic_labels`), and the
+explanation says everything in plain sentences (:mod:`features.explanation_text`); one
+prompt's ranking is explained by :mod:`features.prompt_explanation` (``scope="prompt"``).
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ import pandas as pd
 from features.explanation_text import explanation_sentences
 from features.profile import STYLE_SOURCES, UserProfiles
 from features.style_words import STYLE_LABELS, trait_sentence
-from features.topic_labels import fits_topic, topic_closeness
+from features.topic_labels import fitting_topics
 from ranking.pairwise import ELO_PER_NAT
 from ranking.types import FloatArray
 
@@ -254,7 +258,7 @@ def query_parts(
         style += moved[:, first_style:] @ coef[:, first_style:].T
     scale = ELO_PER_NAT * predictor.query_weight / len(predictor.members_)
     labels, names = _topic_labels(predictor, n_topics)
-    fitting = _fitting_topics(predictor, texts, names, len(profiles.user_ids))
+    fitting = fitting_topics(predictor.profiler_, texts, names, len(profiles.user_ids))
     return [
         QueryParts(
             predictor.models_,
@@ -267,39 +271,6 @@ def query_parts(
         )
         for row in range(len(profiles.user_ids))
     ]
-
-
-def _fitting_topics(
-    predictor: RatingPredictor,
-    texts: Sequence[Sequence[str]] | None,
-    names: list[str],
-    n_rows: int,
-) -> list[set[int] | None]:
-    """Per profile, the topics most of whose queries fit them (None: not known).
-
-    Every profile's queries are read in one call of the profiler (its cache knows them)
-    and of the topic model's embedder.
-    """
-    if texts is None:
-        return [None] * n_rows
-    if len(texts) != n_rows:
-        raise ValueError(f"Argument 'texts' must have {n_rows} entries, not {len(texts)}.")
-    flat = [str(q) for queries in texts for q in queries]
-    if not flat:
-        return [set() for _ in range(n_rows)]
-    model = predictor.profiler_.topic_model_
-    topics, _ = predictor.profiler_.topics_and_context(flat)
-    topics = np.asarray(topics, dtype=np.intp)
-    closeness = topic_closeness(model, flat, topics)
-    fits = fits_topic(flat, closeness, [names[t] for t in topics])
-    fitting: list[set[int] | None] = []
-    start = 0
-    for queries in texts:
-        rows = slice(start, start + len(queries))
-        start += len(queries)
-        mine, good = topics[rows], fits[rows]
-        fitting.append({int(t) for t in np.unique(mine) if good[mine == t].mean() >= 0.5})
-    return fitting
 
 
 def explain(

@@ -33,6 +33,7 @@ __all__ = [
     "MIN_NAME_SHARE",
     "TOPIC_NAMES",
     "fits_topic",
+    "fitting_topics",
     "name_topic",
     "query_names",
     "topic_closeness",
@@ -220,3 +221,51 @@ def fits_topic(
             own = query_names(query)
             fits[i] = not own or name in own or name not in TOPIC_NAMES
     return fits
+
+
+def fitting_topics(
+    profiler: Any,
+    texts: Sequence[Sequence[str]] | None,
+    names: Sequence[str],
+    n_rows: int,
+) -> list[set[int] | None]:
+    """Per person, the topics most of whose queries fit them (:func:`fits_topic`).
+
+    Parameters
+    ----------
+    profiler : features.profile.UserProfiler
+        The fitted profiler whose topics the people's profiles hold.
+    texts : sequence of sequence of str, optional
+        Each person's queries; None when not known.
+    names : sequence of str
+        The name of each topic (:func:`name_topic`), by topic id.
+    n_rows : int
+        The number of people.
+
+    Returns
+    -------
+    list of set of int, or of None
+        For each person, the ids of the topics that at least half of their queries in
+        the topic fit; None for every person without ``texts`` (not measured). Every
+        person's queries are read in one call of the profiler (its caches know them)
+        and of the topic model's embedder.
+    """
+    if texts is None:
+        return [None] * n_rows
+    if len(texts) != n_rows:
+        raise ValueError(f"Argument 'texts' must have {n_rows} entries, not {len(texts)}.")
+    flat = [str(q) for queries in texts for q in queries]
+    if not flat:
+        return [set() for _ in range(n_rows)]
+    topics, _ = profiler.topics_and_context(flat)
+    topics = np.asarray(topics, dtype=np.intp)
+    closeness = topic_closeness(profiler.topic_model_, flat, topics)
+    fits = fits_topic(flat, closeness, [names[t] for t in topics])
+    fitting: list[set[int] | None] = []
+    start = 0
+    for queries in texts:
+        rows = slice(start, start + len(queries))
+        start += len(queries)
+        mine, good = topics[rows], fits[rows]
+        fitting.append({int(t) for t in np.unique(mine) if good[mine == t].mean() >= 0.5})
+    return fitting

@@ -202,3 +202,18 @@ def test_to_dict_is_the_spec_shape(predictor: RatingPredictor, code_queries: lis
 def test_query_parts_names_a_wrong_count(predictor: RatingPredictor) -> None:
     with pytest.raises(ValueError, match="'n_queries' must have 1 entries, not 2"):
         query_parts(predictor, profile(predictor, ["hello"]), [1, 2])
+
+
+def test_queries_far_from_their_topics_are_not_said_to_fit(
+    predictor: RatingPredictor, code_queries: list[str]
+) -> None:
+    far = ["How do I file my taxes as a freelancer?", "What deductions can I claim on my tax?"]
+    code = query_parts(predictor, profile(predictor, code_queries), [6], texts=[code_queries])
+    first = code[0].topics[0]  # most of the coding queries: named, and they fit it
+    assert first.name == "programming" and first.fits and first.share > 0.5
+    taxes = query_parts(predictor, profile(predictor, far), [2], texts=[far])[0]
+    assert taxes.topics and not any(t.fits for t in taxes.topics), taxes.topics
+    unmeasured = query_parts(predictor, profile(predictor, far), [2])[0]
+    assert all(t.fits for t in unmeasured.topics)  # without the texts nothing is measured
+    with pytest.raises(ValueError, match="'texts' must have 1 entries, not 2"):
+        query_parts(predictor, profile(predictor, far), [2], texts=[far, far])
