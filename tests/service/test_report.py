@@ -217,3 +217,4 @@ def test_the_service_serves_the_report_its_operator_placed(
         policy = page.headers["content-security-policy"]
         assert "default-src 'none'" in policy and "script-src" not in policy
         assert "/report" not in client.get("/openapi.json").json()["paths"]  # a page
+        assert 'href="/report"' in client.get("/").text  # linked from the web page
