@@ -1,7 +1,8 @@
 """Benchmark U (issue 32): how fast ``plb`` answers, each command in a fresh process.
 
 Every figure is the wall time of a new interpreter, start to exit, as a person at a
-terminal waits for it; the median of several rounds, the commands of a round one after
+terminal waits for it (its CPU time, user and system, in the notes: on a shared machine
+the steadier of the two); the median of several rounds, the commands of a round one after
 another so that a busy moment of the shared machine touches them all alike. Each
 command sits beside its reference from the same rounds:
 
@@ -23,6 +24,7 @@ writes them into bench/RESULTS.md.
 
 from __future__ import annotations
 
+import resource
 import statistics
 import subprocess
 import sys
@@ -48,21 +50,25 @@ READ_FACTOR = 2.0
 _READ = "import sys\nfrom ranking.io.ingest import read_battles\nread_battles(sys.argv[1:])"
 
 
-def timed(argv: list[str], expect: int = 0) -> float:
-    """The wall time of ``argv`` in a new process, stdout and stderr discarded.
+def timed(argv: list[str], expect: int = 0) -> tuple[float, float]:
+    """The wall time and the CPU time (user and system) of ``argv`` in a new process,
+    stdout and stderr discarded.
 
     Raises
     ------
     RuntimeError
         When the process exits with another code than ``expect``.
     """
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=600)
     seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != expect:
         detail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
         raise RuntimeError(f"{' '.join(argv)} exited {done.returncode}: {detail}")
-    return seconds
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return seconds, cpu
 
 
 def _commands(log: Path) -> dict[str, tuple[list[str], int]]:
@@ -78,23 +84,38 @@ def _commands(log: Path) -> dict[str, tuple[list[str], int]]:
     }
 
 
-def _medians(log: Path, rounds: int, *, warm_up: bool = True) -> dict[str, float]:
+def _medians(
+    log: Path, rounds: int, *, warm_up: bool = True
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Each command's median wall time, and its median CPU time, over ``rounds``."""
     commands = _commands(log)
     for argv, expect in commands.values() if warm_up else ():
         timed(argv, expect)  # untimed: numba's cache filled, the files in the page cache
-    times: dict[str, list[float]] = {name: [] for name in commands}
+    walls: dict[str, list[float]] = {name: [] for name in commands}
+    cpus: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(rounds):
         for name, (argv, expect) in commands.items():
-            times[name].append(timed(argv, expect))
-    return {name: statistics.median(seconds) for name, seconds in times.items()}
+            wall, cpu = timed(argv, expect)
+            walls[name].append(wall)
+            cpus[name].append(cpu)
+    return (
+        {name: statistics.median(times) for name, times in walls.items()},
+        {name: statistics.median(times) for name, times in cpus.items()},
+    )
 
 
-def _rows(seconds: dict[str, float], data: str, quick: bool, rounds: int) -> list[Row]:
+def _rows(
+    measured: tuple[dict[str, float], dict[str, float]], data: str, quick: bool, rounds: int
+) -> list[Row]:
+    seconds, cpu = measured
     read = seconds["read"]
     bound = READ_FACTOR * read
 
     def within(ours: float, goal: float) -> bool | None:
         return None if quick else ours <= goal
+
+    def cpu_note(name: str, reference: str) -> str:
+        return f"CPU {cpu[name]:.2f} s, reference's {cpu[reference]:.2f} s"
 
     median = f"median of {rounds} fresh processes"
     factor = f"≤ {READ_FACTOR:g}× reading"
@@ -106,7 +127,7 @@ def _rows(seconds: dict[str, float], data: str, quick: bool, rounds: int) -> lis
             reference=seconds["pass"],
             goal=f"< {HELP_GOAL} s",
             met=within(seconds["help"], HELP_GOAL),
-            notes=f"{median}; reference: python -c pass",
+            notes=f"{median}; reference: python -c pass; {cpu_note('help', 'pass')}",
         ),
         make_row(
             "plb leaderboard --ci none",
@@ -116,7 +137,7 @@ def _rows(seconds: dict[str, float], data: str, quick: bool, rounds: int) -> lis
             goal=factor,
             met=within(seconds["none"], bound),
             notes=f"{median}; reference: read_battles of the log alone, imports included; "
-            f"{seconds['none'] / read:.2f}× reading",
+            f"{seconds['none'] / read:.2f}× reading; {cpu_note('none', 'read')}",
         ),
         make_row(
             "plb leaderboard (sandwich intervals)",
@@ -125,7 +146,8 @@ def _rows(seconds: dict[str, float], data: str, quick: bool, rounds: int) -> lis
             reference=read,
             goal=factor,
             met=within(seconds["default"], bound),
-            notes=f"{median}; reference as above; {seconds['default'] / read:.2f}× reading",
+            notes=f"{median}; reference as above; {seconds['default'] / read:.2f}× reading; "
+            + cpu_note("default", "read"),
         ),
         make_row(
             "plb leaderboard --where foo=1 (refused)",
@@ -133,7 +155,7 @@ def _rows(seconds: dict[str, float], data: str, quick: bool, rounds: int) -> lis
             ours=seconds["where"],
             reference=seconds["none"],
             notes=f"{median}; reference: the same without --where; exit 2 from the log's "
-            "header alone, no row read",
+            f"header alone, no row read; {cpu_note('where', 'none')}",
         ),
     ]
 
@@ -143,8 +165,8 @@ def run(quick: bool = False) -> list[Row]:
     if quick:
         with tempfile.TemporaryDirectory(prefix="plb-bench-") as tmp:
             log = write_battle_csv(Path(tmp) / "battles.csv", 2_000, n_models=8, seed=0)
-            seconds = _medians(Path(log), 1, warm_up=False)
-            return _rows(seconds, "2,000 simulated votes", True, 1)
+            measured = _medians(Path(log), 1, warm_up=False)
+            return _rows(measured, "2,000 simulated votes", True, 1)
     if not ARENA_LOG.exists():
         return [
             make_row(
