@@ -103,7 +103,7 @@ def _demo_fit(args: argparse.Namespace) -> Path:
         else:
             print(f"plb serve: reusing the demo fit in {fit_dir}", file=sys.stderr)
             return fit_dir
-    sim, report = root / "sim", root / "report.html"
+    sim, report = root / "sim", fit_dir / "report.html"  # served at /report
     # Each step, with the command that does the same on its own.
     steps: list[tuple[str, Callable[[], None]]] = [
         (

@@ -351,7 +351,9 @@ def test_demo_serves_and_keeps_votes_across_restarts(tmp_path: Path) -> None:
         assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
         board = httpx.get(f"{first.url}/v1/leaderboard").json()
         assert len(board["models"]) == 15
-        assert (demo_dir / "report.html").is_file()
+        assert (demo_dir / "fit" / "report.html").is_file()
+        report = httpx.get(f"{first.url}/report")  # the page's report, served
+        assert report.status_code == 200 and "<h1>" in report.text
         keys = json.loads((demo_dir / "keys.json").read_text(encoding="utf-8"))
         headers = {"Authorization": f"Bearer {keys['PLB_INGEST_KEY']}"}
         result = httpx.post(f"{first.url}/v1/battles", json={"battles": [battle]}, headers=headers)
