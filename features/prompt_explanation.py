@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from features.explanation import QueryParts, TopicShare, query_parts
-from features.topic_labels import fits_topic, topic_closeness
+from features.topic_labels import closeness_threshold, fits_topic, topic_closeness
 
 if TYPE_CHECKING:
     from features.per_prompt import PromptRanking
@@ -77,7 +77,7 @@ def prompt_parts(
         1.0,
         round(share, 4),
         name,
-        bool(fits_topic([prompt], closeness, [name])[0]),
+        bool(fits_topic([prompt], closeness, [name], closeness_threshold(model))[0]),
     )
     return QueryParts(
         person.models,

@@ -13,8 +13,8 @@ Every query is given a topic, however far it is from all of them: a wedding toas
 into the topic nearest it, cooking perhaps. :func:`topic_closeness` measures how close
 each query is to its topic's centre (the cosine between its embedding and the topic's
 centroid), and :func:`fits_topic` says whether the topic may be named for that query: it
-is at least :data:`MIN_CLOSENESS` close (about the 7th percentile of the demo's training
-prompts with the MiniLM embedding; a tax question falls near 0.13), and its own words do
+is at least :func:`closeness_threshold` close (0.22 with MiniLM, about the 7th percentile
+of the demo's training prompts; a tax question falls near 0.13), and its own words do
 not name another topic alone (:func:`query_names`). Nothing here is downloaded or
 fitted: the names come from the words the topic model already has, the closeness from
 the embedding it already uses.
@@ -29,9 +29,11 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "CLOSENESS_BY_BACKEND",
     "MIN_CLOSENESS",
     "MIN_NAME_SHARE",
     "TOPIC_NAMES",
+    "closeness_threshold",
     "fits_topic",
     "fitting_topics",
     "name_topic",
@@ -90,8 +92,19 @@ TOPIC_NAMES: dict[str, frozenset[str]] = {
 #: Share of a topic's word weight a curated name must hold to name it.
 MIN_NAME_SHARE = 0.15
 #: Cosine between a query's embedding and its topic's centroid below which the topic is
-#: not named for the query ("none of our topics fit closely").
+#: not named for the query ("none of our topics fit closely"), for the MiniLM embeddings.
 MIN_CLOSENESS = 0.22
+#: The same by embedding backend: each near the 5th percentile of the demo's training
+#: prompts' closeness to their own topic (MiniLM 0.25, static 0.51). TF-IDF's cosines do
+#: not tell a far query (0.12-0.16) from a near one (5th percentile 0.10): nothing is
+#: measured there (0), and only a query's own words (:func:`query_names`) tell.
+CLOSENESS_BY_BACKEND: dict[str, float] = {
+    "minilm": MIN_CLOSENESS,
+    "minilm-int8": MIN_CLOSENESS,
+    "minilm-onnx": MIN_CLOSENESS,
+    "static": 0.5,
+    "tfidf": 0.0,
+}
 
 
 def _forms(word: str) -> frozenset[str]:
@@ -195,12 +208,22 @@ def query_names(query: str) -> set[str]:
     return {name for name, keys in _KEYS.items() if not keys.isdisjoint(forms)}
 
 
+def closeness_threshold(topic_model: Any) -> float:
+    """The closeness below which a query does not fit its topic, for the topic model's
+    embedding backend (:data:`CLOSENESS_BY_BACKEND`; :data:`MIN_CLOSENESS` for any other)."""
+    name = str(getattr(getattr(topic_model, "embedder_", None), "name", ""))
+    return CLOSENESS_BY_BACKEND.get(name, MIN_CLOSENESS)
+
+
 def fits_topic(
-    queries: Sequence[str], closeness: npt.ArrayLike, names: Sequence[str]
+    queries: Sequence[str],
+    closeness: npt.ArrayLike,
+    names: Sequence[str],
+    threshold: float = MIN_CLOSENESS,
 ) -> npt.NDArray[np.bool_]:
     """Whether each query fits its topic well enough to name the topic for it.
 
-    A query fits when it is at least :data:`MIN_CLOSENESS` from its topic's centroid, and
+    A query fits when it is at least ``threshold`` close to its topic's centroid, and
     its own words do not point to another curated name alone: "a wedding toast for my
     friend" holds keywords of "relationships and life" and none of "cooking", so it does
     not fit a cooking topic however close its embedding falls.
@@ -213,8 +236,10 @@ def fits_topic(
         ``(len(queries),)`` :func:`topic_closeness`.
     names : sequence of str
         ``(len(queries),)`` the name of each query's topic (:func:`name_topic`).
+    threshold : float
+        The least closeness that fits (:func:`closeness_threshold` of the topic model).
     """
-    near = np.asarray(closeness, dtype=np.float64) >= MIN_CLOSENESS
+    near = np.asarray(closeness, dtype=np.float64) >= threshold
     fits = np.zeros(len(queries), dtype=bool)
     for i, (query, name) in enumerate(zip(queries, names, strict=True)):
         if near[i]:
@@ -259,8 +284,9 @@ def fitting_topics(
         return [set() for _ in range(n_rows)]
     topics, _ = profiler.topics_and_context(flat)
     topics = np.asarray(topics, dtype=np.intp)
-    closeness = topic_closeness(profiler.topic_model_, flat, topics)
-    fits = fits_topic(flat, closeness, [names[t] for t in topics])
+    model = profiler.topic_model_
+    closeness = topic_closeness(model, flat, topics)
+    fits = fits_topic(flat, closeness, [names[t] for t in topics], closeness_threshold(model))
     fitting: list[set[int] | None] = []
     start = 0
     for queries in texts:

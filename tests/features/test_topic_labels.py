@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 
 from features.topic_labels import (
+    CLOSENESS_BY_BACKEND,
     MIN_CLOSENESS,
     TOPIC_NAMES,
+    closeness_threshold,
     fits_topic,
     name_topic,
     query_names,
@@ -86,3 +88,17 @@ def test_closeness_is_the_cosine_to_the_querys_own_topic() -> None:
 def test_every_name_has_keywords_in_lower_case() -> None:
     for name, words in TOPIC_NAMES.items():
         assert words and all(w == w.lower() for w in words), name
+
+
+def test_the_closeness_threshold_follows_the_embedding_backend() -> None:
+    class Named:
+        def __init__(self, name: str) -> None:
+            self.embedder_ = type("E", (), {"name": name})()
+
+    assert closeness_threshold(Named("minilm-onnx")) == MIN_CLOSENESS
+    assert closeness_threshold(Named("static")) == CLOSENESS_BY_BACKEND["static"] > MIN_CLOSENESS
+    assert closeness_threshold(Named("tfidf")) == 0.0  # cosines tell nothing: words only
+    assert closeness_threshold(object()) == MIN_CLOSENESS
+    # with no closeness threshold, a query's own words still decide
+    fits = fits_topic(["my tax return", "hello"], [0.01, 0.01], ["cooking", "cooking"], 0.0)
+    assert fits.tolist() == [False, True]
