@@ -7,6 +7,7 @@ answered by :func:`published_board` with the version's encoded bytes, before the
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Request, Response, status
@@ -78,7 +79,9 @@ async def read_leaderboard(
     return table_response(document, table_format, f"leaderboard-{method}")
 
 
-def _file_route(table_format: TableFormat) -> Any:
+def _file_route(table_format: TableFormat) -> Callable[..., Awaitable[Response]]:
+    """The handler of the route answering the board as a ``table_format`` file."""
+
     async def read_leaderboard_file(
         engine: EngineDep, method: MethodQuery = "bt", where: WhereQuery = None
     ) -> Response:

@@ -9,6 +9,7 @@ declared.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 from urllib.parse import parse_qsl
 
@@ -99,7 +100,9 @@ async def read_user_leaderboard(
     return await run_in_threadpool(engine.user_leaderboard, user_id, method)
 
 
-def _file_route(table_format: TableFormat) -> Any:
+def _file_route(table_format: TableFormat) -> Callable[..., Awaitable[Response]]:
+    """The handler of the route answering the board as a ``table_format`` file."""
+
     async def read_user_leaderboard_file(
         user_id: UserId,
         engine: EngineDep,
