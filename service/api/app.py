@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse, Response
 from limits.aio.strategies import FixedWindowRateLimiter
 from starlette.exceptions import HTTPException
 
+from ranking.io.text_checks import short_repr
 from service.api import failures
 from service.api.budget import QueryBudget
 from service.api.exposure import NoReferrer, WebAssets
@@ -135,6 +136,11 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     async def http_error(request: Request, error: HTTPException) -> Response:
         if error.status_code == status.HTTP_400_BAD_REQUEST and error.__cause__ is not None:
             error = HTTPException(error.status_code, _unparsable(error.__cause__), error.headers)
+        elif error.status_code == status.HTTP_404_NOT_FOUND and "route" not in request.scope:
+            # no route or mount matched: say which path (a mount's missing file keeps its
+            # plain "Not Found", as for a file that does not exist)
+            path = short_repr(request.url.path, 120)
+            error = HTTPException(404, f"Not Found: nothing is served at {path}", error.headers)
         return await http_exception_handler(request, error)
 
     @app.exception_handler(StoreUnavailable)

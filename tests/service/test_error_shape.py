@@ -96,6 +96,10 @@ def test_route_errors_are_a_detail_alone(client: TestClient) -> None:
         ),
     ]:
         assert "errors" not in one_shape(response, status)
+    # a path nothing serves is named; a missing file of a mount is "Not Found" as before
+    nowhere = one_shape(client.get("/v1/nothing-here"), 404)
+    assert nowhere["detail"] == "Not Found: nothing is served at '/v1/nothing-here'"
+    assert one_shape(client.get("/static/no-such-file.js"), 404) == {"detail": "Not Found"}
 
 
 def test_the_guards_answer_the_same_shape(shared_fit: Path, tmp_path: Path) -> None:
