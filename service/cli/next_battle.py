@@ -65,6 +65,14 @@ def format_next_battle(document: dict[str, Any]) -> str:
         f"{document['p_best_a']:.0%} likely your best, {b} {document['p_best_b']:.0%}; "
         f"{a} wins with probability {document['p_a']:.0%}.",
     ]
+    if not document.get("informative", True):
+        lines.append("One vote will hardly change these odds, but no other vote tells more.")
+    skipped = document.get("skipped")
+    if skipped:
+        lines.append(
+            f"Not {skipped['model_a']} vs {skipped['model_b']} again: you have just voted "
+            "on it (your vote counts already)."
+        )
     if document["alternatives"]:
         others = ", ".join(
             f"{p['model_a']} vs {p['model_b']} ({p['information']:.3f})"
