@@ -105,7 +105,10 @@ def widget_embed_script() -> FileResponse:
     "/widget/badge.svg",
     response_class=Response,
     responses={
-        200: {"content": {"image/svg+xml": {}}, "description": "an SVG badge"},
+        200: {
+            "content": {"image/svg+xml": {"schema": {"type": "string"}}},
+            "description": "an SVG badge",
+        },
         **errors(401, 403, 404, 422, 429, 503),
     },
     # the aggregate's badge needs no credential: the bearer requirement is optional
