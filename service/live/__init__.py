@@ -11,13 +11,32 @@
 
 Published versions are :class:`~service.pipeline.snapshot.Snapshot` documents; a
 version as readers use it is :class:`~service.served.Served`.
+
+The names below are imported from their modules when first used (as ``ranking`` and
+``features`` do), so that importing one light part, :mod:`~service.live.next_battle` for
+``plb next-battle`` among them, does not load the engine and the topic model with it.
 """
 
 from __future__ import annotations
 
-from service.live.engine import Engine
-from service.live.errors import InputError, NotAvailable
-from service.live.writes import MAX_USER_ID_CHARS
+from ranking.lazy import lazy_exports
 from service.served import Served
 
+# typing is not imported at run time: it would double the cost of importing the package.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from service.live.engine import Engine
+    from service.live.errors import InputError, NotAvailable
+    from service.live.writes import MAX_USER_ID_CHARS
+
 __all__ = ["MAX_USER_ID_CHARS", "Engine", "InputError", "NotAvailable", "Served"]
+
+#: The module each lazily imported name lives in.
+_HOMES: dict[str, str] = {
+    "Engine": "engine",
+    "InputError": "errors",
+    "NotAvailable": "errors",
+    "MAX_USER_ID_CHARS": "writes",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, __all__)
