@@ -62,6 +62,14 @@ def test_leaderboard_loads_no_topic_model(tmp_path: Path) -> None:
     assert not run_packages & TOPIC_MODEL, run_packages & TOPIC_MODEL
 
 
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_no_command_s_help_loads_the_topic_model(command: str) -> None:
+    """``plb next-battle --help`` loaded it through ``service.live``'s engine (9 s)."""
+    packages = loaded(command, "--help")
+    assert "service" in packages
+    assert not packages & TOPIC_MODEL, packages & TOPIC_MODEL
+
+
 @pytest.mark.parametrize(
     ("argv", "command"),
     [
