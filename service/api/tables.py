@@ -11,14 +11,20 @@ declared on that route's 200 all the same.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any, Literal
 
-from fastapi import Query, Response
+from fastapi import APIRouter, Query, Response
 
 from ranking.io.exports import MEDIA_TYPES, TABLE_FORMATS, TableFormat, leaderboard_bytes
 
-__all__ = ["FormatQuery", "TABLE_RESPONSE", "file_response", "table_response"]
+__all__ = [
+    "FormatQuery",
+    "TABLE_RESPONSE",
+    "add_file_routes",
+    "file_response",
+    "table_response",
+]
 
 #: ``?format=``: the JSON document (default), or the board's rows as CSV or Parquet.
 FormatQuery = Annotated[
@@ -85,3 +91,43 @@ def table_response(document: Mapping[str, Any], table_format: TableFormat, name:
         media_type=MEDIA_TYPES[table_format],
         headers={"Content-Disposition": f'attachment; filename="{name}.{table_format}"'},
     )
+
+
+def add_file_routes(
+    router: APIRouter,
+    path: str,
+    handler: Callable[[TableFormat], Callable[..., Awaitable[Response]]],
+    *,
+    name: str,
+    summary: str,
+    description: str,
+    error_responses: dict[int | str, dict[str, Any]],
+) -> None:
+    """Add ``PATH.csv`` and ``PATH.parquet`` to ``router``, each declaring its one type.
+
+    Parameters
+    ----------
+    router : APIRouter
+        The board route's router.
+    path : str
+        The board route's path (``/leaderboard``, ``/{user_id}/leaderboard``).
+    handler : callable
+        The handler of the route answering the board as a given format.
+    name, summary, description : str
+        The operation's name (the format is appended), summary and description; ``{FORMAT}``
+        in ``summary`` and ``description`` stands for ``CSV`` or ``PARQUET``.
+    error_responses : dict
+        The error statuses the route answers (:func:`service.api.schemas.errors.errors`).
+    """
+    for table_format in TABLE_FORMATS:
+        upper = table_format.upper()
+        router.add_api_route(
+            f"{path}.{table_format}",
+            handler(table_format),
+            methods=["GET"],
+            name=f"{name}_{table_format}",
+            summary=summary.replace("{FORMAT}", upper),
+            description=description.replace("{FORMAT}", upper),
+            response_class=Response,
+            responses={**file_response(table_format), **error_responses},
+        )

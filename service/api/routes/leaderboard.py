@@ -13,12 +13,12 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, HTTPException, Query, Request, Response, status
 from starlette.concurrency import run_in_threadpool
 
-from ranking.io.exports import TABLE_FORMATS, TableFormat
+from ranking.io.exports import TableFormat
 from ranking.io.frames import parse_where
 from service.api.deps import EngineDep
 from service.api.fast_reads import FastRead, route_of
 from service.api.schemas import PublicBoardPublic, errors
-from service.api.tables import TABLE_RESPONSE, FormatQuery, file_response, table_response
+from service.api.tables import TABLE_RESPONSE, FormatQuery, add_file_routes, table_response
 from service.engine import Engine
 
 __all__ = ["FAST_READ", "published_board", "router"]
@@ -91,18 +91,16 @@ def _file_route(table_format: TableFormat) -> Callable[..., Awaitable[Response]]
     return read_leaderboard_file
 
 
-for _format in TABLE_FORMATS:
-    router.add_api_route(
-        f"/leaderboard.{_format}",
-        _file_route(_format),
-        methods=["GET"],
-        name=f"read_leaderboard_{_format}",
-        summary=f"Leaderboard as {_format.upper()}",
-        description=f"The aggregate leaderboard's rows as a {_format.upper()} file (docs/SPEC.md "
-        "section 5, exports), with the parameters of ``GET /v1/leaderboard``.",
-        response_class=Response,
-        responses={**file_response(_format), **errors(422, 429, 503)},
-    )
+add_file_routes(
+    router,
+    "/leaderboard",
+    _file_route,
+    name="read_leaderboard",
+    summary="Leaderboard as {FORMAT}",
+    description="The aggregate leaderboard's rows as a {FORMAT} file (docs/SPEC.md section 5, "
+    "exports), with the parameters of ``GET /v1/leaderboard``.",
+    error_responses=errors(422, 429, 503),
+)
 
 
 #: The common case of this route, answered before the router (:mod:`service.api.fast_reads`).

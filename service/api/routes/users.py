@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl
 from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 
-from ranking.io.exports import TABLE_FORMATS, TableFormat
+from ranking.io.exports import TableFormat
 from ranking.types import Method
 from service.api.deps import (
     BearerDep,
@@ -30,7 +30,7 @@ from service.api.deps import (
 )
 from service.api.fast_reads import FastRead, route_of
 from service.api.schemas import UserLeaderboardPublic, errors
-from service.api.tables import TABLE_RESPONSE, FormatQuery, file_response, table_response
+from service.api.tables import TABLE_RESPONSE, FormatQuery, add_file_routes, table_response
 from service.engine import MAX_USER_ID_CHARS, Engine
 from service.settings import Settings
 
@@ -118,18 +118,16 @@ def _file_route(table_format: TableFormat) -> Callable[..., Awaitable[Response]]
     return read_user_leaderboard_file
 
 
-for _format in TABLE_FORMATS:
-    router.add_api_route(
-        f"/{{user_id}}/leaderboard.{_format}",
-        _file_route(_format),
-        methods=["GET"],
-        name=f"read_user_leaderboard_{_format}",
-        summary=f"User Leaderboard as {_format.upper()}",
-        description=f"One user's leaderboard's rows as a {_format.upper()} file (docs/SPEC.md "
-        "section 5, exports); the credentials of ``GET /v1/users/{user_id}/leaderboard``.",
-        response_class=Response,
-        responses={**file_response(_format), **errors(401, 403, 404, 422, 429, 503)},
-    )
+add_file_routes(
+    router,
+    "/{user_id}/leaderboard",
+    _file_route,
+    name="read_user_leaderboard",
+    summary="User Leaderboard as {FORMAT}",
+    description="One user's leaderboard's rows as a {FORMAT} file (docs/SPEC.md section 5, "
+    "exports); the credentials of ``GET /v1/users/{user_id}/leaderboard``.",
+    error_responses=errors(401, 403, 404, 422, 429, 503),
+)
 
 
 #: The common case of this route, answered before the router (:mod:`service.api.fast_reads`).
