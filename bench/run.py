@@ -39,6 +39,7 @@ from bench import (
     service,
     soak,
     study,
+    topic_names,
     topics,
 )
 from bench.common import Row, machine_info
@@ -79,6 +80,10 @@ BENCHMARKS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
         scale.run_features,
     ),
     "cli_speed": ("U. How fast plb answers, in fresh processes (issue 32)", cli_speed.run),
+    "topic_names": (
+        "V. Topic names, and whether a prompt fits its topic, on real prompts (issue 32)",
+        topic_names.run,
+    ),
 }
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = HERE / "RESULTS.md"
