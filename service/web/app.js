@@ -680,10 +680,9 @@ function sourceDetail(data) {
   return detail;
 }
 
-/** Rank again with what the session holds (queries, prompt, votes, user). */
-async function rerank() {
-  const what = session.prompt ? 'prompt' : 'queries';
-  await fillYours('recommend-button', 'Ranking the models again…', 'rank the models', async () => {
+/** Rank with what the session holds, show the answer, keep it and suggest a battle. */
+async function rankAndShow(status, what) {
+  await fillYours('recommend-button', status, 'rank the models', async () => {
     const { body, data } = await rankSession();
     const count = showYours(data, sourceDetail(data));
     session.models = data.models ?? [];
@@ -693,6 +692,11 @@ async function rerank() {
     setStatus(`Ranked ${count} models for your ${what}.`);
     suggestNext(body);
   });
+}
+
+/** Rank again with what the session holds (queries, prompt, votes, user). */
+async function rerank() {
+  await rankAndShow('Ranking the models again…', session.prompt ? 'prompt' : 'queries');
 }
 
 async function onRecommend(event) {
@@ -711,16 +715,7 @@ async function onRecommend(event) {
   const status = n
     ? `Ranking the models for your ${n} ${n === 1 ? 'query' : 'queries'}…`
     : 'Ranking the models for you…';
-  await fillYours('recommend-button', status, 'rank the models', async () => {
-    const { body, data } = await rankSession();
-    const count = showYours(data, sourceDetail(data));
-    session.models = data.models ?? [];
-    session.ranked = true;
-    saveSession();
-    $('your-change').hidden = true;
-    setStatus(`Ranked ${count} models for your ${prompt ? 'prompt' : 'queries'}.`);
-    suggestNext(body);
-  });
+  await rankAndShow(status, prompt ? 'prompt' : 'queries');
 }
 
 let fillsPending = 0; // the table is busy while any ranking is on its way
