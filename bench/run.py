@@ -34,6 +34,7 @@ from bench import (
     per_user_bt,
     predictor,
     price_to_crown,
+    rank_reading,
     real_voters,
     scale,
     service,
@@ -84,6 +85,7 @@ BENCHMARKS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
         "V. Topic names, and whether a prompt fits its topic, on real prompts (issue 32)",
         topic_names.run,
     ),
+    "rank_reading": ("W. The ranks a person reads, on real logs (issue 32)", rank_reading.run),
 }
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = HERE / "RESULTS.md"
