@@ -43,7 +43,7 @@ COMMANDS: dict[str, Command] = {
         "next_battle", "the pair of models whose vote would tell most about a user's best model"
     ),
     "refit": Command(
-        "serve", "ask a running service to refit on all votes now", "add_refit_parser"
+        "admin", "ask a running service to refit on all votes now", "add_refit_parser"
     ),
-    "models": Command("serve", "register models with a running service", "add_models_parser"),
+    "models": Command("admin", "register models with a running service", "add_models_parser"),
 }
