@@ -7,7 +7,8 @@ GETs where it is installed (far lighter than a Python client), else an asyncio l
 raw keep-alive HTTP/1.1 connections (``python -m bench.service load SPEC OUT``: stdlib and
 uvloop; httpx's ``AsyncClient`` was itself the bottleneck, some 130 req/s at 50
 connections, see encode/httpx#3215); ``POST /v1/recommend`` always with that loop. Every
-phase is bounded in time and in count.
+phase is bounded in time and in count. Beside recommend's latency at 4 clients, its CPU
+against its embedding network's, in the bench's own process (:mod:`bench.recommend_cpu`).
 
 The load generator shares the machine's cores with the server, so each GET phase has a
 reference: the same load on a trivial Starlette app (:func:`trivial_app`) under the same
@@ -51,6 +52,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from bench.common import ROOT, Row, error_text, event_loop_runner, load_task_main, make_row
+from bench.recommend_cpu import cpu_row
+from bench.recommend_cpu import measure as measure_cpu
 
 __all__ = ["LoadResult", "main", "run", "serving_app", "trivial_app"]
 
@@ -73,6 +76,8 @@ RECOMMEND_P99_GOAL_MS = 250.0
 #: Recommend requests a second when every query was seen before (issue 18).
 REPEATED_RPS_GOAL = 100.0
 CLIENTS = 50
+#: Batches of new queries whose recommend CPU is measured in the bench's own process.
+CPU_BATCHES = 20
 RECOMMEND_CLIENTS = (1, 4)  # few: the goal is latency, not throughput
 N_QUERIES = 20
 N_USERS = 20  # whose leaderboards are read in turn
@@ -878,6 +883,10 @@ def _one_worker_rows(
             recommend = _new_queries(load, base, posts)
             # one batch over and over: after the first, every query is in the cache
             repeated = load.http(base, posts[:1], max(RECOMMEND_CLIENTS), 5_000)
+    cpu = None
+    if store == "Redis":  # the server stopped: the CPU of a recommend, in this process
+        batches = [b["queries"] for b in bodies[-(CPU_BATCHES // (4 if quick else 1)) :]]
+        cpu = measure_cpu(Path(env["PLB_FIT_DIR"]), batches)
     user_goal = USER_RPS_GOALS[store]
     rows = []
     for route, result, goal, rps in [
@@ -908,6 +917,9 @@ def _one_worker_rows(
     what = f"GET /v1/leaderboard, {name}"
     rows += _open_rows(what, data, board_open, refs, load, "", quick)
     rows += _recommend_rows(name, data, recommend, len(bodies), load, quick)
+    if cpu is not None:
+        at_4 = recommend.get(max(RECOMMEND_CLIENTS))
+        rows.append(cpu_row(cpu, data, None if at_4 is None else at_4.text(), N_QUERIES, quick))
     if repeated is not None:
         clients = max(RECOMMEND_CLIENTS)
         rows.append(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -113,6 +114,12 @@ class Corpus:
         return ((self.classes(before) & WORD) != 0) | (self.cp[before] == APOSTROPHE)
 
 
+@lru_cache(maxsize=1024)
+def _word_key(word: str) -> int:
+    """The :func:`lookup_key` of a keyword of :meth:`Runs.keywords`."""
+    return int(lookup_key(letter_head(word), ord(word[0])))
+
+
 class Runs:
     """The maximal runs of characters in ``mask`` (never the NULs), query by query.
 
@@ -179,11 +186,18 @@ class Runs:
         keys = lookup_key(self.lengths, c.cp[self.starts] | 0x20)
         some = np.flatnonzero(lookup[keys])
         starts, keys = self.starts[some], keys[some]
-        hits = []
+        present = set(keys.tolist())
+        hits = [np.zeros(0, dtype=np.int64)]
         for word in words:
-            at = starts[keys == lookup_key(letter_head(word), ord(word[0]))]
+            key = _word_key(word)
+            if key not in present:  # most words start no run of these queries
+                continue
+            at = starts[keys == key]
             for j, char in enumerate(word[1:], 1):  # each kept match ended on a non-NUL
                 code = c.cp[at + j]
                 at = at[(code | 0x20 if char.isalpha() else code) == ord(char)]
-            hits.append(at[~c.after_word(at + len(word) + 1) & ~c.after_word(at)])
+                if not at.size:
+                    break
+            if at.size:
+                hits.append(at[~c.after_word(at + len(word) + 1) & ~c.after_word(at)])
         return c.outside_code(np.concatenate(hits))

@@ -23,6 +23,7 @@ the embedding it already uses.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -126,6 +127,13 @@ _KEYS: dict[str, frozenset[str]] = {
 }
 
 
+#: The names of each keyword: a query's names are those of its words' forms.
+_NAMES_BY_KEY: dict[str, tuple[str, ...]] = {
+    key: tuple(name for name, keys in _KEYS.items() if key in keys)
+    for key in sorted(frozenset().union(*_KEYS.values()))
+}
+
+
 def _holds(keys: frozenset[str], word: str) -> bool:
     return not keys.isdisjoint(_forms(word))
 
@@ -143,8 +151,18 @@ def name_topic(words: Sequence[str]) -> str:
     str
         A name of :data:`TOPIC_NAMES` where one fits (module docstring); else the first
         two words ("dinner and recipe"); "other questions" without words.
+
+    Notes
+    -----
+    Memoised by the top words: a served explanation names its fit's topics at every
+    request, and the names of a fit's topics never change.
     """
-    top = list(words[:10])
+    return _name_of(tuple(words[:10]))
+
+
+@lru_cache(maxsize=1024)
+def _name_of(top: tuple[str, ...]) -> str:
+    """:func:`name_topic` of a topic's first ten words."""
     if not top:
         return "other questions"
     weights = 1.0 / np.sqrt(np.arange(1, len(top) + 1))  # the first word weighs most
@@ -158,7 +176,7 @@ def name_topic(words: Sequence[str]) -> str:
     first_fits = best != "" and _holds(_KEYS[best], top[0])
     if best and best_score >= MIN_NAME_SHARE * total and (best_hits >= 2 or first_fits):
         return best
-    return " and ".join(words[:2])
+    return " and ".join(top[:2])
 
 
 def topic_closeness(
@@ -205,7 +223,7 @@ def query_names(query: str) -> set[str]:
     from features.stopwords import topic_words
 
     forms = frozenset().union(*(_forms(w) for w in topic_words(query)))
-    return {name for name, keys in _KEYS.items() if not keys.isdisjoint(forms)}
+    return {name for form in forms for name in _NAMES_BY_KEY.get(form, ())}
 
 
 def closeness_threshold(topic_model: Any) -> float:
