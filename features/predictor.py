@@ -142,6 +142,7 @@ class RatingPredictor(BaseEstimator):
         models: tuple[str, ...] | None = None,
         embeddings: Mapping[str, npt.ArrayLike] | None = None,
         progress: Progress | None = None,
+        start: RatingPredictor | None = None,
     ) -> RatingPredictor:
         """Fit on the votes and queries of the training users.
 
@@ -158,6 +159,10 @@ class RatingPredictor(BaseEstimator):
         progress : Progress, optional
             Told of the profiler's stages (:meth:`features.profile.UserProfiler.fit`),
             then of ``"rating predictor"``, in contextual Bradley-Terry fits.
+        start : RatingPredictor, optional
+            An earlier fit over the same models (a refit's): each member keeps its
+            penalty, so no penalty is searched, and its solver starts from the earlier
+            coefficients. Ignored when its models differ from these votes'.
         """
         check_settings(self)
         battles = battles.iloc[vote_order(battles)]
@@ -176,7 +181,8 @@ class RatingPredictor(BaseEstimator):
         spread = style.std(axis=0)  # one prompt for all: a spread of rounding errors
         shared = spread <= 1e-9 * np.maximum(np.abs(self.style_center_), 1.0)
         self.style_scale_ = np.where(shared, 1.0, spread)
-        fitted = fit_members(self, battles, data, users, profiles, progress)
+        earlier = start.members_ if start is not None and _same_models(start, data) else ()
+        fitted = fit_members(self, battles, data, users, profiles, progress, earlier)
         self.members_ = fitted.members
         self.aggregate_ = fit_bt(data.n_models, data.matchups, data.outcomes)
         split = time_split(self, battles, data, users, profiles, fitted, self.random_state)
@@ -410,3 +416,8 @@ class RatingPredictor(BaseEstimator):
         """How far, in Elo points, a user's ratings are expected to stray from prediction."""
         check_is_fitted(self, "members_")
         return ELO_PER_NAT / float(np.sqrt(self.blend_alpha_))
+
+
+def _same_models(start: RatingPredictor, data: PairwiseData) -> bool:
+    """Whether ``start`` is a fitted predictor of the models of ``data``, in their order."""
+    return hasattr(start, "members_") and tuple(start.models_) == tuple(data.models)

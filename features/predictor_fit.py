@@ -16,6 +16,7 @@ votes is then fitted once at the chosen penalty, and each fold's model starts fr
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -111,6 +112,7 @@ def fit_members(
     users: npt.NDArray[np.intp],
     profiles: UserProfiles,
     progress: Progress | None = None,
+    earlier: Sequence[StyleMember] = (),
 ) -> FittedMembers:
     """Fit the members the predictor averages, one per number of style components.
 
@@ -129,6 +131,11 @@ def fit_members(
         The training users' profiles.
     progress : Progress, optional
         Told of ``"rating predictor"``, in contextual Bradley-Terry fits.
+    earlier : sequence of StyleMember, optional
+        The members of an earlier fit, in order (a refit's): each member of the same
+        number of style components keeps its penalty (no search) and starts its solver
+        from its coefficients where their shape is this fit's. The optimum is the same
+        as without them; only the penalty search is skipped.
 
     Returns
     -------
@@ -142,8 +149,10 @@ def fit_members(
     sizes = (predictor.style_components,) if predictor.style_components else STYLE_COMPONENTS
     searched_rows = _search_rows(users, n_users, rng)
     search_folds = np.unique(fold if searched_rows is None else fold[searched_rows])
+    before_by_size = {int(m.components.n_components_): m.model for m in earlier}
     searched = len(ALPHA_GRID) * len(search_folds) if predictor.alpha is None else 0
-    fits = len(sizes) * (searched + 1 + predictor.folds)
+    kept = [_kept(before_by_size, n, user_style) is not None for n in sizes]
+    fits = sum((0 if k else searched) + 1 + predictor.folds for k in kept)
     advance = start(progress, "rating predictor", fits, "fits")
     members = []
     all_fold_models = []
@@ -159,9 +168,15 @@ def fit_members(
         scale = np.where(spread > MIN_STYLE_SPREAD, spread, np.inf)
         user_contexts = predictor.member_contexts(profiles, pca, scale)
         contexts = _vote_contexts(predictor, battles, users, user_contexts, pca, scale)
-        alpha, fold_models = _penalty(predictor, data, contexts, fold, searched_rows, advance)
+        before = _kept(before_by_size, components, user_style)
+        if before is not None and predictor.alpha is None:
+            alpha, fold_models = before.alpha, {}
+        else:
+            alpha, fold_models = _penalty(predictor, data, contexts, fold, searched_rows, advance)
+        shape = (data.n_models, contexts.shape[1])
+        first = before if before is not None and before.coef.shape == shape else None
         model = fit_contextual_bt(
-            data.matchups, data.outcomes, contexts, data.n_models, alpha=alpha
+            data.matchups, data.outcomes, contexts, data.n_models, alpha=alpha, start=first
         )
         advance(1 + len(fold_models))  # the search's fold fits at the penalty are reused
         left = [f for f in range(predictor.folds) if f not in fold_models]
@@ -185,6 +200,14 @@ def fit_members(
         all_fold_models.append(fold_models)
         crossed += member_crossed / len(sizes)
     return FittedMembers(members, crossed, all_fold_models, fold_of_user)
+
+
+def _kept(
+    earlier: dict[int, ContextualBT], components: int, user_style: FloatArray
+) -> ContextualBT | None:
+    """The earlier fit's model of a member of ``components`` style components, if any
+    (the number a member keeps is bounded by the users' style, as in :func:`fit_members`)."""
+    return earlier.get(max(1, min(components, *user_style.shape)))
 
 
 def _search_rows(

@@ -8,9 +8,12 @@ standardised writing style). Model ``m`` has a coefficient vector ``w_m`` and st
 
 The first context entry is the constant 1, so ``w_m[0]`` is the model's base strength,
 the next ones its per-topic strengths, the rest its style interactions. It is a logistic
-regression on the rows ``(e_a - e_b) (x) c`` (Kronecker product), fitted by
-scikit-learn with an L2 penalty ``alpha / 2 * ||w||^2``; ties count as half a win each
-way. Strengths are centred over models in every context.
+regression on the rows ``(e_a - e_b) (x) c`` (Kronecker product, :func:`contextual_design`)
+with an L2 penalty ``alpha / 2 * ||w||^2``; ties count as half a win each way. It is
+fitted without building that design: the votes grouped by model pair
+(:class:`ranking.pair_votes.PairVotes`) give the gradient and Hessian in ``O(n p^2)``,
+and Newton's method converges in a few steps (scikit-learn's L-BFGS on the design took
+hundreds, and a design per fold). Strengths are centred over models in every context.
 
 Because strength is linear in the context, a user's expected strength over their own
 queries is the strength at their mean context: :meth:`ContextualBT.strengths` of a user
@@ -20,16 +23,14 @@ profile's topic shares and mean style is the user's predicted rating.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 from scipy import sparse
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model import LogisticRegression
 
+from ranking.pair_votes import PairVotes, newton_fit
 from ranking.progress import Advance
 from ranking.types import FloatArray, Matchups, Outcomes
 
@@ -140,25 +141,6 @@ def _design(
     return design
 
 
-def _expanded_design(
-    matchups: npt.NDArray[np.intp],
-    contexts: FloatArray,
-    n_models: int,
-    outcomes: FloatArray,
-    weights: FloatArray,
-    rows: npt.NDArray[np.intp],
-) -> tuple[sparse.csr_matrix, npt.NDArray[np.int8], FloatArray]:
-    """The design of the votes ``rows`` with wins as one row, a tie as half a win each way
-    (two rows of half weight: the tied votes' rows again at the end), and its labels and
-    weights; no copy of the contexts is made."""
-    y, weight = outcomes[rows], weights[rows]
-    tie = np.flatnonzero(y == 0.5)
-    x = _design(matchups, contexts, n_models, np.concatenate([rows, rows[tie]]))
-    label = np.concatenate([(y >= 0.5).astype(np.int8), np.zeros(tie.size, dtype=np.int8)])
-    w = np.concatenate([np.where(y == 0.5, 0.5, 1.0) * weight, 0.5 * weight[tie]])
-    return x, label, w
-
-
 def _check_fit(outcomes: Outcomes, contexts: npt.ArrayLike, alphas: Sequence[float]) -> FloatArray:
     for alpha in alphas:
         if not (math.isfinite(alpha) and alpha > 0):
@@ -185,9 +167,10 @@ def contextual_path(
 ) -> Iterator[ContextualBT]:
     """Fit a contextual Bradley-Terry model at each penalty of ``alphas`` in turn.
 
-    Each fit starts from the previous one's coefficients (scikit-learn's
-    ``warm_start``), so a path from the strongest penalty down converges in a few steps
-    a penalty. The fits are lazy: a search that stops early pays for no more.
+    The votes are grouped by pair once (:class:`~ranking.pair_votes.PairVotes`), and each
+    fit starts from the previous one's coefficients, so a path from the strongest penalty
+    down converges in a few Newton steps a penalty. The fits are lazy: a search that
+    stops early pays for no more.
 
     Parameters
     ----------
@@ -204,7 +187,8 @@ def contextual_path(
     weights : array_like, optional
         ``(n,)`` vote weights.
     max_iter : int
-        Iterations of L-BFGS per fit.
+        Solver steps per fit at most (Newton's; L-BFGS's past
+        :data:`ranking.pair_votes.NEWTON_MAX_COEFFICIENTS` coefficients).
     start : ContextualBT, optional
         A fit of a like problem to start the first fit from (the model of all votes,
         when fitting a fold's); without it, the first fit starts from zero.
@@ -215,53 +199,28 @@ def contextual_path(
         The fit at each penalty, in the order of ``alphas``.
     """
     c = _check_fit(outcomes, contexts, alphas)
-    y = np.asarray(outcomes, dtype=np.float64)
-    w = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=np.float64)
-    m = np.asarray(matchups, dtype=np.intp)
-    design = _expanded_design(m, c, n_models, y, w, np.arange(len(y)))
-    path = _WarmPath(n_models, c.shape[1], max_iter, start)
-    del c, contexts  # a lazy path holds its design alone, not the dense contexts too
+    if start is not None:
+        _check_start(start, n_models, c.shape[1])
+    votes = PairVotes(matchups, outcomes, c, n_models, weights)
+    del c, contexts  # a lazy path holds its votes alone, not the caller's contexts too
+    coef = None if start is None else start.coef
     for alpha in alphas:
-        yield path.fit(*design, alpha)
+        coef = newton_fit(votes, alpha, start=coef, max_iter=max_iter)
+        yield _centred(coef, alpha)
 
 
-class _WarmPath:
-    """Logistic fits of one problem along a path of penalties, each fit starting from the
-    previous one's coefficients (scikit-learn's ``warm_start``). It keeps no design: the
-    caller may build each step's design again, and let it go between steps."""
-
-    def __init__(
-        self, n_models: int, p: int, max_iter: int = 500, start: ContextualBT | None = None
-    ) -> None:
-        self.shape = (n_models, p)
-        self.model = LogisticRegression(
-            fit_intercept=False, max_iter=max_iter, tol=1e-6, warm_start=True
+def _check_start(start: ContextualBT, n_models: int, p: int) -> None:
+    if start.coef.shape != (n_models, p):
+        raise ValueError(
+            f"Argument 'start' must have coefficients of shape {(n_models, p)}, "
+            f"not {start.coef.shape}."
         )
-        if start is not None:
-            if start.coef.shape != self.shape:
-                raise ValueError(
-                    f"Argument 'start' must have coefficients of shape {self.shape}, "
-                    f"not {start.coef.shape}."
-                )
-            # centred coefficients lose nothing: the loss sees only differences between
-            # models, and centring is the shift of least penalty
-            self.model.coef_ = start.coef.reshape(1, -1).copy()
 
-    def fit(
-        self,
-        x: sparse.csr_matrix,
-        label: npt.NDArray[np.int8],
-        w: FloatArray,
-        alpha: float,
-    ) -> ContextualBT:
-        if np.unique(label).size < 2:  # one class: nothing to learn beyond the prior
-            return ContextualBT(np.zeros(self.shape), alpha)
-        self.model.set_params(C=1.0 / alpha)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            self.model.fit(x, label, sample_weight=w)
-        coef = self.model.coef_.reshape(self.shape)
-        return ContextualBT(coef - coef.mean(axis=0), alpha)
+
+def _centred(coef: FloatArray, alpha: float) -> ContextualBT:
+    """The model of ``coef`` centred over models: the loss sees only differences between
+    models, and the penalty's optimum is centred already (up to the solver's tolerance)."""
+    return ContextualBT(coef - coef.mean(axis=0), alpha)
 
 
 def fit_contextual_bt(
@@ -277,8 +236,8 @@ def fit_contextual_bt(
 ) -> ContextualBT:
     """Fit a contextual Bradley-Terry model at one penalty ``alpha``.
 
-    The arguments are those of :func:`contextual_path`, with ``max_iter`` iterations of
-    L-BFGS; ``alpha`` is the L2 penalty on the coefficients (natural-log units; larger is
+    The arguments are those of :func:`contextual_path`, with ``max_iter`` solver steps at
+    most; ``alpha`` is the L2 penalty on the coefficients (natural-log units; larger is
     smoother).
 
     Returns
@@ -312,8 +271,8 @@ def fit_folds(
 ) -> dict[int, ContextualBT]:
     """Fit, for each fold of ``labels``, the model of every vote outside that fold.
 
-    Each fold's design is built from the votes' rows, with no copy of their contexts,
-    and let go before the next fold's is built.
+    The votes are grouped by pair once; a fold's fit gives its own votes zero weight, so
+    the folds share one copy of the contexts and no fold builds a design.
 
     Parameters
     ----------
@@ -336,15 +295,17 @@ def fit_folds(
     dict of int to ContextualBT
     """
     c = _check_fit(outcomes, contexts, [alpha])
-    fold = np.asarray(folds)
-    m = np.asarray(matchups, dtype=np.intp)
-    y = np.asarray(outcomes, dtype=np.float64)
-    ones = np.ones(len(y))
+    if start is not None:
+        _check_start(start, n_models, c.shape[1])
+    votes = PairVotes(matchups, outcomes, c, n_models)
+    fold = np.asarray(folds)[votes.rows]
     models = {}
     for f in labels:
-        design = _expanded_design(m, c, n_models, y, ones, np.flatnonzero(fold != f))
-        models[f] = _WarmPath(n_models, c.shape[1], start=start).fit(*design, alpha)
-        del design
+        weights = votes.weights * (fold != f)
+        coef = newton_fit(
+            votes, alpha, weights=weights, start=None if start is None else start.coef
+        )
+        models[f] = _centred(coef, alpha)
         if advance is not None:
             advance(1)
     return models
@@ -392,37 +353,33 @@ def search_alpha(
 
     ``folds`` labels each vote with its fold; grouping votes by user makes this the loss
     of predicting *new users*. The search walks the grid from the strongest penalty down,
-    each fold's fits warm-started along the way (:func:`contextual_path`), and stops once
+    each fold's fits warm-started along the way, all of them on one copy of the votes
+    grouped by pair (a fold's own votes weighted zero), and stops once
     the loss has risen on two penalties in a row: the held-out loss of a ridge path is
     taken to be unimodal in the penalty, and the weak penalties are the slow fits.
     ``advance``, if given, is told of each of the ``len(grid) * n_folds`` fits as it is
     done, and of those skipped when the search stops.
     """
-    fold = np.asarray(folds)
-    labels = [int(f) for f in np.unique(fold)]
     c = np.asarray(contexts, dtype=np.float64)
-    m = np.asarray(matchups, dtype=np.intp)
-    y = np.asarray(outcomes, dtype=np.float64)
-    ones = np.ones(len(y))
+    votes = PairVotes(matchups, outcomes, c, n_models)
+    fold = np.asarray(folds)[votes.rows]
+    labels = [int(f) for f in np.unique(fold)]
     order = sorted(range(len(grid)), key=lambda i: -grid[i])
-    paths = {f: _WarmPath(n_models, c.shape[1]) for f in labels}
-    train = {f: np.flatnonzero(fold != f) for f in labels}
-    held = {f: fold == f for f in labels}
+    coefs: dict[int, FloatArray | None] = dict.fromkeys(labels)
     losses = np.full(len(grid), np.inf)
     best: tuple[float, dict[int, ContextualBT]] = (np.inf, {})
     rises = 0
     for step, i in enumerate(order):
         models, total = {}, 0.0
         for f in labels:
-            # each fold's design is built again at each penalty, and let go after it: one
-            # design at a time, not one a fold (at two million votes, 5 GB each)
-            design = _expanded_design(m, c, n_models, y, ones, train[f])
-            models[f] = model = paths[f].fit(*design, grid[i])
-            del design
-            total += held_out_log_loss(model, m[held[f]], y[held[f]], c[held[f]]) * held[f].sum()
+            held = fold == f
+            coef = newton_fit(votes, grid[i], weights=votes.weights * ~held, start=coefs[f])
+            coefs[f] = coef
+            models[f] = _centred(coef, grid[i])
+            total += votes.log_loss(coef, votes.weights * held) * held.sum()
             if advance is not None:
                 advance(1)
-        losses[i] = total / len(y)
+        losses[i] = total / len(votes)
         if losses[i] < best[0]:
             best, rises = (losses[i], models), 0
         else:

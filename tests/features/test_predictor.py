@@ -258,3 +258,39 @@ def test_past_search_votes_the_penalty_is_searched_on_whole_users_drawn_at_rando
     assert (np.diff(rows) > 0).all()  # in vote order
     monkeypatch.setattr(predictor_fit, "SEARCH_VOTES", len(labelled_battles))
     assert predictor_fit._search_rows(users, users.max() + 1, np.random.default_rng(3)) is None
+
+
+def test_a_refit_started_from_an_earlier_fit_keeps_its_penalties_and_reaches_its_optimum(
+    labelled_battles: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Started from a fit of the same votes, a refit searches no penalty, reports one
+    fit fewer per member's grid, and predicts what the earlier fit predicts; started from
+    a fit of other models, it is a full fit."""
+    from features import predictor_fit
+
+    def fit(start: RatingPredictor | None, battles: pd.DataFrame) -> RatingPredictor:
+        profiler = UserProfiler(TopicModel("tfidf", n_topics=3))
+        return RatingPredictor(profiler, style_components=2, folds=2).fit(battles, start=start)
+
+    first = fit(None, labelled_battles)
+    searches: list[int] = []
+    real_search = predictor_fit.search_alpha
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        searches.append(1)
+        return real_search(*args, **kwargs)
+
+    monkeypatch.setattr(predictor_fit, "search_alpha", spy)
+    recorded = RecordedProgress()
+    profiler = UserProfiler(TopicModel("tfidf", n_topics=3))
+    again = RatingPredictor(profiler, style_components=2, folds=2)
+    again.fit(labelled_battles, progress=recorded, start=first)
+    assert searches == []
+    recorded.assert_complete()
+    assert recorded.stages[-1].total == 1 + 2  # the fit on all votes, one a fold
+    assert [m.model.alpha for m in again.members_] == [m.model.alpha for m in first.members_]
+    np.testing.assert_allclose(again.training_predictions_, first.training_predictions_, atol=1e-6)
+    fewer = labelled_battles[labelled_battles["model_a"] != first.models_[0]]
+    fewer = fewer[fewer["model_b"] != first.models_[0]]
+    fit(first, fewer)
+    assert searches == [1]  # other models: the penalty is searched again
