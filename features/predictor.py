@@ -181,9 +181,9 @@ class RatingPredictor(BaseEstimator):
         spread = style.std(axis=0)  # one prompt for all: a spread of rounding errors
         shared = spread <= 1e-9 * np.maximum(np.abs(self.style_center_), 1.0)
         self.style_scale_ = np.where(shared, 1.0, spread)
-        earlier = start.members_ if start is not None and _same_models(start, data) else ()
+        earlier = _members_of(start, data)
         fitted = fit_members(self, battles, data, users, profiles, progress, earlier)
-        self.members_ = fitted.members
+        self.members_: list[StyleMember] = fitted.members
         self.aggregate_ = fit_bt(data.n_models, data.matchups, data.outcomes)
         split = time_split(self, battles, data, users, profiles, fitted, self.random_state)
         self.evidence_ = learn_weights(split.held)
@@ -418,6 +418,9 @@ class RatingPredictor(BaseEstimator):
         return ELO_PER_NAT / float(np.sqrt(self.blend_alpha_))
 
 
-def _same_models(start: RatingPredictor, data: PairwiseData) -> bool:
-    """Whether ``start`` is a fitted predictor of the models of ``data``, in their order."""
-    return hasattr(start, "members_") and tuple(start.models_) == tuple(data.models)
+def _members_of(start: RatingPredictor | None, data: PairwiseData) -> list[StyleMember]:
+    """The members of ``start`` if it is a fitted predictor of the models of ``data`` in
+    their order, else none."""
+    if start is None or not hasattr(start, "members_"):
+        return []
+    return start.members_ if tuple(start.models_) == tuple(data.models) else []

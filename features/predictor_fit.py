@@ -170,7 +170,7 @@ def fit_members(
         contexts = _vote_contexts(predictor, battles, users, user_contexts, pca, scale)
         before = _kept(before_by_size, components, user_style)
         if before is not None and predictor.alpha is None:
-            alpha, fold_models = before.alpha, {}
+            alpha, fold_models = before.alpha, dict[int, ContextualBT]()
         else:
             alpha, fold_models = _penalty(predictor, data, contexts, fold, searched_rows, advance)
         shape = (data.n_models, contexts.shape[1])

@@ -135,7 +135,7 @@ class PairVotes:
         ``hessian`` is false) its ``(n_models * p, n_models * p)`` Hessian."""
         k, p = self.n_models, self.p
         d = self.margins(coef)
-        value = weights @ (np.logaddexp(0.0, d) - self.scores * d)
+        loss = float(weights @ (np.logaddexp(0.0, d) - self.scores * d))
         sigma = expit(d)
         residual = weights * (sigma - self.scores)
         curvature = weights * sigma * (1.0 - sigma)
@@ -152,7 +152,7 @@ class PairVotes:
                 blocks[pair.high, :, pair.high] += h
                 blocks[pair.low, :, pair.high] -= h
                 blocks[pair.high, :, pair.low] -= h
-        value = float(value + 0.5 * alpha * np.sum(coef * coef))
+        value = loss + 0.5 * alpha * float(np.sum(coef * coef))
         if blocks is None:
             return value, grad, None
         full = blocks.reshape(k * p, k * p)
