@@ -30,6 +30,7 @@ counts twice. Rows without a prompt count as votes only.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
@@ -43,9 +44,9 @@ from sklearn.utils.validation import check_is_fitted
 from features.embedding_cache import cached_style_features
 from features.query_context import QueryComponents
 from features.query_vectors import distinct_vectors
-from features.style import STYLE_FEATURES, style_features
+from features.style import STYLE_FEATURES
 from features.text_cache import TextCache, stacked
-from features.topics import Embeddings, TopicModel, default_embedding
+from features.topics import Embeddings, TopicModel
 from ranking.progress import Progress
 
 __all__ = ["STYLE_SOURCES", "StyleSource", "UserProfiler", "UserProfiles"]
@@ -132,21 +133,22 @@ def _topic_styles(
     return mean, sd
 
 
-def _shared_embeddings(
-    model: TopicModel, texts: list[str], progress: Progress | None
-) -> Embeddings | None:
-    """Embeddings of the distinct ``texts`` by the backend an unfitted ``model`` will make.
+def _summer(
+    owner: npt.NDArray[np.intp], n_users: int
+) -> Callable[[npt.NDArray[np.float64]], npt.NDArray[np.float64]]:
+    """Sums of rows by user: ``rows -> (n_users, width)``, each user's rows added in
+    row order (the same floats as ``numpy.add.at``, in one sparse product)."""
+    from scipy import sparse
 
-    Computed once, for the topic model and the embedding components alike; None for the
-    TF-IDF backend, which learns from the texts it embeds (the topic model's fit must).
-    """
-    from features.embeddings import make_embedder
+    ones = np.ones(owner.size)
+    indicator = sparse.csr_matrix((ones, (owner, np.arange(owner.size))), (n_users, owner.size))
 
-    name = model.embedding or default_embedding()
-    if name == "tfidf":
-        return None
-    vectors, _, docs = distinct_vectors(make_embedder(name), texts, None, progress)
-    return dict(zip(docs, vectors, strict=True))
+    def by_user(rows: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        if rows.size == 0:
+            return np.zeros((n_users, rows.shape[1]))
+        return np.asarray(indicator @ rows, dtype=np.float64)
+
+    return by_user
 
 
 def _queries(frame: pd.DataFrame) -> tuple[npt.NDArray[np.intp], npt.NDArray[Any], pd.Series]:
@@ -287,19 +289,18 @@ class UserProfiler(BaseEstimator):
         texts = prompts[present].astype(str).tolist()
         model = self.topic_model if self.topic_model is not None else TopicModel()
         fitted = hasattr(model, "bertopic_")
-        if k and not fitted and embeddings is None:
-            embeddings = _shared_embeddings(model, texts, progress)
-        elif k and fitted:  # embedded once, for the topics and the components
-            vectors, _, docs = distinct_vectors(model.embedder_, texts, embeddings, progress)
-            embeddings = dict(zip(docs, vectors, strict=True))
+        # one pass over the distinct prompts: embedded once, for the topics and components
+        embedder = model.embedder_ if fitted else model.new_embedder()
+        vectors, inverse, docs = distinct_vectors(embedder, texts, embeddings, progress)
         if fitted:
-            topics = model.predict(texts, embeddings, progress)
+            topics = model.predict_distinct(docs, vectors)[inverse]
         else:
-            topics = model.fit(texts, embeddings=embeddings, progress=progress).labels_
+            topics = model.fit_distinct(
+                docs, vectors, inverse, embedder=embedder, progress=progress
+            ).labels_
         query = None
         self.query_model_ = None
         if k:
-            vectors, inverse, _ = distinct_vectors(model.embedder_, texts, embeddings, progress)
             if len(vectors) < 2:  # no spread to find a direction in
                 logger.warning("query components: 1 distinct prompt, so none, not %d", k)
             else:
@@ -308,7 +309,8 @@ class UserProfiler(BaseEstimator):
                 query = self.query_model_.transform(vectors)[inverse]
                 self.query_mean_ = query.mean(axis=0)
                 self.query_context_ = query
-        style = style_features(texts)
+        # rows kept by text where the fit pipeline installed them (service.pipeline.reuse)
+        style = cached_style_features(docs, getattr(self, "style_cache_", None))[inverse]
         self.topic_model_ = model
         self.topic_share_ = np.bincount(topics, minlength=model.n_topics_) / topics.size
         self.style_mean_ = style.mean(axis=0)
@@ -502,13 +504,13 @@ class UserProfiler(BaseEstimator):
         n_users, s = len(names), float(self.smoothing)
         votes = np.bincount(codes, minlength=n_users).astype(float)
         owner = codes[present]
+        by_user = _summer(owner, n_users)
         n_queries = np.bincount(owner, minlength=n_users).astype(float)[:, None]
-        counts = np.zeros((n_users, self.topic_share_.size))
-        np.add.at(counts, (owner, topics), 1.0)
-        sums = np.zeros((n_users, style.shape[1]))
-        np.add.at(sums, owner, style)
-        squares = np.zeros_like(sums)
-        np.add.at(squares, owner, style**2)
+        n_topics = self.topic_share_.size
+        counts = np.bincount(owner * n_topics + topics, minlength=n_users * n_topics)
+        counts = counts.reshape(n_users, n_topics).astype(float)
+        sums = by_user(style)
+        squares = by_user(style**2)
         safe = np.maximum(n_queries, 1.0)
         raw_mean = sums / safe
         sd = np.sqrt(np.maximum(squares / safe - raw_mean**2, 0.0))
@@ -519,12 +521,10 @@ class UserProfiler(BaseEstimator):
         shares[empty], means[empty] = self.topic_share_, self.style_mean_
         blocks = [shares, means, sd]
         if hasattr(self, "topic_style_mean_"):  # profilers saved before it have no style_rel
-            relative = np.zeros_like(sums)
-            np.add.at(relative, owner, self.relative_style(style, topics))
+            relative = by_user(self.relative_style(style, topics))
             blocks.append(relative / denominator)  # smoothed toward 0, the population's
         if query is not None:
-            summed = np.zeros((n_users, query.shape[1]))
-            np.add.at(summed, owner, query)
+            summed = by_user(query)
             query_means = (summed + s * self.query_mean_) / denominator
             query_means[empty] = self.query_mean_
             blocks.append(query_means)

@@ -60,7 +60,10 @@ def distinct_vectors(
         first = np.zeros(len(docs), dtype=np.intp)
         first[inverse[::-1]] = np.arange(len(texts))[::-1]
         return rows[first], inverse.astype(np.intp), docs
-    table: Mapping[str, npt.ArrayLike] = embeddings if embeddings is not None else {}
+    if not embeddings:  # nothing to look up: every text embedded, in one array
+        computed = embed(embedder, docs, progress) if docs else np.zeros((0, 0))
+        return np.asarray(computed, dtype=np.float32), inverse.astype(np.intp), docs
+    table: Mapping[str, npt.ArrayLike] = embeddings
     found: list[Any] = [table.get(doc) for doc in docs]
     missing = [i for i, row in enumerate(found) if row is None]
     if missing:

@@ -8,6 +8,10 @@ no stop words of common languages or code, no identifiers, no word of fewer than
 given the topic whose centroid embedding is most similar (cosine), during fit and for
 new queries.
 
+With many distinct prompts (more than ``max_fit_documents``, 100,000 by default), the
+reducer, the clusterer and the top words are fitted on a random sample of them, and the
+fitted model then gives every other prompt its topic (:mod:`features.topic_sample`).
+
 The defaults (:data:`DEFAULTS`) are the choice measured in ``bench/topics.py``: see the
 README's "Topics" section for the table behind them.
 """
@@ -30,6 +34,7 @@ from sklearn.utils.validation import check_is_fitted
 from features.persistence import Folder
 from features.query_vectors import distinct_vectors
 from features.topic_labels import name_topic
+from features.topic_sample import MAX_FIT_DOCUMENTS, fit_sample, predict_in_batches
 from features.topic_sizes import (
     make_clusterer,
     make_reducer,
@@ -138,7 +143,14 @@ class TopicModel(TransformerMixin, BaseEstimator):
         Distinct prompts, of the corpus and of the topic, that must contain a word
         before it may name the topic (a prompt asked many times counts once).
     random_state : int
-        Seed of every randomised step.
+        Seed of every randomised step, the sample of ``max_fit_documents`` included.
+    max_fit_documents : int or None
+        Distinct prompts the reducer, the clusterer and the top words are fitted on at
+        most: where there are more, a random sample of this many (drawn with
+        ``random_state``), and the fitted model gives the others their topics, batch by
+        batch. None fits on every prompt. The default, 100,000, is where a sample's
+        topics stopped changing in ``bench/topics.py`` (``run_sample``), and leaves any
+        fit of fewer distinct prompts as it was.
 
     Attributes
     ----------
@@ -150,6 +162,8 @@ class TopicModel(TransformerMixin, BaseEstimator):
         Size and top words of each topic.
     labels_ : ndarray of int
         Topic of each query given to ``fit``.
+    n_fit_documents_ : int
+        Distinct prompts the topics were fitted on (all, or the sample).
     """
 
     def __init__(
@@ -163,6 +177,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
         top_n_words: int = 10,
         random_state: int = 0,
         min_df: int = DEFAULT_MIN_DF,
+        max_fit_documents: int | None = MAX_FIT_DOCUMENTS,
     ) -> None:
         self.embedding = embedding
         self.reducer = reducer
@@ -173,10 +188,12 @@ class TopicModel(TransformerMixin, BaseEstimator):
         self.top_n_words = top_n_words
         self.random_state = random_state
         self.min_df = min_df
+        self.max_fit_documents = max_fit_documents
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         # A model saved before ``min_df`` existed loads with the default (used by fit only).
         state.setdefault("min_df", DEFAULT_MIN_DF)
+        state.setdefault("max_fit_documents", None)  # fitted on every prompt before it
         super().__setstate__(state)
 
     # -- fitting ---------------------------------------------------------------------------
@@ -201,7 +218,8 @@ class TopicModel(TransformerMixin, BaseEstimator):
             embeds. The table is used, not kept.
         progress : Progress, optional
             Told of the stages ``"embedding queries"`` (the distinct queries, unless
-            precomputed) and ``"topics"`` (the clustering).
+            precomputed), ``"topics"`` (the clustering) and, after a fit on a sample
+            (``max_fit_documents``), ``"topics of the other prompts"``.
 
         Returns
         -------
@@ -212,10 +230,92 @@ class TopicModel(TransformerMixin, BaseEstimator):
         queries = as_queries(X)
         if not queries:
             raise ValueError("Argument 'queries' must hold at least one query, not 0.")
+        embedder = self.new_embedder()
+        vectors, inverse, docs = distinct_vectors(embedder, queries, embeddings, progress)
+        return self.fit_distinct(docs, vectors, inverse, embedder=embedder, progress=progress)
+
+    def new_embedder(self) -> Any:
+        """A new backend of ``embedding`` (:func:`features.embeddings.make_embedder`): what
+        :meth:`fit` embeds with, and keeps as ``embedder_``."""
         from features.embeddings import make_embedder
 
-        self.embedder_ = make_embedder(self.embedding or default_embedding())
-        vectors, inverse, docs = distinct_vectors(self.embedder_, queries, embeddings, progress)
+        self._check_params()
+        return make_embedder(self.embedding or default_embedding())
+
+    def fit_distinct(
+        self,
+        docs: list[str],
+        vectors: npt.NDArray[np.floating[Any]],
+        inverse: npt.ArrayLike,
+        *,
+        embedder: Any = None,
+        progress: Progress | None = None,
+    ) -> TopicModel:
+        """Fit topics to distinct queries already embedded: :meth:`fit` after its embedding.
+
+        Parameters
+        ----------
+        docs : list of str
+            The distinct queries, as :func:`features.query_vectors.distinct_vectors`
+            gives them (sorted).
+        vectors : ndarray of shape (len(docs), d)
+            Their embeddings by ``embedder``.
+        inverse : array of int
+            The row of ``docs`` of each query (``labels_`` follows it).
+        embedder : BERTopic-style backend, optional
+            The backend that embedded ``vectors`` (a TF-IDF one is fitted by it), kept
+            for new queries; :meth:`new_embedder` when omitted.
+        progress : Progress, optional
+            Told of the stages of :meth:`fit` after the embedding.
+
+        Returns
+        -------
+        TopicModel
+            ``self``, fitted.
+        """
+        self._check_params()
+        if not docs:
+            raise ValueError("Argument 'docs' must hold at least one query, not 0.")
+        if vectors.ndim != 2 or vectors.shape[0] != len(docs):
+            raise ValueError(
+                f"Argument 'vectors' must have one row per query ({len(docs)}), "
+                f"not shape {vectors.shape}."
+            )
+        self.embedder_ = embedder if embedder is not None else self.new_embedder()
+        self.labels_ = self._fit_topics(docs, vectors, progress)[np.asarray(inverse, np.intp)]
+        self.topics_ = self._describe(self.labels_)
+        return self
+
+    def _fit_topics(
+        self,
+        docs: list[str],
+        vectors: npt.NDArray[np.floating[Any]],
+        progress: Progress | None,
+    ) -> npt.NDArray[np.intp]:
+        """The topic of each of the distinct ``docs``: fitted on them, or on a sample of
+        ``max_fit_documents`` and predicted for the others."""
+        chosen = fit_sample(len(docs), self.max_fit_documents, self.random_state)
+        if chosen is None:
+            self.n_fit_documents_ = len(docs)
+            return self._fit_sample(docs, vectors, progress)
+        logger.info("topics: fitted on %d of %d distinct prompts", chosen.size, len(docs))
+        self.n_fit_documents_ = int(chosen.size)
+        topics = self._fit_sample([docs[i] for i in chosen], vectors[chosen], progress)
+        labels = np.empty(len(docs), dtype=np.intp)
+        labels[chosen] = topics
+        others = np.ones(len(docs), dtype=bool)
+        others[chosen] = False
+        rest = np.flatnonzero(others)
+        labels[rest] = predict_in_batches(self._predict, docs, vectors, rest, progress)
+        return labels
+
+    def _fit_sample(
+        self,
+        docs: list[str],
+        vectors: npt.NDArray[np.floating[Any]],
+        progress: Progress | None,
+    ) -> npt.NDArray[np.intp]:
+        """Fit BERTopic, the centroids and the top words on ``docs``; their topics."""
         advance = start(progress, "topics", 1, "fits")
         model = self._bertopic(docs, vectors.shape[1])
         found = np.asarray(model.fit_transform(docs, vectors)[0], dtype=np.intp)
@@ -245,10 +345,8 @@ class TopicModel(TransformerMixin, BaseEstimator):
         min_df = words_min_df(self.min_df, len(docs), self.n_topics_)
         words = describe_topics(docs, topics, self.n_topics_, min_df=min_df, top_n=self.top_n_words)
         model.topic_representations_ = dict(enumerate(words))  # what get_topic answers
-        self.labels_ = topics[inverse]
-        self.topics_ = self._describe(self.labels_)
         advance(1)
-        return self
+        return topics
 
     def _check_params(self) -> None:
         from features.embeddings import BACKENDS
@@ -267,10 +365,18 @@ class TopicModel(TransformerMixin, BaseEstimator):
                 f"Argument 'clusterer' must be one of {', '.join(CLUSTERERS)}, "
                 f"not {self.clusterer!r}."
             )
+        limit = self.max_fit_documents
         for name in ("n_topics", "n_components", "min_topic_size", "top_n_words", "min_df"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
                 raise ValueError(f"Argument '{name}' must be a positive integer, not {value!r}.")
+        if limit is not None and (
+            isinstance(limit, bool) or not isinstance(limit, int | np.integer) or limit < 2
+        ):
+            raise ValueError(
+                f"Argument 'max_fit_documents' must be an integer of at least 2 or None, "
+                f"not {limit!r}."
+            )
 
     def _bertopic(self, docs: list[str], width: int) -> Any:
         """BERTopic with the sub-models of :func:`features.topic_sizes.topic_sizes`: the
@@ -333,7 +439,26 @@ class TopicModel(TransformerMixin, BaseEstimator):
         vectors, inverse, docs = distinct_vectors(self.embedder_, queries, embeddings, progress)
         return self._predict(docs, vectors)[inverse]
 
-    def _predict(self, docs: list[str], vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.intp]:
+    def predict_distinct(
+        self, docs: list[str], vectors: npt.NDArray[np.floating[Any]]
+    ) -> npt.NDArray[np.intp]:
+        """Topic id of each of some distinct queries already embedded.
+
+        Parameters
+        ----------
+        docs : list of str
+            The queries.
+        vectors : ndarray of shape (len(docs), d)
+            Their embeddings by the fitted backend (``embedder_``).
+        """
+        check_is_fitted(self, "bertopic_")
+        if not docs:
+            return np.zeros(0, dtype=np.intp)
+        return self._predict(docs, vectors)
+
+    def _predict(
+        self, docs: list[str], vectors: npt.NDArray[np.floating[Any]]
+    ) -> npt.NDArray[np.intp]:
         topics = np.asarray(self.bertopic_.transform(docs, vectors)[0], dtype=np.intp)
         return _nearest(vectors, topics, self.centroids_)
 
