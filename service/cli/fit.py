@@ -33,6 +33,7 @@ from service.cli.evaluate import format_evaluation
 from service.cli.log_shape import log_shape
 from service.cli.tables import format_table
 from service.pipeline import FitConfig, FitResult, fit_all, manifest_document, write_result
+from service.pipeline.reuse import Earlier
 from service.pipeline.timings import SEPARATOR, Stopwatch
 
 __all__ = ["add_parser"]
@@ -70,6 +71,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "(default; --no-features skips them)",
     )
     add_topic_options(parser)
+    parser.add_argument(
+        "--reuse",
+        metavar="DIR",
+        help="refit from the earlier fit in DIR (often DIR of --out itself): embed and "
+        "measure only the prompts it has not seen (the others' rows are kept by text in "
+        "its texts/), give new prompts its topics instead of fitting topics again (when "
+        "--embedding, --n-topics and --seed are as it was fitted), and start the rating "
+        "predictor from its own. Without --reuse every fit is made afresh",
+    )
     add_seed_option(parser, FitConfig.seed)
     parser.add_argument(
         "--scheduler",
@@ -107,6 +117,22 @@ def check_options(args: argparse.Namespace) -> None:
         raise UsageError(f"--partitions needs --scheduler (or ${SCHEDULER_ENV})")
     check_existing("--truth", args.truth)
     check_fit_dir(args.out)
+    check_reuse(args)
+
+
+def check_reuse(args: argparse.Namespace) -> None:
+    """Reject a ``--reuse`` that cannot work: not an earlier fit, or with options that
+    fit no query features or fit on a cluster."""
+    if args.reuse is None:
+        return
+    if not (Path(args.reuse) / "manifest.json").is_file():
+        raise UsageError(f"--reuse {args.reuse!r} is not an earlier fit (no manifest.json)")
+    if not args.features:
+        raise UsageError("--reuse reuses the query features, which --no-features skips")
+    if args.scheduler:
+        raise UsageError(
+            f"--reuse does not run on a cluster yet: drop --scheduler (or ${SCHEDULER_ENV})"
+        )
 
 
 def check_fit_dir(out: str) -> None:
@@ -138,11 +164,25 @@ def run(args: argparse.Namespace) -> None:
         _run_on_cluster(args, config)
         return
     watch = Stopwatch()
+    earlier = None
+    if args.reuse is not None:
+        with watch.step("reading the earlier fit"):
+            earlier = _earlier(args.reuse)
     with watch.step("ingest"):
         read = read_input(args)
     with progress.stages() as stages:
-        result = fit_all(read.battles, config, stages, note=progress.note, stopwatch=watch)
+        result = fit_all(
+            read.battles, config, stages, note=progress.note, stopwatch=watch, earlier=earlier
+        )
     _finish(args, result, manifest_document(result, config, args.battles), read)
+
+
+def _earlier(fit_dir: str) -> Earlier:
+    """The earlier fit of ``--reuse``; a usage error when it cannot be read."""
+    try:
+        return Earlier.load(fit_dir)
+    except (ValueError, OSError) as error:
+        raise UsageError(f"--reuse {fit_dir!r}: {error}") from None
 
 
 def _run_on_cluster(args: argparse.Namespace, config: FitConfig) -> None:

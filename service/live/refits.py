@@ -3,7 +3,11 @@
 A refit fits the aggregate Bradley-Terry, per-user agreement and shrinkage (and, if the
 settings ask, the rating predictor) on all battles with the pipeline's steps
 (:func:`service.pipeline.snapshot.refit_snapshot`); flagged voters are found again.
-Reads go on meanwhile, on the version held.
+The rating predictor is refitted as ``plb fit --reuse`` refits it
+(:func:`service.pipeline.steps.fit_query_features` from an earlier fit): from the
+predictor served, with its topic model, embedding only the prompts neither the fit
+directory's ``texts/`` nor this process's earlier refits hold. Reads go on meanwhile, on
+the version held.
 """
 
 from __future__ import annotations
@@ -19,8 +23,10 @@ import pandas as pd
 
 from service.live.context import LiveContext, LivePart
 from service.live.versions import Versions
-from service.pipeline import build_predictor
+from service.pipeline.reuse import Earlier
 from service.pipeline.snapshot import Snapshot, refit_snapshot
+from service.pipeline.steps import fit_query_features
+from service.pipeline.text_store import Shelf
 from service.served import Served
 
 __all__ = ["Refits"]
@@ -46,6 +52,7 @@ class Refits(LivePart):
         self._refit_lock = threading.Lock()  # one refit at a time in this process
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._shelves: tuple[Shelf, ...] = ()  # the prompts' rows, as the last refit left them
 
     def refit(self) -> int:
         """Refit on all battles and publish the result; returns the new version.
@@ -78,16 +85,38 @@ class Refits(LivePart):
             return version
 
     def refit_predictor(self, battles: pd.DataFrame, served: Served) -> str | None:
-        """Fit the pipeline's rating predictor afresh on ``battles``, with the topic
-        settings and seed the served fit records; saved beside it, its folder returned."""
+        """Refit the pipeline's rating predictor on ``battles`` from the one served, with
+        the topic settings and seed the served fit records; saved beside the fit, its
+        folder returned (None when nothing is served to refit or the votes have no
+        prompts)."""
         if served.predictor is None:
             return None
-        predictor, _ = build_predictor(self.fit.config)
-        predictor.fit(battles, models=tuple(sorted(served.models)))
+        features = fit_query_features(
+            battles,
+            tuple(sorted(served.models)),
+            self.fit.config,
+            earlier=self._earlier(served),
+        )
+        if features is None:
+            return None
+        self._shelves = features.shelves
         root = self.settings.state_dir or (self.fit.root or Path(".")).parent
         path = Path(root) / f"predictor-{uuid.uuid4().hex[:12]}"
-        predictor.save(path)
+        features.predictor.save(path)
         return str(path)
+
+    def _earlier(self, served: Served) -> Earlier:
+        """What a refit starts from: the predictor served, read again from its folder
+        (the served one stays the readers'), with its topic model; and the prompts' rows
+        as this process's last refit left them, or as the fit directory keeps them."""
+        folder = served.snapshot.predictor_dir
+        predictor = None
+        if folder is not None:
+            from features.predictor import RatingPredictor  # heavy: only when refitting
+
+            predictor = RatingPredictor.load(folder)
+        topic_model = None if predictor is None else predictor.profiler_.topic_model_
+        return Earlier(self.fit.root, topic_model, predictor, self._shelves)
 
     def start_background(self) -> None:
         """Refit every ``refit_interval_s`` when votes arrived since the last refit."""

@@ -21,6 +21,9 @@ Layout (all files UTF-8 JSON or Parquet)::
     profiles.parquet  one row per user: the profile vector of ``features.profile``
     predictor/        the rating predictor (``RatingPredictor.save``) and its summary
                       ``predictor/predictor.json``; only when the log has prompts
+    texts/            each distinct prompt's embedding and style row, kept by the hash of
+                      its text for the next fit (:mod:`service.pipeline.text_store`); only
+                      when the log has prompts
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ import pandas as pd
 from ranking.analysis import UserAnalysis
 from ranking.users import user_rank_odds
 from service.pipeline.config import FitConfig
+from service.pipeline.text_store import Shelf, write_shelves
 
 __all__ = [
     "BATTLES_FILE",
@@ -173,13 +177,15 @@ def write_fit(
     profiles: pd.DataFrame | None = None,
     predictor: SavesToFolder | None = None,
     battles: pd.DataFrame | None = None,
+    shelves: Sequence[Shelf] = (),
 ) -> Path:
     """Write a fit directory atomically: into a temporary sibling, then renamed.
 
     An existing directory at ``out_dir`` is replaced only once everything is written,
     so a failure never leaves a half-written fit behind. ``profiles`` is a frame indexed
     by ``user_id``, one column per profile feature; ``battles`` is the battle frame
-    fitted, kept so that the service can refit with later votes.
+    fitted, kept so that the service can refit with later votes; ``shelves`` are the
+    prompts' rows by text, kept for the next fit (under ``texts/``).
     """
     out = Path(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -205,6 +211,7 @@ def write_fit(
             predictor.save(staging / PREDICTOR_DIR)
         if battles is not None:
             _battles_for_parquet(battles).to_parquet(staging / BATTLES_FILE, index=False)
+        write_shelves(staging, shelves)
         stamp = datetime.now(UTC).isoformat(timespec="seconds")
         _write_json(staging / "manifest.json", {"format": FORMAT, "created": stamp, **manifest})
     except BaseException:

@@ -22,6 +22,7 @@ from ranking.noise import NULL_REPLICATES
 from ranking.progress import Progress
 from service.pipeline.artifacts import write_fit
 from service.pipeline.config import FitConfig
+from service.pipeline.reuse import Earlier
 from service.pipeline.steps import (
     QueryFeatures,
     fit_aggregates,
@@ -88,6 +89,7 @@ def fit_all(
     *,
     note: Callable[[str], None] | None = None,
     stopwatch: Stopwatch | None = None,
+    earlier: Earlier | None = None,
 ) -> FitResult:
     """Fit the aggregate boards, every user's ratings and agreement, the held-out
     evaluation and (with ``config.features``) the query features.
@@ -103,6 +105,10 @@ def fit_all(
         Told, in a line of text, when the query features start (they take longest).
     stopwatch : Stopwatch, optional
         Times each step (one is made if not given); the result's ``timings``.
+    earlier : Earlier, optional
+        An earlier fit the query features start from (``plb fit --reuse``): only the
+        prompts it has not seen are embedded, its topic model is kept, its predictor is
+        where the new one starts (:func:`~service.pipeline.steps.fit_query_features`).
     """
     watch = stopwatch or Stopwatch()
     with watch.step("votes to arrays"):
@@ -130,7 +136,9 @@ def fit_all(
             note("fitting topics, query profiles and the rating predictor")
         with watch.step("query features"):
             parts = timed_stages(watch, "query features", progress)
-            features = fit_query_features(battles, data.models, config, progress=parts)
+            features = fit_query_features(
+                battles, data.models, config, progress=parts, earlier=earlier
+            )
             watch.end()
     return FitResult(
         analyses, evaluation, features, battles, data.models, len(names), watch.to_dict()
@@ -153,6 +161,7 @@ def manifest_document(
         "features": result.profiles is not None,
         "prior_sd_from_prediction": None if result.predictor is None else result.predictor.prior_sd,
         "query_evidence": _query_evidence(result.predictor),
+        "reuse": None if result.features is None else result.features.reuse,
         **extra,
     }
 
@@ -174,4 +183,5 @@ def write_result(out: str | os.PathLike[str], result: FitResult, manifest: dict[
         profiles=result.profiles,
         predictor=result.predictor,
         battles=result.battles,
+        shelves=() if result.features is None else result.features.shelves,
     )

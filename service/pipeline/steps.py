@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -25,6 +25,14 @@ from ranking.leaderboard import fit_leaderboard
 from ranking.progress import Progress, start
 from ranking.types import FloatArray, IntArray, Leaderboard, Method, PairwiseData
 from service.pipeline.config import GRID, METHODS, FitConfig
+from service.pipeline.reuse import (
+    Earlier,
+    distinct_prompts,
+    keep_fitted_embeddings,
+    kept_rows,
+    reusable_topics,
+)
+from service.pipeline.text_store import Shelf
 from service.pipeline.timings import Stopwatch, substep
 
 __all__ = [
@@ -162,17 +170,21 @@ def has_prompts(battles: pd.DataFrame) -> bool:
     return "prompt" in battles.columns and not battles["prompt"].isna().all()
 
 
-def build_predictor(config: FitConfig) -> tuple[Any, Any]:
+def build_predictor(config: FitConfig, topic_model: Any = None) -> tuple[Any, Any]:
     """The unfitted chain TopicModel → UserProfiler → RatingPredictor of ``config``.
 
     Returns ``(predictor, topic_model)``: the predictor fits the topic model it holds,
-    so the second is that very model, fitted once the predictor is.
+    so the second is that very model, fitted once the predictor is. A fitted
+    ``topic_model`` (an earlier fit's) is used as it is: the profiler gives each query
+    its topic instead of fitting topics.
     """
     from features.predictor import RatingPredictor  # heavy imports: only when needed
     from features.profile import UserProfiler
     from features.topics import TopicModel
 
-    topics = TopicModel(config.embedding, n_topics=config.n_topics, random_state=config.seed)
+    topics = topic_model or TopicModel(
+        config.embedding, n_topics=config.n_topics, random_state=config.seed
+    )
     return RatingPredictor(UserProfiler(topics), random_state=config.seed), topics
 
 
@@ -186,11 +198,19 @@ class QueryFeatures:
     topic_model : TopicModel
     profiles : pandas.DataFrame
         The training users' query profiles, indexed by ``user_id``.
+    shelves : tuple of Shelf
+        The prompts' rows by text (embeddings, style) to keep for the next fit.
+    reuse : dict
+        What was taken from an earlier fit: ``from`` (its directory, or None), ``topics``
+        (``"kept"`` or ``"fitted"``), ``predictor`` (``"warm"`` or ``"fresh"``), and per
+        kind of row the numbers ``kept`` and ``computed``.
     """
 
     predictor: Any
     topic_model: Any
     profiles: pd.DataFrame
+    shelves: tuple[Shelf, ...] = ()
+    reuse: dict[str, Any] = field(default_factory=dict)
 
 
 def fit_query_features(
@@ -200,15 +220,50 @@ def fit_query_features(
     *,
     embeddings: Mapping[str, Any] | None = None,
     progress: Progress | None = None,
+    earlier: Earlier | None = None,
 ) -> QueryFeatures | None:
     """The rating predictor (with its topic model) and the users' profiles.
 
     None, with a warning, when the log has no prompts. ``embeddings`` are precomputed
-    vectors by prompt text (the Dask path's), used as the topic model's own.
+    vectors by prompt text (the Dask path's), used as the topic model's own; otherwise
+    each distinct prompt is embedded here, once, unless ``earlier`` kept its vector.
+    Style rows are kept the same way. With ``earlier``, its topic model is kept where
+    ``config`` asks for the same topics (:func:`~service.pipeline.reuse.reusable_topics`).
     """
     if not has_prompts(battles):
         log.warning("the log has no prompts: no topics, profiles or predictor fitted")
         return None
-    predictor, topic_model = build_predictor(config)
-    predictor.fit(battles, models=models, embeddings=embeddings, progress=progress)
-    return QueryFeatures(predictor, topic_model, predictor.training_profiles_.to_frame())
+    from features.topics import default_embedding
+
+    kept_topics = reusable_topics(earlier, config)
+    predictor, topic_model = build_predictor(config, kept_topics)
+    texts = distinct_prompts(battles)
+    if embeddings is not None or kept_topics is not None:
+        embedder = None if embeddings is not None else kept_topics.embedder_
+    else:
+        from features.embeddings import make_embedder
+
+        name = config.embedding or default_embedding()
+        embedder = None if name == "tfidf" else make_embedder(name)
+    rows = kept_rows(texts, embedder, earlier, progress)
+    profiler = predictor.profiler
+    profiler.style_cache_ = rows.style  # read by the profiler's fit, then taken away
+    try:
+        predictor.fit(
+            battles,
+            models=models,
+            embeddings=embeddings if embeddings is not None else rows.embeddings,
+            progress=progress,
+        )
+    finally:
+        profiler.style_cache_ = None
+    if embeddings is None:
+        rows = keep_fitted_embeddings(rows, texts, topic_model, progress)
+    reuse = {
+        "from": None if earlier is None or earlier.root is None else str(earlier.root),
+        "topics": "fitted" if kept_topics is None else "kept",
+        "predictor": "fresh",
+        **rows.counts,
+    }
+    profiles = predictor.training_profiles_.to_frame()
+    return QueryFeatures(predictor, topic_model, profiles, rows.shelves, reuse)

@@ -95,17 +95,19 @@ def test_the_refit_predictor_is_built_from_the_fits_recorded_configuration(
     built: list[FitConfig] = []
 
     class Fitted:
-        def fit(self, battles: Any, models: tuple[str, ...]) -> None:
-            assert len(battles) and models
-
         def save(self, path: Path) -> Path:
             return path
 
-    def build(config: FitConfig) -> tuple[Fitted, None]:
-        built.append(config)
-        return Fitted(), None
+    class Features:
+        predictor = Fitted()
+        shelves = ()
 
-    monkeypatch.setattr(service.live.refits, "build_predictor", build)
+    def fit(battles: Any, models: tuple[str, ...], config: FitConfig, *, earlier: Any) -> Any:
+        assert len(battles) and models and earlier.predictor is not None
+        built.append(config)
+        return Features()
+
+    monkeypatch.setattr(service.live.refits, "fit_query_features", fit)
     served = engine(shared_fit, tmp_path / "store.sqlite")
     try:
         saved = served.refits.refit_predictor(served.all_battles(), served.served())

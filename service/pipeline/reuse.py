@@ -1,0 +1,273 @@
+"""What a fit takes from an earlier one: its rows kept by text, its topic model, its predictor.
+
+``plb fit --reuse DIR`` and the service's background refit start from an earlier fit
+(:class:`Earlier`): the prompts it embedded and measured are looked up by text
+(:mod:`service.pipeline.text_store`) and only the new ones computed
+(:func:`kept_rows`), its topic model gives the new prompts their topics instead of
+topics being fitted again (:func:`reusable_topics`), and its rating predictor is where
+the new one starts. A fit without an earlier one computes every row and keeps them all,
+for the next.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from features.text_cache import TextCache
+from ranking.progress import Progress
+from service.pipeline.artifacts import PREDICTOR_DIR, TOPICS_DIR
+from service.pipeline.config import FitConfig
+from service.pipeline.text_store import TEXTS_DIR, Chained, RowTable, Shelf, open_shelf
+
+__all__ = [
+    "Earlier",
+    "KeptRows",
+    "KeptStyle",
+    "distinct_prompts",
+    "embedding_identity",
+    "kept_rows",
+    "reusable_topics",
+    "style_identity",
+]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Earlier:
+    """An earlier fit to start from.
+
+    Attributes
+    ----------
+    root : Path or None
+        Its fit directory (None for one held only in memory).
+    topic_model : TopicModel or None
+        Its fitted topic model.
+    predictor : RatingPredictor or None
+        Its fitted rating predictor.
+    shelves : tuple of Shelf
+        Rows by text held in memory (the service's refits: the fit's and those added
+        since); the fit directory's ``texts/`` for any other.
+    """
+
+    root: Path | None
+    topic_model: Any = None
+    predictor: Any = None
+    shelves: tuple[Shelf, ...] = ()
+
+    @classmethod
+    def load(cls, fit_dir: str | Path) -> Earlier:
+        """The earlier fit in ``fit_dir``: its topic model and predictor where it has them.
+
+        Raises
+        ------
+        ValueError
+            When ``fit_dir`` holds no fit (no ``manifest.json``).
+        """
+        root = Path(fit_dir)
+        if not (root / "manifest.json").is_file():
+            raise ValueError(f"{root} holds no fit (no manifest.json)")
+        topic_model = predictor = None
+        if (root / TOPICS_DIR).is_dir():
+            from features.topics import TopicModel
+
+            topic_model = TopicModel.load(root / TOPICS_DIR)
+        if (root / PREDICTOR_DIR).is_dir():
+            from features.predictor import RatingPredictor
+
+            predictor = RatingPredictor.load(root / PREDICTOR_DIR)
+        return cls(root, topic_model, predictor)
+
+    def shelf(self, kind: str, identity: dict[str, Any]) -> Shelf:
+        """The rows of ``kind`` by ``identity`` this fit kept (an empty shelf if none)."""
+        for shelf in self.shelves:
+            if shelf.kind == kind and shelf.identity == identity:
+                return shelf
+        return open_shelf(None if self.root is None else self.root / TEXTS_DIR, kind, identity)
+
+
+def _shelf(earlier: Earlier | None, kind: str, identity: dict[str, Any]) -> Shelf:
+    return Shelf(kind, identity) if earlier is None else earlier.shelf(kind, identity)
+
+
+def reusable_topics(earlier: Earlier | None, config: FitConfig) -> Any:
+    """The earlier fit's topic model where ``config`` asks for the same topics (backend,
+    number, seed); None (a fresh fit of topics) otherwise, with a note why."""
+    model = None if earlier is None else earlier.topic_model
+    if model is None:
+        return None
+    from features.topics import default_embedding
+
+    wanted = (config.embedding or default_embedding(), config.n_topics, config.seed)
+    held = (model.embedder_.name, model.n_topics, model.random_state)
+    if wanted != held:
+        log.warning(
+            "the earlier fit's topics were fitted with embedding, topics, seed %s, this fit "
+            "asks for %s: topics fitted afresh",
+            held,
+            wanted,
+        )
+        return None
+    return model
+
+
+def distinct_prompts(battles: pd.DataFrame) -> list[str]:
+    """The distinct prompt texts of a battle frame, sorted."""
+    prompts = battles["prompt"].dropna().astype(str)
+    return sorted(pd.unique(prompts.to_numpy(dtype=object)).tolist())
+
+
+def embedding_identity(embedder: Any) -> dict[str, Any] | None:
+    """What makes an embedding backend's vectors: its name and settings, and for a fitted
+    TF-IDF the hash of the fitted pipeline; None for an unfitted TF-IDF (its vectors are
+    not known before it is fitted)."""
+    inner = getattr(embedder, "embedder", embedder)  # a serving cache's backend
+    identity: dict[str, Any] = {"backend": str(inner.name)}
+    for setting in ("max_tokens", "text", "dimensions", "random_state"):
+        if hasattr(inner, setting):
+            identity[setting] = getattr(inner, setting)
+    if identity["backend"] == "tfidf":
+        pipeline = getattr(inner, "pipeline", None)
+        if pipeline is None:
+            return None
+        import pickle
+
+        import joblib
+
+        # hashed as saved and loaded: a fitted array's memory order is not what it holds
+        identity["fitted"] = joblib.hash(pickle.loads(pickle.dumps(pipeline)))
+    return identity
+
+
+def style_identity() -> dict[str, Any]:
+    """What makes a query's style row: the features, and the code of ``features.style*``."""
+    import features.style
+    from features.style import STYLE_FEATURES
+
+    code = hashlib.blake2b(digest_size=8)
+    for path in sorted(Path(features.style.__file__).parent.glob("style*.py")):
+        code.update(path.read_bytes())
+    return {"features": list(STYLE_FEATURES), "code": code.hexdigest()}
+
+
+class KeptStyle(TextCache):
+    """The style rows of a fit's prompts, by text, as the profiler reads a style cache
+    (:func:`features.embedding_cache.cached_style_features`): each row looked up in one
+    table, a text it lacks computed and not kept."""
+
+    def __init__(self, table: Mapping[str, Any]) -> None:
+        super().__init__(max(1, len(table)))
+        self.table = table
+
+    def rows(self, texts: Sequence[str], compute: Any) -> list[npt.NDArray[Any]]:
+        """The row of each text: looked up, or (texts the table lacks) computed."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self.table]
+        extra = dict(zip(missing, compute(missing), strict=True)) if missing else {}
+        table = self.table
+        return [extra[t] if t in extra else table[t] for t in texts]
+
+
+@dataclass(frozen=True)
+class KeptRows:
+    """A fit's rows by text: the embeddings and style rows of its distinct prompts.
+
+    Attributes
+    ----------
+    embeddings : mapping of str to vector, or None
+        Every prompt's vector, for the topic model and the profiler; None where they are
+        computed by the fit itself (a TF-IDF fitted anew).
+    style : KeptStyle
+        Every prompt's style row.
+    shelves : tuple of Shelf
+        What to keep for the next fit.
+    counts : dict
+        Per kind, rows ``kept`` (looked up) and ``computed``.
+    """
+
+    embeddings: Mapping[str, Any] | None
+    style: KeptStyle
+    shelves: tuple[Shelf, ...]
+    counts: dict[str, dict[str, int]]
+
+
+def _complete(
+    shelf: Shelf, texts: list[str], compute: Any
+) -> tuple[Shelf, Mapping[str, Any], dict[str, int]]:
+    """Every row of ``texts``: those ``shelf`` keeps, the others computed and added."""
+    found, missing = shelf.lookup(texts)
+    counts = {"kept": len(found), "computed": len(missing)}
+    if not missing:
+        return shelf, found, counts
+    rows = np.asarray(compute(missing))
+    shelf = shelf.add(missing, rows)
+    if not len(found):
+        return shelf, RowTable(missing, rows), counts
+    return shelf, Chained(RowTable(missing, rows), found), counts
+
+
+def kept_rows(
+    texts: list[str],
+    embedder: Any,
+    earlier: Earlier | None,
+    progress: Progress | None = None,
+) -> KeptRows:
+    """The embeddings and style rows of the distinct ``texts``, computing only what
+    ``earlier`` did not keep.
+
+    Parameters
+    ----------
+    texts : list of str
+        The fit's distinct prompts.
+    embedder : BERTopic-style backend or None
+        What embeds them: the reused topic model's, or the backend a new one will make;
+        None for a TF-IDF to be fitted (the fit embeds; :func:`keep_fitted_embeddings`).
+    earlier : Earlier, optional
+    progress : Progress, optional
+        Told of the stage ``"embedding queries"`` of what is embedded.
+    """
+    from features.embeddings import embed
+    from features.style import style_features
+
+    shelves: list[Shelf] = []
+    counts: dict[str, dict[str, int]] = {}
+    embeddings = None
+    identity = None if embedder is None else embedding_identity(embedder)
+    if identity is not None:
+        shelf, embeddings, counts["embeddings"] = _complete(
+            _shelf(earlier, "embeddings", identity),
+            texts,
+            lambda missing: np.asarray(embed(embedder, missing, progress), dtype=np.float32),
+        )
+        shelves.append(shelf)
+    shelf, style, counts["style"] = _complete(
+        _shelf(earlier, "style", style_identity()), texts, style_features
+    )
+    shelves.append(shelf)
+    return KeptRows(embeddings, KeptStyle(style), tuple(shelves), counts)
+
+
+def keep_fitted_embeddings(
+    kept: KeptRows, texts: list[str], topic_model: Any, progress: Progress | None = None
+) -> KeptRows:
+    """``kept`` with the vectors of a topic model's backend fitted by this fit (TF-IDF),
+    embedded once more to be kept; ``kept`` itself where they are kept already."""
+    if kept.embeddings is not None or topic_model is None:
+        return kept
+    identity = embedding_identity(topic_model.embedder_)
+    if identity is None:
+        return kept
+    from features.embeddings import embed
+
+    vectors = np.asarray(embed(topic_model.embedder_, texts, progress), dtype=np.float32)
+    shelf = Shelf("embeddings", identity).add(texts, vectors)
+    counts = {**kept.counts, "embeddings": {"kept": 0, "computed": len(texts)}}
+    return KeptRows(None, kept.style, (shelf, *kept.shelves), counts)

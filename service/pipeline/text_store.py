@@ -1,0 +1,292 @@
+"""Per-text rows kept by text in a fit directory: what a refit need not compute again.
+
+A fit embeds each distinct prompt and measures its writing style; both are functions of
+the prompt's text and of what computed them (the embedding backend and its settings, a
+fitted TF-IDF's vocabulary; the style code). So they are kept content-addressed: each row
+under the hash of its text, in a folder named by the hash of what produced it. A refit
+looks its prompts up and computes only the rows it lacks.
+
+Layout, under a fit directory's ``texts/``::
+
+    texts/KIND/PRODUCER/producer.json     what made the rows ({"kind": ..., "identity": ...})
+    texts/KIND/PRODUCER/DIGEST.parquet    parts: ``key`` (the 16-byte BLAKE2b of the text's
+                                          UTF-8) and ``row`` (a fixed-size list of floats)
+
+``PRODUCER`` is the first 16 hex digits of the BLAKE2b of the identity's JSON, ``DIGEST``
+of the part's keys. A refit's directory links the parts it read (hard links where the
+file system allows, else copies) and adds one part of the rows it computed; beyond
+:data:`MAX_PARTS` parts they are merged into one. Parts are written to a temporary file
+and renamed, never left half-written. Nothing here computes a row: :mod:`service.pipeline.reuse`
+says what to compute.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+__all__ = [
+    "MAX_PARTS",
+    "Chained",
+    "TEXTS_DIR",
+    "RowTable",
+    "Shelf",
+    "open_shelf",
+    "text_keys",
+    "write_shelves",
+]
+
+log = logging.getLogger(__name__)
+
+#: The folder of a fit directory that holds the rows kept by text.
+TEXTS_DIR = "texts"
+#: Parts a shelf may hold before a write merges them into one.
+MAX_PARTS = 8
+_PRODUCER_FILE = "producer.json"
+_KEY_BYTES = 16
+
+Rows = npt.NDArray[np.floating[Any]]
+
+
+def text_keys(texts: Sequence[str]) -> npt.NDArray[np.object_]:
+    """The key of each text: the 16-byte BLAKE2b digest of its UTF-8, as ``bytes``."""
+    keys = np.empty(len(texts), dtype=object)
+    for i, text in enumerate(texts):
+        keys[i] = hashlib.blake2b(text.encode("utf-8"), digest_size=_KEY_BYTES).digest()
+    return keys
+
+
+def producer_id(kind: str, identity: Mapping[str, Any]) -> str:
+    """The folder name of the rows of ``kind`` made by ``identity`` (16 hex digits)."""
+    document = json.dumps({"kind": kind, "identity": identity}, sort_keys=True)
+    return hashlib.blake2b(document.encode("utf-8"), digest_size=8).hexdigest()
+
+
+class RowTable(Mapping[str, Rows]):
+    """Rows by text, read from one array: what a fit takes as precomputed rows by text.
+
+    Parameters
+    ----------
+    texts : sequence of str
+        The texts, distinct.
+    values : ndarray
+        ``(n, width)`` rows.
+    positions : array of int, optional
+        Row of ``values`` of each text; ``0 .. len(texts) - 1`` when omitted.
+    """
+
+    def __init__(
+        self,
+        texts: Sequence[str],
+        values: Rows,
+        positions: npt.NDArray[np.intp] | None = None,
+    ) -> None:
+        rows = range(len(texts)) if positions is None else positions.tolist()
+        self._index: dict[str, int] = dict(zip(texts, rows, strict=True))
+        self.array = values
+
+    def __getitem__(self, text: str) -> Rows:
+        return self.array[self._index[text]]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def rows(self, texts: Sequence[str]) -> Rows:
+        """The rows of ``texts`` (each held), stacked ``(len(texts), width)``."""
+        index = self._index
+        return self.array[np.fromiter((index[t] for t in texts), np.intp, len(texts))]
+
+
+class Chained(Mapping[str, Rows]):
+    """Two tables of rows by text as one: a text's row from the first that holds it."""
+
+    def __init__(self, first: Mapping[str, Rows], second: Mapping[str, Rows]) -> None:
+        self.first = first
+        self.second = second
+
+    def __getitem__(self, text: str) -> Rows:
+        return self.first[text] if text in self.first else self.second[text]
+
+    def __contains__(self, text: object) -> bool:
+        return text in self.first or text in self.second
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self.first
+        yield from (text for text in self.second if text not in self.first)
+
+    def __len__(self) -> int:
+        return len(self.first) + sum(text not in self.first for text in self.second)
+
+
+@dataclass(frozen=True)
+class Shelf:
+    """The rows of one kind by one producer: parts on disk, and rows added since.
+
+    Attributes
+    ----------
+    kind : str
+        What the rows are (``"embeddings"``, ``"style"``).
+    identity : dict
+        What produced them (JSON-ready); rows of another identity are another shelf.
+    parts : tuple of Path
+        Part files of an earlier fit's shelf.
+    added : tuple of (keys, rows)
+        Rows computed since, not yet written.
+    """
+
+    kind: str
+    identity: dict[str, Any]
+    parts: tuple[Path, ...] = ()
+    added: tuple[tuple[npt.NDArray[np.object_], Rows], ...] = field(default=(), repr=False)
+
+    @property
+    def producer(self) -> str:
+        """The shelf's folder name: the hash of its kind and identity."""
+        return producer_id(self.kind, self.identity)
+
+    def lookup(self, texts: Sequence[str]) -> tuple[RowTable, list[str]]:
+        """The kept rows of ``texts`` (distinct), and the texts not kept, in their order.
+
+        A part that cannot be read (removed since, damaged) is skipped with a warning: its
+        rows are computed again.
+        """
+        keys, values = self._read()
+        wanted = text_keys(texts)
+        if not len(keys):
+            return RowTable([], np.zeros((0, 0))), list(texts)
+        index = pd.Index(keys)
+        if not index.is_unique:  # the same text added twice: its first row
+            first = ~index.duplicated()
+            index, values = index[first], values[first]
+        positions = index.get_indexer(pd.Index(wanted))
+        found = positions >= 0
+        kept = [t for t, f in zip(texts, found, strict=True) if f]
+        missing = [t for t, f in zip(texts, found, strict=True) if not f]
+        return RowTable(kept, values, positions[found]), missing
+
+    def add(self, texts: Sequence[str], rows: Rows) -> Shelf:
+        """This shelf with the rows of ``texts`` added (kept in memory until written)."""
+        if len(texts) != len(rows):
+            raise ValueError(f"{len(texts)} texts but {len(rows)} rows")
+        if not len(texts):
+            return self
+        added = (*self.added, (text_keys(texts), np.asarray(rows)))
+        return Shelf(self.kind, self.identity, self.parts, added)
+
+    def _read(self) -> tuple[npt.NDArray[np.object_], Rows]:
+        """Every kept key and row: the parts', then those added."""
+        blocks = [block for part in self.parts if (block := _read_part(part)) is not None]
+        blocks.extend(self.added)
+        blocks = [b for b in blocks if len(b[0])]
+        if not blocks:
+            return np.empty(0, dtype=object), np.zeros((0, 0))
+        widths = {b[1].shape[1] for b in blocks}
+        if len(widths) > 1:  # one producer, one width: a mismatch is a damaged part
+            where = f"{TEXTS_DIR}/{self.kind}/{self.producer}"
+            log.warning("%s: rows of widths %s; they are computed again", where, widths)
+            return np.empty(0, dtype=object), np.zeros((0, 0))
+        return np.concatenate([b[0] for b in blocks]), np.concatenate([b[1] for b in blocks])
+
+    def write(self, texts_dir: Path) -> Path:
+        """Write the shelf under ``texts_dir`` (a fit directory's ``texts/``, being made).
+
+        The earlier parts are linked (or copied), the rows added since written as one
+        part; beyond :data:`MAX_PARTS` every row is merged into one part.
+        """
+        folder = texts_dir / self.kind / self.producer
+        folder.mkdir(parents=True, exist_ok=True)
+        document = {"kind": self.kind, "identity": self.identity}
+        (folder / _PRODUCER_FILE).write_text(json.dumps(document, indent=2) + "\n", "utf-8")
+        readable = tuple(p for p in self.parts if p.is_file())
+        if len(readable) + bool(self.added) > MAX_PARTS:
+            _write_part(folder, *self._read())
+            return folder
+        for part in readable:
+            _link(part, folder / part.name)
+        if self.added:
+            keys = np.concatenate([k for k, _ in self.added])
+            _write_part(folder, keys, np.concatenate([r for _, r in self.added]))
+        return folder
+
+
+def open_shelf(texts_dir: Path | None, kind: str, identity: dict[str, Any]) -> Shelf:
+    """The shelf of ``kind`` by ``identity`` in ``texts_dir`` (an earlier fit's
+    ``texts/``): its parts where it holds them, else an empty shelf."""
+    shelf = Shelf(kind, identity)
+    if texts_dir is None:
+        return shelf
+    folder = texts_dir / kind / shelf.producer
+    parts = tuple(sorted(folder.glob("*.parquet"))) if folder.is_dir() else ()
+    return Shelf(kind, identity, parts)
+
+
+def write_shelves(out: Path, shelves: Sequence[Shelf]) -> None:
+    """Write ``shelves`` into the fit directory being made at ``out``, under ``texts/``."""
+    for shelf in shelves:
+        shelf.write(out / TEXTS_DIR)
+
+
+def _read_part(path: Path) -> tuple[npt.NDArray[np.object_], Rows] | None:
+    """The keys and rows of one part; None (with a warning) when it cannot be read."""
+    try:
+        table = pq.read_table(path)
+        keys = table.column("key").to_numpy(zero_copy_only=False)
+        rows = table.column("row").combine_chunks()
+        width = rows.type.list_size
+        values = rows.flatten().to_numpy(zero_copy_only=False).reshape(-1, width)
+    except (OSError, KeyError, ValueError, pa.ArrowException) as error:
+        log.warning("%s: cannot read kept rows (%s); they are computed again", path, error)
+        return None
+    return keys.astype(object), values
+
+
+def _write_part(folder: Path, keys: npt.NDArray[np.object_], rows: Rows) -> Path:
+    """Write one part atomically (a temporary file, then renamed), named by its keys."""
+    digest = hashlib.blake2b(b"".join(keys.tolist()), digest_size=8).hexdigest()
+    path = folder / f"{digest}.parquet"
+    values = np.ascontiguousarray(rows)
+    column = pa.FixedSizeListArray.from_arrays(pa.array(values.ravel()), values.shape[1])
+    table = pa.table({"key": pa.array(keys.tolist(), pa.binary(_KEY_BYTES)), "row": column})
+    handle, temporary = tempfile.mkstemp(prefix=f".{digest}.", suffix=".tmp", dir=folder)
+    os.close(handle)
+    try:
+        pq.write_table(table, temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _link(source: Path, target: Path) -> None:
+    """``target`` as a hard link of ``source``, or across file systems a copy (made
+    under a temporary name, then renamed)."""
+    if target.exists():
+        return
+    try:
+        os.link(source, target)
+    except OSError:
+        temporary = target.with_name(f".{target.name}.tmp")
+        try:
+            shutil.copy2(source, temporary)
+            os.replace(temporary, target)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
