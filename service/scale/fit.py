@@ -2,19 +2,23 @@
 
 What runs where:
 
-* **workers**: reading the logs and repartitioning them by user
-  (:mod:`service.scale.partitions`); per partition, the collapsed (a, b, outcome) counts
-  (Bradley-Terry's sufficient statistics), the compact vote arrays, every user's four fits
-  (``bt``/``elo`` × ``cv``/``none``) with their agreement, the batches of the Elo
-  bootstrap (:mod:`service.scale.tasks`), and the embeddings of the queries
+* **reading**: on the client when it can open every input (one file or several, not a
+  Parquet directory): the local path's own ``read_battles``, since the client needs
+  every vote in the end; the workers then get only the compact arrays of their
+  partitions by user (:mod:`service.scale.local_read`). Otherwise on the workers, which
+  repartition the frames by user and send them back (:mod:`service.scale.partitions`);
+* **workers**: per partition, the collapsed (a, b, outcome) counts (Bradley-Terry's
+  sufficient statistics) when they read it, every user's four fits (``bt``/``elo`` ×
+  ``cv``/``none``) with their agreement, the batches of the Elo bootstrap
+  (:mod:`service.scale.tasks`), and the embeddings of the queries
   (:mod:`service.scale.queries`);
 * **client**: the small fits that need everything at once. The aggregate
-  Bradley-Terry from the summed counts; online Elo over the votes in global order
-  (seconds for millions); the shrinkage strength, learnt by
-  :func:`ranking.shrinkage.learn_alpha` from the gathered votes exactly as the local path
-  learns it; the held-out evaluation (:func:`ranking.evaluation.evaluate_personalisation`,
-  about 45 s at 2 million votes, while the workers fit the users); and the topic model,
-  profiles and rating predictor, fitted on the embeddings the workers computed.
+  Bradley-Terry from the summed counts; the shrinkage strength, learnt by
+  :func:`ranking.shrinkage.learn_alpha` from all the votes exactly as the local path
+  learns it; the held-out evaluation (:func:`ranking.evaluation.evaluate_personalisation`)
+  while the workers run the bootstrap and fit the users; each cell's null of no taste
+  (:func:`ranking.analysis.measure_noise`); and the topic model, profiles and rating
+  predictor, fitted on the embeddings the workers computed.
 
 Every number equals the local path's: the same code on the same arrays in the same
 order (per-user Bradley-Terry fits stop each user's Newton iterations on their own, so
@@ -26,6 +30,7 @@ Dask cluster".
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -52,10 +57,15 @@ from service.pipeline.steps import fit_query_features, held_out_evaluation
 from service.pipeline.timings import Stopwatch
 from service.scale import tasks
 from service.scale.cluster import WORKER_TIMEOUT_S, gather, n_workers
+from service.scale.local_read import client_can_read, read_on_client, split_by_user, votes_of
 from service.scale.partitions import ReadReport, battles_frame, read_by_user
 from service.scale.queries import submit_embeddings
 
 __all__ = ["DistributedFit", "fit_distributed"]
+
+#: Priority of the tasks the fit waits on (the bootstrap, the users' fits, their data)
+#: over the query embeddings, which the client needs last.
+_FIRST = 1
 
 
 @dataclass(frozen=True)
@@ -134,39 +144,45 @@ def fit_distributed(
     def collect(futures: Sequence[Any]) -> list[Any]:
         return gather(client, futures, worker_timeout=timeout)
 
-    say(
-        f"reading {len(inputs)} input(s) on {workers} Dask workers, {n_parts} partitions by user",
-        "reading on the workers",
-    )
-    parts, report = read_by_user(
-        client,
-        inputs,
-        skip_invalid=config.skip_invalid,
-        n_partitions=n_parts,
-        worker_timeout=timeout,
-        columns=columns,
-        prompts=prompts,
-    )
-    models = tuple(
-        sorted(set().union(*collect([client.submit(tasks.models_present, p) for p in parts])))
-    )
-    say("summing the pair counts and gathering the votes in order", "votes gathered")
-    arrays = [client.submit(tasks.partition_votes, p, models) for p in parts]
-    counts = [client.submit(tasks.partition_counts, a) for a in arrays]
-    merged = client.submit(tasks.merge_votes, models, *arrays)
-    (votes,) = collect([merged])
-    if not votes.names:
-        raise ValueError(
-            "Per-user results need a 'user_id' (or 'judge') field, and no battle has one."
+    if client_can_read(inputs):
+        say(f"reading {len(inputs)} input(s) here", "ingest")
+        frame, report = read_on_client(
+            inputs, skip_invalid=config.skip_invalid, columns=columns, prompts=prompts
         )
-    summed = _summed(models, collect(counts))
+        say(f"sending the votes to {workers} Dask workers, {n_parts} partitions by user",
+            "votes to the workers")  # fmt: skip
+        placed = _place_here(client, frame, n_parts)
+    else:
+        say(
+            f"reading {len(inputs)} input(s) on {workers} Dask workers, "
+            f"{n_parts} partitions by user",
+            "reading on the workers",
+        )
+        parts, report = read_by_user(
+            client,
+            inputs,
+            skip_invalid=config.skip_invalid,
+            n_partitions=n_parts,
+            worker_timeout=timeout,
+            columns=columns,
+            prompts=prompts,
+        )
+        say("summing the pair counts and gathering the votes in order", "votes gathered")
+        placed = _place_there(client, parts, timeout)
+    votes, models, arrays, summed = placed.votes, placed.models, placed.arrays, placed.summed
     bt = fit_leaderboard(summed, method="bt", rng=seed)
     plan = elo_bootstrap_plan(len(votes.data.outcomes), ELO_ROUNDS, np.random.default_rng(seed))
-    bootstrap = [client.submit(tasks.bootstrap_batch, merged, n, g, pure=False) for n, g in plan]
+    bootstrap = [
+        client.submit(tasks.bootstrap_batch, placed.merged, n, g, pure=False, priority=_FIRST)
+        for n, g in plan
+    ]
 
     def fit_users(method: Method, shrinkage: Shrinkage, prior: Any, alpha: Any) -> list[Any]:
         return [
-            client.submit(tasks.partition_users, a, method, shrinkage, prior, alpha) for a in arrays
+            client.submit(
+                tasks.partition_users, a, method, shrinkage, prior, alpha, priority=_FIRST
+            )
+            for a in arrays
         ]
 
     say(f"fitting {len(votes.names)} users on the workers", "per-user fits submitted")
@@ -175,18 +191,19 @@ def fit_distributed(
     for method, shrinkage in [s for s in GRID if s[0] == "bt" and s != ("bt", "cv")]:
         fits[method, shrinkage] = fit_users(method, shrinkage, bt_prior, None)
     fits["bt", "cv"] = fit_users("bt", "cv", bt_prior, _alpha(votes, bt_prior, seed))
+    battles = placed.battles(timeout)
+    embedded = (
+        submit_embeddings(client, battles, config.embedding, workers) if config.features else None
+    )
+    # the client evaluates while the workers run the bootstrap and the users' fits
+    say("held-out evaluation", "held-out evaluation")
+    evaluation = held_out_evaluation(votes.data, votes.users, votes.names, config)
     # the Elo fits wait for the bootstrap: its median is the aggregate Elo, their prior
     say("the Elo bootstrap", "waiting for the Elo bootstrap")
     samples = np.concatenate(collect(bootstrap), axis=0)
     point, lower, upper = replicate_summary(samples, CONFIDENCE, center=INITIAL)
     for method, shrinkage in [s for s in GRID if s[0] == "elo"]:
         fits[method, shrinkage] = fit_users(method, shrinkage, point, None)
-    battles = battles_frame(client, parts, models, worker_timeout=timeout)
-    embedded = (
-        submit_embeddings(client, battles, config.embedding, workers) if config.features else None
-    )
-    say("held-out evaluation", "held-out evaluation")
-    evaluation = held_out_evaluation(votes.data, votes.users, votes.names, config)
     features = None
     if config.features:
         table = None
@@ -233,6 +250,66 @@ def fit_distributed(
         analyses, evaluation, features, battles, models, len(votes.names), watch.to_dict(),
         report, n_parts, workers,
     )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Placed:
+    """The votes once read: on the client, and on the cluster in partitions by user.
+
+    ``arrays`` are futures of the partitions' :class:`~service.scale.tasks.PartitionVotes`,
+    ``merged`` one of all the :class:`~service.scale.tasks.Votes` (the bootstrap's);
+    ``battles(timeout)`` the battle frame, gathered from the workers when read there.
+    """
+
+    votes: tasks.Votes
+    models: tuple[str, ...]
+    summed: PairwiseData
+    arrays: list[Any]
+    merged: Any
+    battles: Callable[[float], pd.DataFrame]
+
+
+def _place_here(client: Any, battles: pd.DataFrame, n_parts: int) -> _Placed:
+    """Votes read on the client: the local path's arrays, partitions sent to the workers.
+
+    Each partition (and the bootstrap's votes) goes to the cluster as the argument of a
+    task that returns it, not by ``scatter``: the scheduler keeps a task's arguments, so a
+    worker that dies takes nothing Dask cannot remake elsewhere.
+    """
+    votes = votes_of(battles)
+    with warnings.catch_warnings():  # "Sending large graph": these are the data, once
+        warnings.simplefilter("ignore", UserWarning)
+        arrays = [
+            client.submit(tasks.keep, part, priority=_FIRST)
+            for part in split_by_user(votes, n_parts)
+        ]
+        merged = client.submit(tasks.keep, votes, priority=_FIRST)
+    summed = collapse(votes.data)
+    return _Placed(votes, votes.data.models, summed, arrays, merged, lambda _: battles)
+
+
+def _place_there(client: Any, parts: Sequence[Any], timeout: float) -> _Placed:
+    """Votes read on the workers: the partitions' arrays, their merge and summed counts."""
+
+    def collect(futures: Sequence[Any]) -> list[Any]:
+        return gather(client, futures, worker_timeout=timeout)
+
+    models = tuple(
+        sorted(set().union(*collect([client.submit(tasks.models_present, p) for p in parts])))
+    )
+    arrays = [client.submit(tasks.partition_votes, p, models) for p in parts]
+    counts = [client.submit(tasks.partition_counts, a) for a in arrays]
+    merged = client.submit(tasks.merge_votes, models, *arrays)
+    (votes,) = collect([merged])
+    if not votes.names:
+        raise ValueError(
+            "Per-user results need a 'user_id' (or 'judge') field, and no battle has one."
+        )
+
+    def fetch(wait: float) -> pd.DataFrame:
+        return battles_frame(client, parts, models, worker_timeout=wait)
+
+    return _Placed(votes, models, _summed(models, collect(counts)), arrays, merged, fetch)
 
 
 def _summed(models: tuple[str, ...], counts: Sequence[PairwiseData]) -> PairwiseData:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -25,12 +25,15 @@ from ranking.types import FloatArray, IntArray, Method, PairwiseData
 from ranking.users import Shrinkage, UserRatings
 from service.scale.partitions import ROW
 
+T = TypeVar("T")
+
 __all__ = [
     "PartitionUsers",
     "PartitionVotes",
     "Votes",
     "bootstrap_batch",
     "embed_batches",
+    "keep",
     "merge_votes",
     "models_present",
     "partition_counts",
@@ -180,3 +183,9 @@ def embed_batches(backend: str, batches: Sequence[Sequence[str]]) -> list[Any]:
 
     embedder = make_embedder(backend)
     return [np.asarray(embedder.embed(list(batch)), dtype=np.float32) for batch in batches]
+
+
+def keep(value: T) -> T:
+    """Task: ``value`` itself, sent with the task: data the client made, held on the
+    cluster (and remade from the task when its worker dies, which ``scatter`` cannot)."""
+    return value

@@ -17,20 +17,28 @@ from service.scale.cluster import local_cluster
 from tests.service.scale.conftest import fitted
 
 
+@pytest.mark.parametrize("reader", ["client", "workers"])
 def test_a_worker_killed_mid_fit_changes_nothing(
-    scale_sim: dict[str, Path], local_fit: Path
+    scale_sim: dict[str, Path], local_fit: Path, reader: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Read on the client, the victim's partitions were sent with their tasks; read on
+    # the workers, they are read and shuffled again: either way Dask remakes them.
     from distributed import Client
 
+    import service.scale.fit as scale_fit
     from service.scale import fit_distributed
 
+    if reader == "workers":
+        monkeypatch.setattr(scale_fit, "client_can_read", lambda inputs: False)
+
     killed: list[int] = []
+    messages: list[str] = []
     with local_cluster(2) as cluster, Client(cluster) as client:
         pids = client.run(os.getpid)
 
         def progress(message: str) -> None:
-            # Once the partitions are persisted on both workers, before the per-user
-            # fits: the victim's partitions must be recomputed (read, shuffled) again.
+            messages.append(message)
+            # Once the partitions are on both workers, before the per-user fits.
             if message.startswith("fitting") and not killed:
                 killed.append(pids[sorted(pids)[0]])
                 os.kill(killed[0], signal.SIGKILL)
@@ -41,6 +49,7 @@ def test_a_worker_killed_mid_fit_changes_nothing(
             FitConfig(truth=str(scale_sim["truth"]), features=False),
             progress=progress,
         )
+        assert ("Dask workers" in messages[0]) == (reader == "workers"), messages[0]
         assert killed and killed[0] not in client.run(os.getpid).values()  # restarted
     expected = fitted(local_fit)
     assert {a.ratings.method: a.aggregate.to_dict() for a in result.analyses} == (
@@ -60,12 +69,16 @@ def test_a_worker_killed_mid_fit_changes_nothing(
         assert agreement["n_battles"].sum() == r.battles.sum() // 2
 
 
+@pytest.mark.parametrize("step", ["_place_here", "read_by_user"])
 def test_losing_every_worker_ends_with_one_line_and_exit_2(
     scale_sim: dict[str, Path],
     tmp_path: Path,
+    step: str,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    # The votes placed on the only worker (read on the client, or on the workers), then
+    # the worker gone for good.
     from distributed import Client
 
     import service.scale.fit as scale_fit
@@ -75,17 +88,19 @@ def test_losing_every_worker_ends_with_one_line_and_exit_2(
     (out / "manifest.json").write_text('{"format": "personal-leaderboard/fit-2"}\n')
     (out / "old.txt").write_text("the previous fit", encoding="utf-8")
     with local_cluster(1) as cluster, Client(cluster) as watcher:
-        read = scale_fit.read_by_user
+        place = getattr(scale_fit, step)
 
-        def read_then_lose_the_workers(*args: Any, **kwargs: Any) -> Any:
-            result = read(*args, **kwargs)
+        def place_then_lose_the_workers(*args: Any, **kwargs: Any) -> Any:
+            result = place(*args, **kwargs)
             cluster.scale(0)  # the partitions go with the only worker
             deadline = time.monotonic() + 30
             while watcher.nthreads() and time.monotonic() < deadline:
                 time.sleep(0.05)
             return result
 
-        monkeypatch.setattr(scale_fit, "read_by_user", read_then_lose_the_workers)
+        monkeypatch.setattr(scale_fit, step, place_then_lose_the_workers)
+        if step == "read_by_user":
+            monkeypatch.setattr(scale_fit, "client_can_read", lambda inputs: False)
         monkeypatch.setattr(scale_fit, "WORKER_TIMEOUT_S", 2.0)
         argv = ["fit", str(scale_sim["battles"]), "--out", str(out), "--no-features"]
         started = time.monotonic()

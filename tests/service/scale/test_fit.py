@@ -38,15 +38,23 @@ def test_local_cluster_gives_the_local_fit(
     assert_same_fit(fitted(local_fit), fit)
 
 
+@pytest.mark.parametrize("reader", ["client", "workers"])
 def test_several_files_and_a_repeated_battle_id(
     scale_sim: dict[str, Path],
     local_fit: Path,
     cluster: str,
     tmp_path: Path,
+    reader: str,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # The log in 3 files, the last repeating a vote of the first: read on the workers,
-    # the repeat dropped as read_battles drops it across files.
+    # The log in 3 files, the last repeating a vote of the first: read on the client
+    # (it can open them), or on the workers (as when only they can), the repeat dropped
+    # as read_battles drops it across files.
+    import service.scale.fit as scale_fit
+
+    if reader == "workers":
+        monkeypatch.setattr(scale_fit, "client_can_read", lambda inputs: False)
     records = _records(scale_sim["battles"])
     third = len(records) // 3
     chunks = [records[:third], records[third : 2 * third], records[2 * third :] + records[:1]]
@@ -58,7 +66,10 @@ def test_several_files_and_a_repeated_battle_id(
     argv = ["fit", *map(str, files), "--out", str(out), "--no-features"]
     argv += ["--truth", str(scale_sim["truth"]), "--scheduler", cluster, "--partitions", "3"]
     assert main(argv) == 0
-    assert "skipped 1 duplicate battle ids" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "skipped 1 duplicate battle ids" in err
+    where = "here" if reader == "client" else "on 2 Dask workers"
+    assert f"reading 3 input(s) {where}" in err
     fit = fitted(out)
     assert fit.manifest["scheduler"] == cluster and fit.manifest["partitions"] == 3
     assert_same_fit(fitted(local_fit), fit)
