@@ -11,6 +11,7 @@ import pytest
 from features.profile import UserProfiler, UserProfiles
 from features.style import STYLE_FEATURES, style_features
 from features.topics import TopicModel
+from tests.conftest import RecordedProgress
 
 
 @pytest.fixture(scope="module")
@@ -167,3 +168,35 @@ def test_one_users_queries_profile_as_their_frame_does(
     gaps: list[Any] = [texts[0], None]
     expected = profiler.transform(pd.DataFrame({"user_id": "you", "prompt": gaps}))
     np.testing.assert_array_equal(profiler.transform_queries(gaps).values, expected.values)
+
+
+def test_the_profiler_embeds_each_distinct_prompt_once(labelled_battles: pd.DataFrame) -> None:
+    progress = RecordedProgress()
+    profiler = UserProfiler(TopicModel("tfidf", n_topics=4), query_components=8)
+    profiler.fit_transform(labelled_battles, progress=progress)
+    embedded = [(s.name, s.total) for s in progress.stages if s.name.startswith("embedding")]
+    n_distinct = labelled_battles["prompt"].nunique()
+    assert embedded == [("embedding queries (TF-IDF)", n_distinct)]  # for topics and components
+    assert profiler.query_model_ is not None
+
+
+def test_profiles_are_each_users_own_shares_and_means(
+    labelled_battles: pd.DataFrame, topic_model: TopicModel
+) -> None:
+    profiler = UserProfiler(topic_model, smoothing=0.0)
+    frame = profiler.fit_transform(labelled_battles).to_frame()
+    users = labelled_battles["user_id"].astype(str).to_numpy()
+    rows = style_features(labelled_battles["prompt"].tolist())
+    style = pd.DataFrame(rows, columns=list(STYLE_FEATURES))
+    style["user_id"] = users
+    means = style.groupby("user_id").mean().loc[frame.index]
+    spreads = style.groupby("user_id").std(ddof=0).loc[frame.index]
+    for feature in STYLE_FEATURES:
+        got = frame[f"style_mean:{feature}"].to_numpy()
+        np.testing.assert_allclose(got, means[feature].to_numpy(), rtol=1e-9, atol=1e-12)
+        got = frame[f"style_sd:{feature}"].to_numpy()
+        np.testing.assert_allclose(got, spreads[feature].to_numpy(), rtol=1e-6, atol=1e-6)
+    shares = pd.crosstab(users, profiler.labels_, normalize="index").loc[frame.index]
+    for topic in range(topic_model.n_topics_):
+        expected = shares[topic].to_numpy() if topic in shares.columns else 0.0
+        np.testing.assert_allclose(frame[f"topic:{topic}"].to_numpy(), expected, atol=1e-12)

@@ -293,3 +293,77 @@ def test_a_model_saved_before_min_df_and_text_loads_and_predicts(
     assert loaded.get_params()["min_df"] == DEFAULTS["min_df"]
     assert loaded.embedder_.text == "head" and loaded.embedder_.max_tokens == 32
     assert loaded.predict(corpus[0][:5]).shape == (5,)
+
+
+# -- fitted on a sample of the distinct prompts (issue 33) ----------------------------------
+
+
+def test_a_fit_on_a_sample_labels_every_query_and_finds_the_same_topics(
+    corpus: Corpus, corpus_embeddings: np.ndarray, fitted: TopicModel
+) -> None:
+    docs = corpus[0] + corpus[0][:50]  # repeated queries share their prompt's topic
+    vectors = np.vstack([corpus_embeddings, corpus_embeddings[:50]])
+    progress = RecordedProgress()
+    model = TopicModel("minilm-int8", n_topics=8, max_fit_documents=150)
+    model.fit(docs, embeddings=vectors, progress=progress)
+    assert model.n_fit_documents_ == 150
+    assert model.labels_.shape == (450,)
+    np.testing.assert_array_equal(model.labels_[400:], model.labels_[:50])
+    assert sum(t.size for t in model.topics_) == 450
+    assert all(t.words for t in model.topics_)
+    stages = {s.name: s for s in progress.stages}
+    assert stages["topics of the other prompts"].total == 400 - 150
+    assert stages["topics of the other prompts"].done == 400 - 150
+    # the fitted model agrees with the labels it gave, and with the fit on every prompt
+    np.testing.assert_array_equal(model.predict(docs, embeddings=vectors), model.labels_)
+    # (a full fit with another seed agrees with this one at 0.65; 150 prompts k-means 8)
+    assert adjusted_rand_score(fitted.labels_, model.labels_[:400]) > 0.4
+    assert adjusted_rand_score(corpus[1], model.labels_[:400]) > 0.5
+
+
+def test_a_fit_within_the_limit_is_the_fit_on_every_prompt(
+    corpus: Corpus, corpus_embeddings: np.ndarray, fitted: TopicModel
+) -> None:
+    progress = RecordedProgress()
+    model = TopicModel("minilm-int8", n_topics=8, max_fit_documents=400)
+    model.fit(corpus[0], embeddings=corpus_embeddings, progress=progress)
+    unlimited = TopicModel("minilm-int8", n_topics=8, max_fit_documents=None)
+    unlimited.fit(corpus[0], embeddings=corpus_embeddings)
+    for other in (unlimited, fitted):  # fitted: the default limit
+        np.testing.assert_array_equal(model.labels_, other.labels_)
+        assert [t.words for t in model.topics_] == [t.words for t in other.topics_]
+    assert model.n_fit_documents_ == 400
+    assert "topics of the other prompts" not in progress.named()
+
+
+def test_the_sample_follows_the_seed(corpus: Corpus, corpus_embeddings: np.ndarray) -> None:
+    def labels(seed: int) -> np.ndarray:
+        model = TopicModel("minilm-int8", n_topics=4, max_fit_documents=60, random_state=seed)
+        return model.fit(corpus[0], embeddings=corpus_embeddings).labels_
+
+    np.testing.assert_array_equal(labels(0), labels(0))
+    assert not np.array_equal(labels(0), labels(1))
+
+
+@pytest.mark.parametrize("limit", [0, 1, -5, 2.5, True, "many"])
+def test_a_bad_max_fit_documents_is_named(limit: object, corpus: Corpus) -> None:
+    with pytest.raises(ValueError, match=f"'max_fit_documents'.*not {limit!r}"):
+        TopicModel("tfidf", max_fit_documents=limit).fit(corpus[0][:20])  # type: ignore[arg-type]
+
+
+def test_fit_distinct_checks_its_vectors(corpus: Corpus, corpus_embeddings: np.ndarray) -> None:
+    docs = corpus[0][:10]
+    with pytest.raises(ValueError, match=r"'vectors' must have one row per query \(10\)"):
+        TopicModel("minilm-int8").fit_distinct(docs, corpus_embeddings[:9], np.arange(10))
+    with pytest.raises(ValueError, match="'docs' must hold at least one query"):
+        TopicModel("minilm-int8").fit_distinct([], corpus_embeddings[:0], [])
+
+
+def test_a_model_saved_before_the_sample_loads_without_one(
+    fitted: TopicModel, tmp_path: Path
+) -> None:
+    model = clone(fitted).set_params(max_fit_documents=50)
+    del model.max_fit_documents  # as pickled before issue 33
+    joblib.dump(model, tmp_path / "old.joblib")
+    loaded = joblib.load(tmp_path / "old.joblib")
+    assert loaded.get_params()["max_fit_documents"] is None
