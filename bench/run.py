@@ -41,6 +41,7 @@ from bench import (
     soak,
     study,
     topic_names,
+    topic_sample,
     topics,
 )
 from bench.common import Row, machine_info
@@ -86,6 +87,7 @@ BENCHMARKS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
         topic_names.run,
     ),
     "rank_reading": ("W. The ranks a person reads, on real logs (issue 32)", rank_reading.run),
+    "topic_sample": ("X. Topics fitted on a sample of the prompts (issue 33)", topic_sample.run),
 }
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = HERE / "RESULTS.md"
