@@ -36,6 +36,7 @@ from bench import (
     price_to_crown,
     rank_reading,
     real_voters,
+    refit,
     scale,
     service,
     soak,
@@ -88,6 +89,7 @@ BENCHMARKS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     ),
     "rank_reading": ("W. The ranks a person reads, on real logs (issue 32)", rank_reading.run),
     "topic_sample": ("X. Topics fitted on a sample of the prompts (issue 33)", topic_sample.run),
+    "refit": ("Y. Refits that only do what is new (issue 33)", refit.run),
 }
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = HERE / "RESULTS.md"

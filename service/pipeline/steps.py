@@ -228,7 +228,10 @@ def fit_query_features(
     vectors by prompt text (the Dask path's), used as the topic model's own; otherwise
     each distinct prompt is embedded here, once, unless ``earlier`` kept its vector.
     Style rows are kept the same way. With ``earlier``, its topic model is kept where
-    ``config`` asks for the same topics (:func:`~service.pipeline.reuse.reusable_topics`).
+    ``config`` asks for the same topics (:func:`~service.pipeline.reuse.reusable_topics`),
+    and its predictor, where it rated the same ``models``, is where the new one starts:
+    each member keeps its penalty (no penalty search) and its solver starts from the
+    earlier coefficients (``RatingPredictor.fit(start=...)``).
     """
     if not has_prompts(battles):
         log.warning("the log has no prompts: no topics, profiles or predictor fitted")
@@ -246,6 +249,8 @@ def fit_query_features(
         name = config.embedding or default_embedding()
         embedder = None if name == "tfidf" else make_embedder(name)
     rows = kept_rows(texts, embedder, earlier, progress)
+    start = None if earlier is None else earlier.predictor
+    warm = start is not None and tuple(start.models_) == tuple(models)
     profiler = predictor.profiler
     profiler.style_cache_ = rows.style  # read by the profiler's fit, then taken away
     try:
@@ -254,6 +259,7 @@ def fit_query_features(
             models=models,
             embeddings=embeddings if embeddings is not None else rows.embeddings,
             progress=progress,
+            start=start if warm else None,
         )
     finally:
         profiler.style_cache_ = None
@@ -262,7 +268,7 @@ def fit_query_features(
     reuse = {
         "from": None if earlier is None or earlier.root is None else str(earlier.root),
         "topics": "fitted" if kept_topics is None else "kept",
-        "predictor": "fresh",
+        "predictor": "warm" if warm else "fresh",
         **rows.counts,
     }
     profiles = predictor.training_profiles_.to_frame()

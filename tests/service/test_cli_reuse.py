@@ -48,6 +48,7 @@ def test_a_fit_keeps_its_prompts_rows(earlier: Path, logs: tuple[Path, Path, int
     manifest = json.loads((earlier / "manifest.json").read_text("utf-8"))
     n_prompts = pd.read_parquet(logs[0])["prompt"].nunique()
     assert manifest["reuse"]["from"] is None and manifest["reuse"]["topics"] == "fitted"
+    assert manifest["reuse"]["predictor"] == "fresh"
     for kind in ("embeddings", "style"):
         assert manifest["reuse"][kind] == {"kept": 0, "computed": n_prompts}
         (producer,) = (earlier / TEXTS_DIR / kind).iterdir()
@@ -62,11 +63,19 @@ def test_a_refit_on_the_same_votes_computes_nothing_and_changes_nothing(
     n_prompts = pd.read_parquet(logs[0])["prompt"].nunique()
     reuse = document["reuse"]
     assert reuse["from"] == str(earlier) and reuse["topics"] == "kept"
+    assert reuse["predictor"] == "warm"
     assert reuse["embeddings"] == reuse["style"] == {"kept": n_prompts, "computed": 0}
     before, after = load_fit(earlier), load_fit(out)
     assert after.topics == before.topics
     assert before.profiles is not None and after.profiles is not None
     np.testing.assert_allclose(after.profiles.to_numpy(), before.profiles.to_numpy(), atol=1e-9)
+    from features.predictor import RatingPredictor
+
+    assert before.predictor_dir is not None and after.predictor_dir is not None
+    query = ["Write a poem about the sea, and explain its metre."]
+    warm = RatingPredictor.load(after.predictor_dir).predict_queries(query).ratings
+    fresh = RatingPredictor.load(before.predictor_dir).predict_queries(query).ratings
+    np.testing.assert_allclose(warm, fresh, atol=0.5)  # Elo points: the same optimum
 
 
 def test_a_refit_in_place_with_new_votes_embeds_only_their_new_prompts(
