@@ -77,14 +77,15 @@ class Earlier:
         if not (root / "manifest.json").is_file():
             raise ValueError(f"{root} holds no fit (no manifest.json)")
         topic_model = predictor = None
-        if (root / TOPICS_DIR).is_dir():
-            from features.topics import TopicModel
-
-            topic_model = TopicModel.load(root / TOPICS_DIR)
-        if (root / PREDICTOR_DIR).is_dir():
+        if (root / PREDICTOR_DIR).is_dir():  # its topic model is the fit's, saved with it
             from features.predictor import RatingPredictor
 
             predictor = RatingPredictor.load(root / PREDICTOR_DIR)
+            topic_model = predictor.profiler_.topic_model_
+        elif (root / TOPICS_DIR).is_dir():
+            from features.topics import TopicModel
+
+            topic_model = TopicModel.load(root / TOPICS_DIR)
         return cls(root, topic_model, predictor)
 
     def shelf(self, kind: str, identity: dict[str, Any]) -> Shelf:
@@ -121,8 +122,12 @@ def reusable_topics(earlier: Earlier | None, config: FitConfig) -> Any:
 
 
 def distinct_prompts(battles: pd.DataFrame) -> list[str]:
-    """The distinct prompt texts of a battle frame, sorted."""
-    prompts = battles["prompt"].dropna().astype(str)
+    """The distinct prompt texts of a battle frame's votes with a user (those the rating
+    predictor profiles), sorted."""
+    voted = battles["prompt"].notna()
+    if "user_id" in battles.columns:
+        voted &= battles["user_id"].notna()
+    prompts = battles.loc[voted, "prompt"].astype(str)
     return sorted(pd.unique(prompts.to_numpy(dtype=object)).tolist())
 
 

@@ -9,6 +9,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from features.style import style_features
@@ -16,6 +17,7 @@ from service.pipeline.config import FitConfig
 from service.pipeline.reuse import (
     Earlier,
     KeptStyle,
+    distinct_prompts,
     embedding_identity,
     kept_rows,
     reusable_topics,
@@ -158,3 +160,11 @@ def test_an_earlier_fit_must_be_a_fit(tmp_path: Path) -> None:
     assert earlier.topic_model is None and earlier.predictor is None
     found, missing = earlier.shelf("style", style_identity()).lookup(TEXTS)
     assert len(found) == 0 and missing == TEXTS and not (tmp_path / TEXTS_DIR).exists()
+
+
+def test_the_prompts_are_those_of_votes_with_a_user() -> None:
+    battles = pd.DataFrame(
+        {"user_id": ["u", "u", None, "v"], "prompt": ["b", "a", "anonymous", None]}
+    )
+    assert distinct_prompts(battles) == ["a", "b"]
+    assert distinct_prompts(battles.drop(columns="user_id")) == ["a", "anonymous", "b"]
