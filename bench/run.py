@@ -24,6 +24,7 @@ from pathlib import Path
 from bench import (
     aggregate,
     cli_speed,
+    contextual_kernel,
     coverage,
     elo_bootstrap,
     ingest,
@@ -90,6 +91,10 @@ BENCHMARKS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "rank_reading": ("W. The ranks a person reads, on real logs (issue 32)", rank_reading.run),
     "topic_sample": ("X. Topics fitted on a sample of the prompts (issue 33)", topic_sample.run),
     "refit": ("Y. Refits that only do what is new (issue 33)", refit.run),
+    "contextual_kernel": (
+        "Z. The rating predictor's contextual fits: Newton on pairs, no design (issue 33)",
+        contextual_kernel.run,
+    ),
 }
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = HERE / "RESULTS.md"
