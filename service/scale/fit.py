@@ -47,9 +47,8 @@ from ranking.io.prompt_texts import PromptTexts
 from ranking.leaderboard import build_leaderboard, fit_leaderboard
 from ranking.noise import NULL_REPLICATES
 from ranking.odds import rank_odds
-from ranking.pairwise import ELO_PER_NAT, collapse, model_counts
-from ranking.shrinkage import learn_alpha
-from ranking.types import CENTER, Leaderboard, Method, PairwiseData
+from ranking.pairwise import collapse, model_counts
+from ranking.types import Leaderboard, Method, PairwiseData
 from ranking.users import Shrinkage, UserRatings
 from service.pipeline.config import CONFIDENCE, ELO_ROUNDS, GRID, FitConfig
 from service.pipeline.fit import FitResult
@@ -60,12 +59,15 @@ from service.scale.cluster import WORKER_TIMEOUT_S, gather, n_workers
 from service.scale.local_read import client_can_read, read_on_client, split_by_user, votes_of
 from service.scale.partitions import ReadReport, battles_frame, read_by_user
 from service.scale.queries import submit_embeddings
+from service.scale.task_times import worker_timings
 
 __all__ = ["DistributedFit", "fit_distributed"]
 
 #: Priority of the tasks the fit waits on (the bootstrap, the users' fits, their data)
 #: over the query embeddings, which the client needs last.
 _FIRST = 1
+#: Seconds the workers' clocks may run behind the client's (task stream start times).
+_CLOCK_SLACK_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -144,7 +146,14 @@ def fit_distributed(
     def collect(futures: Sequence[Any]) -> list[Any]:
         return gather(client, futures, worker_timeout=timeout)
 
+    since = _record_tasks(client)
+    warm: list[Any] = []
     if client_can_read(inputs):
+        # fresh workers load the fit's code while the client reads
+        warm = [
+            client.submit(tasks.warm_up, workers=[w], allow_other_workers=True, pure=False)
+            for w in client.scheduler_info()["workers"]
+        ]
         say(f"reading {len(inputs)} input(s) here", "ingest")
         frame, report = read_on_client(
             inputs, skip_invalid=config.skip_invalid, columns=columns, prompts=prompts
@@ -190,7 +199,9 @@ def fit_distributed(
     fits: dict[tuple[Method, Shrinkage], list[Any]] = {}
     for method, shrinkage in [s for s in GRID if s[0] == "bt" and s != ("bt", "cv")]:
         fits[method, shrinkage] = fit_users(method, shrinkage, bt_prior, None)
-    fits["bt", "cv"] = fit_users("bt", "cv", bt_prior, _alpha(votes, bt_prior, seed))
+    # the shrinkage strength is learnt from all the votes, on a worker: the fits wait on it
+    alpha = client.submit(tasks.shrinkage_alpha, placed.merged, bt_prior, seed, priority=_FIRST)
+    fits["bt", "cv"] = fit_users("bt", "cv", bt_prior, alpha)
     battles = placed.battles(timeout)
     embedded = (
         submit_embeddings(client, battles, config.embedding, workers) if config.features else None
@@ -213,6 +224,7 @@ def fit_distributed(
         features = fit_query_features(battles, models, config, embeddings=table)
 
     say("collecting the per-user fits", "waiting for the per-user fits")
+    collect(warm)  # long done: its failure said here, not lost
     elo = build_leaderboard(
         "elo",
         models,
@@ -246,10 +258,28 @@ def fit_distributed(
     watch.end()
     if progress is not None:
         progress(f"fitted ({time.perf_counter() - start:.0f} s)")
+    ours = [*warm, *placed.arrays, placed.merged, *bootstrap, alpha]
+    ours += [f for cell in fits.values() for f in cell]
+    ours += [] if embedded is None else embedded.futures
+    timings = {**watch.to_dict(), **_worker_timings(client, ours, since)}
     return DistributedFit(
-        analyses, evaluation, features, battles, models, len(votes.names), watch.to_dict(),
+        analyses, evaluation, features, battles, models, len(votes.names), timings,
         report, n_parts, workers,
     )  # fmt: skip
+
+
+def _record_tasks(client: Any) -> float:
+    """Have the scheduler record its task stream (from now); the time it starts."""
+    now = time.time()
+    client.get_task_stream(start=0, stop=0)  # adds the scheduler's recorder if missing
+    return now
+
+
+def _worker_timings(client: Any, futures: Sequence[Any], since: float) -> dict[str, float]:
+    """:func:`~service.scale.task_times.worker_timings` of the tasks of ``futures``."""
+    keys = {future.key for future in futures}
+    records = client.get_task_stream(start=since - _CLOCK_SLACK_S)
+    return worker_timings(r for r in records if r.get("key") in keys)
 
 
 @dataclass(frozen=True)
@@ -321,23 +351,6 @@ def _summed(models: tuple[str, ...], counts: Sequence[PairwiseData]) -> Pairwise
             np.concatenate([c.outcomes for c in counts]),
             np.concatenate([c.weights for c in counts]),
         )
-    )
-
-
-def _alpha(votes: tasks.Votes, prior: np.ndarray, seed: int) -> float:
-    """The shrinkage strength of ``(bt, cv)``, learnt as ``fit_user_ratings`` learns it."""
-    data, users = votes.data, votes.users
-    known = users >= 0
-    mu = (np.broadcast_to(prior, (len(votes.names), data.n_models)) - CENTER) / ELO_PER_NAT
-    return learn_alpha(
-        data.n_models,
-        data.matchups[known],
-        data.outcomes[known],
-        users[known],
-        len(votes.names),
-        mu,
-        method="cv",
-        rng=seed,
     )
 
 

@@ -20,8 +20,9 @@ import pandas as pd
 from ranking.analysis import fit_user_agreement
 from ranking.intervals import bootstrap_elo_batch
 from ranking.io.frames import pairwise_from_battles
-from ranking.pairwise import collapse
-from ranking.types import FloatArray, IntArray, Method, PairwiseData
+from ranking.pairwise import ELO_PER_NAT, collapse
+from ranking.shrinkage import learn_alpha
+from ranking.types import CENTER, FloatArray, IntArray, Method, PairwiseData
 from ranking.users import Shrinkage, UserRatings
 from service.scale.partitions import ROW
 
@@ -39,6 +40,8 @@ __all__ = [
     "partition_counts",
     "partition_users",
     "partition_votes",
+    "shrinkage_alpha",
+    "warm_up",
 ]
 
 
@@ -151,6 +154,24 @@ def bootstrap_batch(votes: Votes, size: int, rng: np.random.Generator) -> FloatA
     return bootstrap_elo_batch(data.n_models, data.matchups, data.outcomes, size, rng)
 
 
+def shrinkage_alpha(votes: Votes, prior: FloatArray, seed: int) -> float:
+    """The shrinkage strength of ``(bt, cv)``, learnt from all votes as
+    :func:`ranking.users.fit_user_ratings` learns it (prior: the aggregate, Elo scale)."""
+    data, users = votes.data, votes.users
+    known = users >= 0
+    mu = (np.broadcast_to(prior, (len(votes.names), data.n_models)) - CENTER) / ELO_PER_NAT
+    return learn_alpha(
+        data.n_models,
+        data.matchups[known],
+        data.outcomes[known],
+        users[known],
+        len(votes.names),
+        mu,
+        method="cv",
+        rng=seed,
+    )
+
+
 def partition_users(
     votes: PartitionVotes,
     method: Method,
@@ -189,3 +210,20 @@ def keep(value: T) -> T:
     """Task: ``value`` itself, sent with the task: data the client made, held on the
     cluster (and remade from the task when its worker dies, which ``scatter`` cannot)."""
     return value
+
+
+def warm_up() -> None:
+    """Task: load what the fit's tasks run (imports, compiled kernels from numba's cache)
+    on a fresh worker, while the client reads the logs."""
+    models = ("a", "b", "c")
+    data = PairwiseData(
+        models, np.array([[0, 1], [1, 2], [2, 0]], dtype=np.intp), np.array([1.0, 0.5, 0.0]),
+        np.ones(3),
+    )  # fmt: skip
+    votes = PartitionVotes(data, np.array([0, 0, 1], dtype=np.intp), ("u", "v"),
+                           np.zeros(3), np.arange(3, dtype=np.int64))  # fmt: skip
+    prior = np.full(len(models), 1000.0)
+    for method in ("bt", "elo"):
+        partition_users(votes, method, "none", prior, None)
+    partition_users(votes, "bt", "cv", prior, 1.0)
+    bootstrap_batch(Votes(data, votes.users, votes.user_names), 1, np.random.default_rng(0))

@@ -33,6 +33,12 @@ def test_local_cluster_gives_the_local_fit(
     assert main(argv) == 0
     document = json.loads(capsys.readouterr().out)
     assert document["scheduler"] == "local:2" and document["partitions"] == 4
+    # read here; the workers' own work timed beside the client's steps
+    timings = document["timings"]
+    assert "ingest" in timings and "reading on the workers" not in timings
+    for kind in ("Elo bootstrap", "per-user fits", "shrinkage strength"):
+        assert timings[f"on the workers / {kind}"] > 0
+        assert timings[f"on the workers / {kind}, task seconds"] > 0
     fit = fitted(out)
     assert fit.manifest["scheduler"] == "local:2" and fit.manifest["workers"] == 2
     assert_same_fit(fitted(local_fit), fit)
