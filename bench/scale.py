@@ -217,12 +217,15 @@ def run(quick: bool = False) -> list[Row]:
     battles = _log(users, per_user)
     results: dict[str, tuple[float, float, dict[str, object]]] = {}
     loads: dict[str, str] = {}
+    cpu: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="plb-bench-scale-") as tmp:
         for mode in MODES:
             loads[mode] = " ".join(f"{x:.1f}" for x in os.getloadavg())
+            before = _children_cpu()
             results[mode] = _fit(battles, mode, Path(tmp) / mode.replace(":", "-"))
+            cpu[mode] = _children_cpu() - before
     local_s, local_mb, local_doc = results["local"]
-    label = f"simulator: {users:,} users, {int(local_doc['n_battles']):,} votes, 15 models"
+    label = f"simulator: {users:,} users, {int(str(local_doc['n_battles'])):,} votes, 15 models"
     rows = [
         make_row(
             "plb fit --no-features, one process (the default)",
@@ -230,8 +233,8 @@ def run(quick: bool = False) -> list[Row]:
             ours=local_s,
             goal=f"≤ {GOAL_S:.0f} s (issue 18)",
             met=local_s <= GOAL_S if not quick else None,
-            notes=f"client peak {local_mb:,.0f} MB; load average at start {loads['local']}; "
-            "its steps below (the fit's own timings, wall seconds)",
+            notes=f"client peak {local_mb:,.0f} MB; CPU {cpu['local']:.1f} s; load average at "
+            f"start {loads['local']}; its steps below (the fit's own timings, wall seconds)",
         ),
         *_step_rows("one process", local_doc),
     ]
@@ -245,13 +248,23 @@ def run(quick: bool = False) -> list[Row]:
                 label,
                 ours=seconds,
                 reference=local_s,
-                notes=f"ratio = one process / Dask; client peak {mb:,.0f} MB; "
-                f"same summaries and evaluation: {'yes' if _same(local_doc, document) else 'NO'}; "
+                notes=f"ratio = one process / Dask; client peak {mb:,.0f} MB; CPU "
+                f"{cpu[mode]:.1f} s, client and workers ({cpu[mode] / cpu['local']:.2f}x one "
+                "process's); same summaries and evaluation: "
+                f"{'yes' if _same(local_doc, document) else 'NO'}; "
                 f"load average at start {loads[mode]}; {os.cpu_count()} CPUs",
             )
         )
         rows += _step_rows(f"--scheduler {mode}", document)
     return rows
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user and system) of this process's finished children, and theirs."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _step_rows(how: str, document: dict[str, object]) -> list[Row]:
