@@ -62,12 +62,15 @@ _KEY_BYTES = 16
 Rows = npt.NDArray[np.floating[Any]]
 
 
-def text_keys(texts: Sequence[str]) -> npt.NDArray[np.object_]:
-    """The key of each text: the 16-byte BLAKE2b digest of its UTF-8, as ``bytes``."""
-    keys = np.empty(len(texts), dtype=object)
-    for i, text in enumerate(texts):
-        keys[i] = hashlib.blake2b(text.encode("utf-8"), digest_size=_KEY_BYTES).digest()
-    return keys
+Keys = npt.NDArray[np.uint64]
+
+
+def text_keys(texts: Sequence[str]) -> Keys:
+    """The key of each text: the 16-byte BLAKE2b digest of its UTF-8, as ``(n, 2)``
+    little-endian unsigned 64-bit halves (its bytes, in order)."""
+    blake2b = hashlib.blake2b
+    digests = b"".join([blake2b(t.encode("utf-8"), digest_size=_KEY_BYTES).digest() for t in texts])
+    return np.frombuffer(digests, dtype="<u8").reshape(len(texts), 2)
 
 
 def producer_id(kind: str, identity: Mapping[str, Any]) -> str:
@@ -148,13 +151,13 @@ class Shelf:
     parts : tuple of Path
         Part files of an earlier fit's shelf.
     added : tuple of (keys, rows)
-        Rows computed since, not yet written.
+        Rows computed since, not yet written (keys as :func:`text_keys` makes them).
     """
 
     kind: str
     identity: dict[str, Any]
     parts: tuple[Path, ...] = ()
-    added: tuple[tuple[npt.NDArray[np.object_], Rows], ...] = field(default=(), repr=False)
+    added: tuple[tuple[Keys, Rows], ...] = field(default=(), repr=False)
 
     @property
     def producer(self) -> str:
@@ -168,15 +171,16 @@ class Shelf:
         rows are computed again.
         """
         keys, values = self._read()
-        wanted = text_keys(texts)
         if not len(keys):
             return RowTable([], np.zeros((0, 0))), list(texts)
-        index = pd.Index(keys)
+        wanted = text_keys(texts)
+        index = pd.Index(keys[:, 0])  # the first half finds a row, both must match
         if not index.is_unique:  # the same text added twice: its first row
             first = ~index.duplicated()
-            index, values = index[first], values[first]
-        positions = index.get_indexer(pd.Index(wanted))
+            index, keys, values = index[first], keys[first], values[first]
+        positions = index.get_indexer(pd.Index(wanted[:, 0]))
         found = positions >= 0
+        found[found] = keys[positions[found], 1] == wanted[found, 1]
         kept = [t for t, f in zip(texts, found, strict=True) if f]
         missing = [t for t, f in zip(texts, found, strict=True) if not f]
         return RowTable(kept, values, positions[found]), missing
@@ -190,18 +194,18 @@ class Shelf:
         added = (*self.added, (text_keys(texts), np.asarray(rows)))
         return Shelf(self.kind, self.identity, self.parts, added)
 
-    def _read(self) -> tuple[npt.NDArray[np.object_], Rows]:
+    def _read(self) -> tuple[Keys, Rows]:
         """Every kept key and row: the parts', then those added."""
         blocks = [block for part in self.parts if (block := _read_part(part)) is not None]
         blocks.extend(self.added)
         blocks = [b for b in blocks if len(b[0])]
         if not blocks:
-            return np.empty(0, dtype=object), np.zeros((0, 0))
+            return np.zeros((0, 2), dtype=np.uint64), np.zeros((0, 0))
         widths = {b[1].shape[1] for b in blocks}
         if len(widths) > 1:  # one producer, one width: a mismatch is a damaged part
             where = f"{TEXTS_DIR}/{self.kind}/{self.producer}"
             log.warning("%s: rows of widths %s; they are computed again", where, widths)
-            return np.empty(0, dtype=object), np.zeros((0, 0))
+            return np.zeros((0, 2), dtype=np.uint64), np.zeros((0, 0))
         return np.concatenate([b[0] for b in blocks]), np.concatenate([b[1] for b in blocks])
 
     def write(self, texts_dir: Path) -> Path:
@@ -243,31 +247,41 @@ def write_shelves(out: Path, shelves: Sequence[Shelf]) -> None:
         shelf.write(out / TEXTS_DIR)
 
 
-def _read_part(path: Path) -> tuple[npt.NDArray[np.object_], Rows] | None:
+def _read_part(path: Path) -> tuple[Keys, Rows] | None:
     """The keys and rows of one part; None (with a warning) when it cannot be read."""
     try:
         table = pq.read_table(path)
-        keys = table.column("key").to_numpy(zero_copy_only=False)
+        column = table.column("key").combine_chunks()
+        if column.type != pa.binary(_KEY_BYTES) or column.null_count:
+            raise ValueError(f"keys of type {column.type}")
+        start = column.offset * _KEY_BYTES
+        data = column.buffers()[1][start : start + len(column) * _KEY_BYTES]
+        keys = np.frombuffer(data, dtype="<u8").reshape(len(column), 2)
         rows = table.column("row").combine_chunks()
         width = rows.type.list_size
         values = rows.flatten().to_numpy(zero_copy_only=False).reshape(-1, width)
     except (OSError, KeyError, ValueError, pa.ArrowException) as error:
         log.warning("%s: cannot read kept rows (%s); they are computed again", path, error)
         return None
-    return keys.astype(object), values
+    return keys, values
 
 
-def _write_part(folder: Path, keys: npt.NDArray[np.object_], rows: Rows) -> Path:
+def _write_part(folder: Path, keys: Keys, rows: Rows) -> Path:
     """Write one part atomically (a temporary file, then renamed), named by its keys."""
-    digest = hashlib.blake2b(b"".join(keys.tolist()), digest_size=8).hexdigest()
+    data = np.ascontiguousarray(keys, dtype="<u8").tobytes()
+    digest = hashlib.blake2b(data, digest_size=8).hexdigest()
     path = folder / f"{digest}.parquet"
     values = np.ascontiguousarray(rows)
     column = pa.FixedSizeListArray.from_arrays(pa.array(values.ravel()), values.shape[1])
-    table = pa.table({"key": pa.array(keys.tolist(), pa.binary(_KEY_BYTES)), "row": column})
+    key = pa.FixedSizeBinaryArray.from_buffers(
+        pa.binary(_KEY_BYTES), len(keys), [None, pa.py_buffer(data)]
+    )
+    table = pa.table({"key": key, "row": column})
     handle, temporary = tempfile.mkstemp(prefix=f".{digest}.", suffix=".tmp", dir=folder)
     os.close(handle)
     try:
-        pq.write_table(table, temporary)
+        # floats neither repeat nor compress: no dictionary, no compression
+        pq.write_table(table, temporary, use_dictionary=False, compression="none")
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
