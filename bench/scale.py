@@ -19,9 +19,14 @@ simulator writes most votes a prompt of their own (1.5 million distinct prompts 
 cores, so the full run fits with ``--embedding tfidf`` and times the default backend on
 a random sample of the log's distinct prompts, projecting its time on all of them.
 
-On one machine a cluster can only win where the local fit leaves cores idle: the Elo
-bootstrap's batches and the per-user fits run in parallel on the workers, while reading
-a single file stays on one worker and the client adds transfers.
+On one machine a cluster can only win where the local fit leaves cores idle: the client
+reads the log as one process does (it needs every vote in the end) and evaluates while
+the workers run the Elo bootstrap's batches, learn the shrinkage strength and fit the
+users. Each Dask fit's steps end with the workers' own time by kind of task (step ``on
+the workers``): from the first task's start to the last one's end, which shrinks where a
+step scales with workers, and the seconds its tasks computed, which do not. Each fit's
+CPU seconds, its own and its workers', are in its notes: on a shared machine the wall
+time follows the load, the CPU what the cluster costs.
 """
 
 from __future__ import annotations
