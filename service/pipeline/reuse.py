@@ -23,13 +23,14 @@ import numpy.typing as npt
 import pandas as pd
 
 from features.text_cache import TextCache
-from ranking.progress import Progress
+from ranking.progress import Progress, start
 from service.pipeline.artifacts import PREDICTOR_DIR, TOPICS_DIR
 from service.pipeline.config import FitConfig
 from service.pipeline.text_store import TEXTS_DIR, Chained, RowTable, Shelf, open_shelf
 
 __all__ = [
     "Earlier",
+    "after_stage",
     "KeptRows",
     "KeptStyle",
     "distinct_prompts",
@@ -204,6 +205,12 @@ class KeptRows:
     counts: dict[str, dict[str, int]]
 
 
+def _joined(found: RowTable, missing: list[str], rows: Any) -> Mapping[str, Any]:
+    """The rows ``found``, and those of ``missing`` just computed, as one table."""
+    computed = RowTable(missing, np.asarray(rows))
+    return computed if not len(found) else Chained(computed, found)
+
+
 def _complete(
     shelf: Shelf, texts: list[str], compute: Any
 ) -> tuple[Shelf, Mapping[str, Any], dict[str, int]]:
@@ -213,10 +220,7 @@ def _complete(
     if not missing:
         return shelf, found, counts
     rows = np.asarray(compute(missing))
-    shelf = shelf.add(missing, rows)
-    if not len(found):
-        return shelf, RowTable(missing, rows), counts
-    return shelf, Chained(RowTable(missing, rows), found), counts
+    return shelf.add(missing, rows), _joined(found, missing, rows), counts
 
 
 def kept_rows(
@@ -237,27 +241,33 @@ def kept_rows(
         None for a TF-IDF to be fitted (the fit embeds; :func:`keep_fitted_embeddings`).
     earlier : Earlier, optional
     progress : Progress, optional
-        Told of the stage ``"embedding queries"`` of what is embedded.
+        Told of the stage ``"prompts' rows kept by text"`` (looking them up, and
+        measuring the new prompts' style), then ``"embedding queries"`` of what is
+        embedded.
     """
     from features.embeddings import embed
     from features.style import style_features
 
-    shelves: list[Shelf] = []
+    advance = start(progress, "prompts' rows kept by text", 1, "lookups")
     counts: dict[str, dict[str, int]] = {}
-    embeddings = None
-    identity = None if embedder is None else embedding_identity(embedder)
-    if identity is not None:
-        shelf, embeddings, counts["embeddings"] = _complete(
-            _shelf(earlier, "embeddings", identity),
-            texts,
-            lambda missing: np.asarray(embed(embedder, missing, progress), dtype=np.float32),
-        )
-        shelves.append(shelf)
-    shelf, style, counts["style"] = _complete(
+    style_shelf, style, counts["style"] = _complete(
         _shelf(earlier, "style", style_identity()), texts, style_features
     )
-    shelves.append(shelf)
-    return KeptRows(embeddings, KeptStyle(style), tuple(shelves), counts)
+    identity = None if embedder is None else embedding_identity(embedder)
+    if identity is None:
+        advance(1)
+        return KeptRows(None, KeptStyle(style), (style_shelf,), counts)
+    shelf = _shelf(earlier, "embeddings", identity)
+    found, missing = shelf.lookup(texts)
+    advance(1)
+    counts["embeddings"] = {"kept": len(found), "computed": len(missing)}
+    if not missing:
+        return KeptRows(found, KeptStyle(style), (shelf, style_shelf), counts)
+    vectors = np.asarray(embed(embedder, missing, progress), dtype=np.float32)
+    embeddings = _joined(found, missing, vectors)
+    return KeptRows(
+        embeddings, KeptStyle(style), (shelf.add(missing, vectors), style_shelf), counts
+    )
 
 
 def keep_fitted_embeddings(
@@ -276,3 +286,24 @@ def keep_fitted_embeddings(
     shelf = Shelf("embeddings", identity).add(texts, vectors)
     counts = {**kept.counts, "embeddings": {"kept": 0, "computed": len(texts)}}
     return KeptRows(None, kept.style, (shelf, *kept.shelves), counts)
+
+
+def after_stage(progress: Progress | None, name: str) -> Progress | None:
+    """``progress`` with a stage ``name`` begun now and done when the next one begins.
+
+    For work that announces no stage of its own ahead of work that does (the profiles
+    ahead of the rating predictor): its time is its own part of a fit's steps
+    (:func:`service.pipeline.timings.timed_stages`), its bar done once the next begins.
+    """
+    if progress is None:
+        return None
+    advance: Any = start(progress, name, 1, "steps")
+
+    def stage(next_name: str, total: int, unit: str) -> Any:
+        nonlocal advance
+        if advance is not None:
+            advance(1)
+            advance = None
+        return progress(next_name, total, unit)
+
+    return stage

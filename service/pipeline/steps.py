@@ -27,6 +27,7 @@ from ranking.types import FloatArray, IntArray, Leaderboard, Method, PairwiseDat
 from service.pipeline.config import GRID, METHODS, FitConfig
 from service.pipeline.reuse import (
     Earlier,
+    after_stage,
     distinct_prompts,
     keep_fitted_embeddings,
     kept_rows,
@@ -249,8 +250,9 @@ def fit_query_features(
         name = config.embedding or default_embedding()
         embedder = None if name == "tfidf" else make_embedder(name)
     rows = kept_rows(texts, embedder, earlier, progress)
-    start = None if earlier is None else earlier.predictor
-    warm = start is not None and tuple(start.models_) == tuple(models)
+    earlier_fit = None if earlier is None else earlier.predictor
+    warm = earlier_fit is not None and tuple(earlier_fit.models_) == tuple(models)
+    profiling = after_stage(progress, "query profiles")  # the profiler's unannounced work
     profiler = predictor.profiler
     profiler.style_cache_ = rows.style  # read by the profiler's fit, then taken away
     try:
@@ -258,8 +260,8 @@ def fit_query_features(
             battles,
             models=models,
             embeddings=embeddings if embeddings is not None else rows.embeddings,
-            progress=progress,
-            start=start if warm else None,
+            progress=profiling,
+            start=earlier_fit if warm else None,
         )
     finally:
         profiler.style_cache_ = None

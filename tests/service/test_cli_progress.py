@@ -170,12 +170,14 @@ def test_fit_names_every_stage(
         "Elo bootstrap",
         "per-user fits",
         "held-out evaluation",
+        "prompts' rows kept by text",
+        "query profiles",
         "embedding queries (TF-IDF)",
         "topics",
-        # the query components read the vectors of the TF-IDF fitted inside the topic
-        # model (with MiniLM the profiler embeds once, before the topics)
-        "embedding queries (TF-IDF)",
         "rating predictor",
+        # the prompts' vectors by the TF-IDF just fitted, kept for a refit (with MiniLM
+        # they are embedded once, before the profiles)
+        "embedding queries (TF-IDF)",
     ]
     lines = finished_bars(captured.err)
     assert "4/4" in lines[2] and "100/100" in lines[1]
