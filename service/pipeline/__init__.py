@@ -11,6 +11,10 @@ demo (``plb serve --demo``) all call:
 * :mod:`~service.pipeline.fit`: :func:`fit_all` and its :class:`FitResult`, written as
   a fit directory;
 * :mod:`~service.pipeline.artifacts`: the fit directory's layout, writing and reading;
+* :mod:`~service.pipeline.text_store`: the prompts' rows (embeddings, style) kept by the
+  hash of their text in the fit directory's ``texts/``;
+* :mod:`~service.pipeline.reuse`: what a refit (``plb fit --reuse``, the service's)
+  takes from an earlier fit: those rows, its topic model, its predictor;
 * :mod:`~service.pipeline.snapshot`: the published model of the live service.
 
 Imports point down only: this package uses ``ranking``, ``features`` and ``data``, and

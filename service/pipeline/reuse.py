@@ -30,11 +30,12 @@ from service.pipeline.text_store import TEXTS_DIR, Chained, RowTable, Shelf, ope
 
 __all__ = [
     "Earlier",
-    "after_stage",
     "KeptRows",
     "KeptStyle",
+    "after_stage",
     "distinct_prompts",
     "embedding_identity",
+    "keep_fitted_embeddings",
     "kept_rows",
     "reusable_topics",
     "style_identity",
