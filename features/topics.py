@@ -148,9 +148,10 @@ class TopicModel(TransformerMixin, BaseEstimator):
         Distinct prompts the reducer, the clusterer and the top words are fitted on at
         most: where there are more, a random sample of this many (drawn with
         ``random_state``), and the fitted model gives the others their topics, batch by
-        batch. None fits on every prompt. The default, 100,000, is where a sample's
-        topics stopped changing in ``bench/topics.py`` (``run_sample``), and leaves any
-        fit of fewer distinct prompts as it was.
+        batch. None fits on every prompt. The default,
+        :data:`features.topic_sample.MAX_FIT_DOCUMENTS` (100,000), is ten times the
+        sample where quality stopped improving in benchmark X (``bench/topic_sample.py``)
+        and leaves any fit of no more distinct prompts exactly as it was.
 
     Attributes
     ----------
