@@ -74,7 +74,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--reuse",
         metavar="DIR",
-        help="refit from the earlier fit in DIR (often DIR of --out itself): embed and "
+        help="refit from the earlier fit in DIR (often the --out directory itself): embed and "
         "measure only the prompts it has not seen (the others' rows are kept by text in "
         "its texts/), give new prompts its topics instead of fitting topics again (when "
         "--embedding, --n-topics and --seed are as it was fitted), and start the rating "
