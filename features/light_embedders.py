@@ -165,8 +165,7 @@ class TfidfEmbedder(BaseEmbedder):
 
     def _embed(self, documents: list[str]) -> npt.NDArray[np.float64]:
         if self.pipeline is None:
-            self.pipeline = _tfidf_pipeline(documents, self.dimensions, self.random_state)
-            vectors = self.pipeline.fit_transform(documents)
+            self.pipeline, vectors = _fit_tfidf(documents, self.dimensions, self.random_state)
         else:
             vectors = self.pipeline.transform(documents)
         dense = vectors.toarray() if hasattr(vectors, "toarray") else vectors  # without SVD
@@ -183,8 +182,9 @@ _VOCABULARIES: tuple[tuple[str, dict[str, Any]], ...] = (
 )
 
 
-def _tfidf_pipeline(documents: list[str], dimensions: int, random_state: int) -> Any:
-    """An unfitted TF-IDF, SVD and unit-length pipeline sized for ``documents``.
+def _fit_tfidf(documents: list[str], dimensions: int, random_state: int) -> tuple[Any, Any]:
+    """A TF-IDF, SVD and unit-length pipeline sized for and fitted on ``documents``, and
+    their vectors (``pipeline.fit_transform(documents)``, the corpus tokenized once).
 
     A vocabulary of words shared by two prompts needs many prompts: 13 distinct ones may
     share 4 words, and leave most prompts without any. So the first vocabulary of
@@ -201,26 +201,29 @@ def _tfidf_pipeline(documents: list[str], dimensions: int, random_state: int) ->
     n_docs = len(set(documents))
     wanted = min(dimensions, n_docs) + 1
     few = f"{n_docs} distinct prompt{'' if n_docs == 1 else 's'}"
-    best: tuple[int, str, Any] | None = None
+    best: tuple[int, str, Any, Any] | None = None
     for name, settings in _VOCABULARIES:
         vectorizer = TfidfVectorizer(sublinear_tf=True, **settings)
         try:
-            n_terms = len(vectorizer.fit(documents).vocabulary_)
+            terms = vectorizer.fit_transform(documents)
         except ValueError:  # no term at all
             continue
+        n_terms = terms.shape[1]
         if best is None or n_terms > best[0]:
-            best = (n_terms, name, vectorizer)
+            best = (n_terms, name, vectorizer, terms)
         if n_terms >= wanted:
             break
     if best is None:
         raise ValueError(f"The TF-IDF embedding found no word or character to embed in {few}.")
-    n_terms, name, vectorizer = best
+    n_terms, name, vectorizer, terms = best
+    del best
     if name != _VOCABULARIES[0][0]:
         logger.warning("TF-IDF embedding: %s, so its vocabulary is %s", few, name)
     components = min(dimensions, n_terms - 1, n_docs)
     if n_docs < 2 or components < 1:  # nothing for an SVD to reduce: the terms themselves
         logger.warning("TF-IDF embedding: %s of %d terms, so no SVD", few, n_terms)
-        return make_pipeline(vectorizer, Normalizer())
+        normalizer = Normalizer()
+        return make_pipeline(vectorizer, normalizer), normalizer.fit_transform(terms)
     if components < dimensions:
         logger.warning(
             "TF-IDF embedding: %s of %d terms, so %d of %d dimensions",
@@ -229,5 +232,6 @@ def _tfidf_pipeline(documents: list[str], dimensions: int, random_state: int) ->
             components,
             dimensions,
         )
-    svd = TruncatedSVD(components, random_state=random_state)
-    return make_pipeline(vectorizer, svd, Normalizer())
+    svd, normalizer = TruncatedSVD(components, random_state=random_state), Normalizer()
+    vectors = normalizer.fit_transform(svd.fit_transform(terms))
+    return make_pipeline(vectorizer, svd, normalizer), vectors
