@@ -149,7 +149,7 @@ def run_features(quick: bool = False) -> list[Row]:
     sample = [] if quick else _prompt_sample(distinct)
     prompts = len(distinct)
     label = (
-        f"simulator: {users:,} users, {int(document['n_battles']):,} votes "
+        f"simulator: {users:,} users, {int(str(document['n_battles'])):,} votes "
         f"({prompts:,} distinct prompts), 15 models"
     )
     rows = [
