@@ -27,13 +27,12 @@ from sklearn.decomposition import PCA
 
 from features.prediction import StyleMember
 from features.profile import STYLE_SOURCES, UserProfiles
-from features.query_context import vote_query_context
+from features.query_context import query_context_width, vote_query_context
 from features.style import style_features
 from ranking.contextual import (
     ALPHA_GRID,
     ContextualBT,
-    fit_contextual_bt,
-    fit_folds,
+    fit_with_folds,
     search_alpha,
 )
 from ranking.progress import Advance, Progress, start
@@ -175,12 +174,11 @@ def fit_members(
             alpha, fold_models = _penalty(predictor, data, contexts, fold, searched_rows, advance)
         shape = (data.n_models, contexts.shape[1])
         first = before if before is not None and before.coef.shape == shape else None
-        model = fit_contextual_bt(
-            data.matchups, data.outcomes, contexts, data.n_models, alpha=alpha, start=first
-        )
-        advance(1 + len(fold_models))  # the search's fold fits at the penalty are reused
+        if fold_models:  # the search's fold fits at the penalty are reused
+            advance(len(fold_models))
         left = [f for f in range(predictor.folds) if f not in fold_models]
-        fold_models |= fit_folds(
+        # the votes' contexts, sorted in place by pair: the fits keep no second copy
+        model, more = fit_with_folds(
             data.matchups,
             data.outcomes,
             contexts,
@@ -188,9 +186,10 @@ def fit_members(
             fold,
             left,
             alpha=alpha,
-            start=model,
+            start=first,
             advance=advance,
         )
+        fold_models |= more
         del contexts
         member_crossed = np.zeros((n_users, data.n_models))
         for f in range(predictor.folds):
@@ -276,15 +275,19 @@ def _vote_contexts(
     """
     p = predictor.profiler_
     present = battles["prompt"].notna().to_numpy()
-    topics = vote_query_context(p, present)
+    width = query_context_width(p)
+    out = np.empty((len(battles), 1 + width + components.n_components_))
+    out[:, 0] = 1.0
+    vote_query_context(p, present, out=out[:, 1 : 1 + width])  # written in place
+    style = out[:, 1 + width :]
     if predictor.style_context == "user":
-        style = user_contexts[users, 1 + topics.shape[1] :]
+        style[:] = user_contexts[users, 1 + width :]
     else:
-        style = np.zeros((len(battles), components.n_components_))
+        style[:] = 0.0
         raw = style_features(battles["prompt"][present].astype(str).tolist())
         parts = {"raw": [raw], "relative": [p.relative_style(raw, p.labels_)]}
         parts["both"] = parts["raw"] + parts["relative"]
         style[present] = predictor.style_part(
             np.hstack(parts[predictor.style_source]), components, scale
         )
-    return np.hstack([np.ones((len(battles), 1)), topics, style])
+    return out

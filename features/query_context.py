@@ -30,7 +30,7 @@ from ranking.types import FloatArray
 if TYPE_CHECKING:
     from features.profile import UserProfiler, UserProfiles
 
-__all__ = ["QueryComponents", "user_query_context", "vote_query_context"]
+__all__ = ["QueryComponents", "query_context_width", "user_query_context", "vote_query_context"]
 
 logger = logging.getLogger(__name__)
 
@@ -105,25 +105,45 @@ def vote_query_context(
     profiler: UserProfiler,
     present: npt.NDArray[np.bool_],
     rows: npt.NDArray[np.intp] | None = None,
+    out: FloatArray | None = None,
 ) -> FloatArray:
     """What each training vote's query is about: its topic (one-hot), then its components.
 
     ``present`` marks the fitted rows with a prompt; the others get the population's
     topic shares and mean components. ``rows``, when given, are the positions of the
-    only rows wanted, in that order.
+    only rows wanted, in that order. ``out``, when given, is the ``(n, width)`` array
+    (:func:`query_context_width`) to write into, a view of a wider one say: at two
+    million votes of 110 columns, each array saved is 1.8 GB.
     """
     fitted = np.cumsum(present) - 1  # each present row's position among the fitted queries
     if rows is None:
         rows = np.arange(len(present))
-    kept = present[rows]
+    kept = np.flatnonzero(present[rows])
     index = fitted[rows[kept]]
-    topics = np.tile(profiler.topic_share_, (len(rows), 1))
-    topics[kept] = np.eye(profiler.topic_share_.size)[profiler.labels_[index]]
+    k = profiler.topic_share_.size
+    if out is None:
+        out = np.empty((len(rows), query_context_width(profiler)))
+    out[:, :k] = profiler.topic_share_
+    out[kept, :k] = 0.0
+    out[kept, profiler.labels_[index]] = 1.0
+    if out.shape[1] > k:
+        out[:, k:] = profiler.query_mean_
+        for first in range(0, kept.size, _ROWS_AT_A_TIME):  # no copy of every row at once
+            block = slice(first, first + _ROWS_AT_A_TIME)
+            out[kept[block], k:] = profiler.query_context_[index[block]]
+    return out
+
+
+#: Rows of the query components copied at a time by :func:`vote_query_context`.
+_ROWS_AT_A_TIME = 65_536
+
+
+def query_context_width(profiler: UserProfiler) -> int:
+    """Columns of :func:`vote_query_context`: the topics, and the query components where
+    the profiler has them."""
     if getattr(profiler, "query_model_", None) is None:  # profilers saved before them
-        return topics
-    query = np.tile(profiler.query_mean_, (len(rows), 1))
-    query[kept] = profiler.query_context_[index]
-    return np.hstack([topics, query])
+        return int(profiler.topic_share_.size)
+    return int(profiler.topic_share_.size + profiler.query_mean_.size)
 
 
 def user_query_context(profiles: UserProfiles) -> FloatArray:

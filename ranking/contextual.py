@@ -42,6 +42,7 @@ __all__ = [
     "contextual_path",
     "fit_contextual_bt",
     "fit_folds",
+    "fit_with_folds",
     "held_out_log_loss",
     "search_alpha",
 ]
@@ -298,17 +299,70 @@ def fit_folds(
     if start is not None:
         _check_start(start, n_models, c.shape[1])
     votes = PairVotes(matchups, outcomes, c, n_models)
-    fold = np.asarray(folds)[votes.rows]
+    return _fold_fits(votes, np.asarray(folds)[votes.rows], labels, alpha, start, advance)
+
+
+def _fold_fits(
+    votes: PairVotes,
+    fold: npt.NDArray[np.intp],
+    labels: Sequence[int],
+    alpha: float,
+    start: ContextualBT | None,
+    advance: Advance | None,
+) -> dict[int, ContextualBT]:
+    """:func:`fit_folds` of votes grouped already (``fold`` in their stored order). With
+    ``start``, its loss's Hessian, scaled to each fold's weight, is Newton's first."""
+    first = None if start is None else start.coef
+    curvature = (
+        None if first is None or not len(labels) else votes.loss_hessian(first, votes.weights)
+    )
+    total = max(float(votes.weights.sum()), 1e-300)
     models = {}
     for f in labels:
         weights = votes.weights * (fold != f)
-        coef = newton_fit(
-            votes, alpha, weights=weights, start=None if start is None else start.coef
-        )
+        share = None if curvature is None else curvature * (weights.sum() / total)
+        coef = newton_fit(votes, alpha, weights=weights, start=first, curvature=share)
         models[f] = _centred(coef, alpha)
         if advance is not None:
             advance(1)
     return models
+
+
+def fit_with_folds(
+    matchups: Matchups,
+    outcomes: Outcomes,
+    contexts: npt.NDArray[np.float64],
+    n_models: int,
+    folds: npt.ArrayLike,
+    labels: Sequence[int],
+    *,
+    alpha: float,
+    start: ContextualBT | None = None,
+    advance: Advance | None = None,
+) -> tuple[ContextualBT, dict[int, ContextualBT]]:
+    """The model of every vote, then :func:`fit_folds` started from it, on one copy.
+
+    ``contexts`` (float64, one row per vote) is **sorted in place** by model pair and
+    kept while fitting, so that the fits hold no second copy of it: the caller must not
+    read it afterwards. ``advance`` is told of the model of all votes, then of each fold.
+
+    Returns
+    -------
+    model : ContextualBT
+        The fit of every vote at ``alpha``, started from ``start`` if given.
+    folds : dict of int to ContextualBT
+        For each fold of ``labels``, the model of the votes outside it.
+    """
+    c = _check_fit(outcomes, contexts, [alpha])
+    if start is not None:
+        _check_start(start, n_models, c.shape[1])
+    votes = PairVotes(matchups, outcomes, c, n_models, copy=False)
+    first = None if start is None else start.coef
+    model = _centred(newton_fit(votes, alpha, start=first), alpha)
+    if advance is not None:
+        advance(1)
+    fold = np.asarray(folds)[votes.rows]
+    return model, _fold_fits(votes, fold, labels, alpha, model, advance)
 
 
 def held_out_log_loss(
@@ -366,6 +420,8 @@ def search_alpha(
     labels = [int(f) for f in np.unique(fold)]
     order = sorted(range(len(grid)), key=lambda i: -grid[i])
     coefs: dict[int, FloatArray | None] = dict.fromkeys(labels)
+    # each fold's loss Hessian at its first fit: Newton's first along the rest of the path
+    curvatures: dict[int, FloatArray | None] = dict.fromkeys(labels)
     losses = np.full(len(grid), np.inf)
     best: tuple[float, dict[int, ContextualBT]] = (np.inf, {})
     rises = 0
@@ -373,7 +429,12 @@ def search_alpha(
         models, total = {}, 0.0
         for f in labels:
             held = fold == f
-            coef = newton_fit(votes, grid[i], weights=votes.weights * ~held, start=coefs[f])
+            weights = votes.weights * ~held
+            coef = newton_fit(
+                votes, grid[i], weights=weights, start=coefs[f], curvature=curvatures[f]
+            )
+            if curvatures[f] is None:
+                curvatures[f] = votes.loss_hessian(coef, weights)
             coefs[f] = coef
             models[f] = _centred(coef, grid[i])
             total += votes.log_loss(coef, votes.weights * held) * held.sum()

@@ -246,3 +246,29 @@ def test_one_class_and_bad_arguments() -> None:
         fit_contextual_bt(matchups, np.array([1.0, 0.0]), np.ones((3, 1)), 3)
     with pytest.raises(ValueError, match="must have 1 columns, not 2"):
         flat.strengths(np.ones((1, 2)))
+
+
+def test_the_model_and_its_folds_on_one_copy_equal_separate_fits() -> None:
+    """:func:`fit_with_folds` sorts the caller's contexts in place and fits what
+    :func:`fit_contextual_bt` and :func:`fit_folds` fit."""
+    from ranking.contextual import fit_with_folds
+
+    data, _ = simulate_votes(5, 2000, seed=12)
+    rng = np.random.default_rng(12)
+    contexts = np.column_stack([np.ones(2000), rng.normal(size=(2000, 2))])
+    folds = rng.integers(0, 3, 2000)
+    whole = fit_contextual_bt(data.matchups, data.outcomes, contexts, 5, alpha=0.7)
+    separate = fit_folds(
+        data.matchups, data.outcomes, contexts, 5, folds, [0, 1, 2], alpha=0.7, start=whole
+    )
+    told: list[int] = []
+    mine = contexts.copy()
+    model, models = fit_with_folds(
+        data.matchups, data.outcomes, mine, 5, folds, [0, 1, 2], alpha=0.7, advance=told.append
+    )
+    assert told == [1, 1, 1, 1]
+    np.testing.assert_allclose(model.coef, whole.coef, atol=1e-7)
+    for f in (0, 1, 2):
+        np.testing.assert_allclose(models[f].coef, separate[f].coef, atol=1e-7)
+    assert not np.array_equal(mine, contexts)  # sorted in place: the caller lets it go
+    np.testing.assert_array_equal(np.sort(mine, axis=0), np.sort(contexts, axis=0))

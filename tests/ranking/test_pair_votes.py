@@ -113,3 +113,30 @@ def test_zero_weights_leave_votes_out_and_a_start_changes_nothing() -> None:
 def test_no_votes_give_zero_coefficients() -> None:
     votes = PairVotes(np.zeros((0, 2), dtype=int), np.zeros(0), np.zeros((0, 3)), 4)
     np.testing.assert_array_equal(newton_fit(votes, 1.0), np.zeros((4, 3)))
+
+
+def test_sorting_in_place_keeps_the_callers_array_and_the_fit() -> None:
+    matchups, y, c, w = _votes(seed=6)
+    copied = PairVotes(matchups, y, c, 5, w)
+    mine = c.copy()
+    in_place = PairVotes(matchups, y, mine, 5, w, copy=False)
+    assert in_place.contexts is mine  # no second array
+    np.testing.assert_array_equal(mine, copied.contexts)  # the caller's rows, sorted
+    np.testing.assert_array_equal(newton_fit(in_place, 0.4), newton_fit(copied, 0.4))
+
+
+def test_a_borrowed_curvature_changes_the_path_not_the_optimum() -> None:
+    """A fold's fit started from the fit of all votes with that fit's loss Hessian
+    (scaled to the fold's weight) reaches the fold's own optimum."""
+    matchups, y, c, w = _votes(seed=7)
+    votes = PairVotes(matchups, y, c, 5, w)
+    whole = newton_fit(votes, 0.5)
+    kept = (np.arange(len(y)) % 4 != 0)[votes.rows]
+    fold_weights = votes.weights * kept
+    share = fold_weights.sum() / votes.weights.sum()
+    borrowed = votes.loss_hessian(whole, votes.weights) * share
+    fold = newton_fit(votes, 0.5, weights=fold_weights, start=whole, curvature=borrowed)
+    fresh = newton_fit(votes, 0.5, weights=fold_weights)
+    np.testing.assert_allclose(fold, fresh, atol=1e-7)
+    far = newton_fit(votes, 0.5, weights=fold_weights, start=whole + 3.0, curvature=borrowed)
+    np.testing.assert_allclose(far, fresh, atol=1e-7)  # a poor start: fresh Hessians take over
