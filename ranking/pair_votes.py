@@ -80,6 +80,12 @@ class PairVotes:
         per-vote array ``x`` of the caller is ``x[votes.rows]`` in this order.
     weights : ndarray
         ``(m,)`` the weights given, in stored order.
+    contexts : ndarray
+        ``(m, p)`` the contexts, in stored order.
+    scores : ndarray
+        ``(m,)`` each vote's score of its pair's lower model: 1 a win, 0.5 a tie, 0 a loss.
+    n_models, p : int
+        Models, and context columns.
     """
 
     def __init__(
