@@ -69,7 +69,8 @@ def test_bench_r_times_the_default_embedding_on_a_sample_of_distinct_prompts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The full run's projection (its quick run skips it): a sample of distinct, present
-    prompts, embedded and scaled to all of them."""
+    prompts, embedded and scaled to all of them, and the same prompts through the
+    backend's bare session beside it."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -82,9 +83,13 @@ def test_bench_r_times_the_default_embedding_on_a_sample_of_distinct_prompts(
     assert len(distinct) == 42  # "a b" once, no missing one
     sample = scale._prompt_sample(distinct)
     assert len(sample) == len(set(sample)) == 30 and None not in sample
-    row = scale._embedding_row(sample, 42)
+    row, *raw = scale._embedding_rows(sample, 42)
     assert isinstance(row["ours"], float) and row["ours"] > 0
     assert "30 prompts" in row["notes"] and "times 42" in row["notes"]
+    if raw:  # the ONNX backend (the default): the same prompts through its bare session
+        (beside,) = raw
+        assert beside["reference"] > 0 and beside["ratio"] == beside["reference"] / beside["ours"]
+        assert beside["goal"] == "≥ 0.9× (issue 33)"
 
 
 def test_bench_g_open_loop_sends_every_request_when_due_and_reads_every_answer() -> None:
