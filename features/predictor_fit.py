@@ -167,7 +167,7 @@ def fit_members(
         scale = np.where(spread > MIN_STYLE_SPREAD, spread, np.inf)
         user_contexts = predictor.member_contexts(profiles, pca, scale)
         contexts = _vote_contexts(predictor, battles, users, user_contexts, pca, scale)
-        before = _kept(before_by_size, components, user_style)
+        before = before_by_size.get(n)  # the same bounded size as _kept's
         if before is not None and predictor.alpha is None:
             alpha, fold_models = before.alpha, dict[int, ContextualBT]()
         else:
