@@ -1,0 +1,161 @@
+"""The style of an answer, as numbers, and the style covariates of a vote.
+
+Style control (LMArena's ``arena-rank`` contextual Bradley-Terry, FastChat's
+``fit_contextual_bt``, ComparIA) fits a vote's outcome on the two models' ratings *and*
+on how the two answers differ in style, so that a model does not rank high only for
+being long or heavily formatted. This module measures an answer
+(:func:`answer_style`, one row per answer, one column per name in
+:data:`ANSWER_STYLE_FEATURES`) and turns the measures of a vote's two answers into its
+covariates (:func:`style_differences`).
+
+========================  =================================================================
+``length``                tokens: maximal runs of word characters, and each other
+                          non-space character (punctuation, symbols) on its own.
+``headers``               markdown header lines (``#`` to ``######`` then a space), outside
+                          fenced code.
+``lists``                 list items: lines starting with ``-``, ``*``, ``+``, ``•``, ``1.``
+                          or ``1)`` then a space, outside fenced code.
+``bold``                  bold spans, ``**text**`` or ``__text__`` within a line, outside
+                          fenced code.
+========================  =================================================================
+
+The covariates use a fixed scaling, the same for every fit and every data set, so that a
+coefficient keeps its meaning when a model or a vote is added (standardising the
+differences over the whole data set, as FastChat does, moves every coefficient when a
+model joins: ComparIA issue 261). Length is compared as ``log2((1 + a) / (1 + b))``, so
+its coefficient reads "points per doubling of length"; the counts as
+``(a - b) / (a + b + 1)``, bounded by 1 either way (FastChat's ratio with its added one).
+:data:`SCALINGS` names the alternatives the choice was measured against (bench
+``style_control``, docs/evaluation.md).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+
+from ranking.types import FloatArray
+
+__all__ = [
+    "ANSWER_STYLE_FEATURES",
+    "DEFAULT_SCALING",
+    "SCALINGS",
+    "Scaling",
+    "answer_style",
+    "style_differences",
+]
+
+#: The measures of an answer, in column order.
+ANSWER_STYLE_FEATURES: tuple[str, ...] = ("length", "headers", "lists", "bold")
+
+#: How two answers' measures become a vote's covariate: ``log_ratio`` for length and
+#: ``ratio`` for the counts (``"mixed"``, the default), or one rule for every column:
+#: ``"ratio"`` (a - b) / (a + b + 1), ``"log_ratio"`` log2((1 + a) / (1 + b)),
+#: ``"difference"`` a - b (raw, unbounded; for comparison only).
+Scaling = Literal["mixed", "ratio", "log_ratio", "difference"]
+SCALINGS: tuple[Scaling, ...] = ("mixed", "ratio", "log_ratio", "difference")
+DEFAULT_SCALING: Scaling = "mixed"
+
+_FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+_HEADER = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+\S", re.MULTILINE)
+_LIST = re.compile(r"^[ \t]*(?:[-*+•]|\d{1,3}[.)])[ \t]+\S", re.MULTILINE)
+_BOLD = re.compile(r"\*\*[^*\n]+?\*\*|__[^_\n]+?__")
+
+
+def _measure(text: str) -> tuple[float, float, float, float]:
+    prose = _FENCE.sub("\n", text)
+    return (
+        float(len(_TOKEN.findall(text))),
+        float(len(_HEADER.findall(prose))),
+        float(len(_LIST.findall(prose))),
+        float(len(_BOLD.findall(prose))),
+    )
+
+
+def answer_style(texts: Sequence[str]) -> FloatArray:
+    """The style measures of answers, one row per answer.
+
+    Parameters
+    ----------
+    texts : sequence of str
+        The answers; an empty answer (or ``None``) gives a row of zeros.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, k)`` float array of non-negative counts, the columns in the order of
+        :data:`ANSWER_STYLE_FEATURES`.
+
+    Examples
+    --------
+    >>> answer_style(["# Title\\n\\n- **one**\\n- two"]).tolist()
+    [[10.0, 1.0, 2.0, 1.0]]
+    """
+    out = np.zeros((len(texts), len(ANSWER_STYLE_FEATURES)), dtype=np.float64)
+    for i, text in enumerate(texts):
+        if text:
+            out[i] = _measure(str(text))
+    return out
+
+
+def _ratio(a: FloatArray, b: FloatArray) -> FloatArray:
+    return np.asarray((a - b) / (a + b + 1.0), dtype=np.float64)
+
+
+def _log_ratio(a: FloatArray, b: FloatArray) -> FloatArray:
+    return np.asarray(np.log2((1.0 + a) / (1.0 + b)), dtype=np.float64)
+
+
+def style_differences(
+    style_a: FloatArray, style_b: FloatArray, *, scaling: Scaling = DEFAULT_SCALING
+) -> FloatArray:
+    """The style covariates of votes: ``model_a``'s answer against ``model_b``'s.
+
+    Parameters
+    ----------
+    style_a, style_b : numpy.ndarray
+        ``(n, k)`` measures of each vote's two answers (:func:`answer_style`), in the
+        order of :data:`ANSWER_STYLE_FEATURES`.
+    scaling : {"mixed", "ratio", "log_ratio", "difference"}, optional
+        How a pair of measures becomes a covariate (:data:`Scaling`); the default
+        compares length as ``log2((1 + a) / (1 + b))`` and counts as
+        ``(a - b) / (a + b + 1)``. Every rule is fixed: it does not depend on the other
+        votes, so a fit's covariates do not move when votes or models are added.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, k)`` float array; swapping ``style_a`` and ``style_b`` flips its sign, and
+        equal answers give zeros.
+
+    Raises
+    ------
+    ValueError
+        When the two arrays differ in shape, are not ``(n, k)`` with ``k`` the number of
+        features, hold a negative or non-finite measure, or ``scaling`` is unknown.
+    """
+    a = np.asarray(style_a, dtype=np.float64)
+    b = np.asarray(style_b, dtype=np.float64)
+    k = len(ANSWER_STYLE_FEATURES)
+    if a.ndim != 2 or a.shape[1] != k:
+        raise ValueError(f"Argument 'style_a' must have shape (n, {k}), not {a.shape}.")
+    if b.shape != a.shape:
+        raise ValueError(f"Argument 'style_b' must have shape {a.shape}, not {b.shape}.")
+    for name, arr in (("style_a", a), ("style_b", b)):
+        if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+            raise ValueError(f"Argument {name!r} must hold finite non-negative measures.")
+    if scaling == "mixed":
+        out = _ratio(a, b)
+        out[:, 0] = _log_ratio(a[:, 0], b[:, 0])
+        return out
+    if scaling == "ratio":
+        return _ratio(a, b)
+    if scaling == "log_ratio":
+        return _log_ratio(a, b)
+    if scaling == "difference":
+        return np.asarray(a - b, dtype=np.float64)
+    raise ValueError(f"Argument 'scaling' must be one of {', '.join(SCALINGS)}, not {scaling!r}.")
