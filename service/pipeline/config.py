@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ranking.leaderboard import fit_leaderboard
 from ranking.types import Method
@@ -60,6 +60,11 @@ class FitConfig:
     skip_invalid : bool
         Skip malformed rows of the logs instead of rejecting them (the Dask path reads
         the logs on its workers).
+    repeat_cap : int, "auto" or None
+        The public boards keep at most this many votes of one prompt, a seeded sample of
+        those repeated more (:mod:`ranking.repeats`); ``"auto"`` (the default) for
+        :func:`ranking.repeats.auto_cap` of the log, None for no cap. Only logs with
+        prompts are capped; each person's own ratings keep all their votes.
     """
 
     min_battles: int = 10
@@ -70,6 +75,7 @@ class FitConfig:
     n_topics: int = 10
     seed: int = 0
     skip_invalid: bool = False
+    repeat_cap: int | Literal["auto"] | None = "auto"
 
     def __post_init__(self) -> None:
         for name in ("min_battles", "n_topics"):
@@ -82,6 +88,14 @@ class FitConfig:
             raise ValueError(f"Argument 'seed' must be a non-negative integer, not {self.seed!r}.")
         if not (math.isfinite(self.fraction) and 0.0 < self.fraction < 1.0):
             raise ValueError(f"Argument 'fraction' must be in (0, 1), not {self.fraction!r}.")
+        cap = self.repeat_cap
+        if cap not in ("auto", None) and (
+            isinstance(cap, bool) or not isinstance(cap, int) or cap < 1
+        ):
+            raise ValueError(
+                f"Argument 'repeat_cap' must be an integer of at least 1, 'auto' or None, "
+                f"not {cap!r}."
+            )
 
     @classmethod
     def recorded(
@@ -100,4 +114,5 @@ class FitConfig:
             embedding=params.get("embedding", cls.embedding),
             n_topics=int(params.get("n_topics", cls.n_topics)),
             seed=int(manifest.get("seed", cls.seed)),
+            repeat_cap=(manifest.get("repeats") or {}).get("option", cls.repeat_cap),
         )
