@@ -42,6 +42,7 @@ from bench import (
     service,
     soak,
     study,
+    style_taste,
     topic_names,
     topic_sample,
     topics,
@@ -94,6 +95,10 @@ BENCHMARKS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "contextual_kernel": (
         "Z. The rating predictor's contextual fits: Newton on pairs, no design (issue 33)",
         contextual_kernel.run,
+    ),
+    "style_taste": (
+        "AB. A person's taste in answers, on LLMFAO's real voters (issue 34)",
+        style_taste.run,
     ),
 }
 HERE = Path(__file__).resolve().parent
