@@ -28,6 +28,7 @@ from service.cli.common import (
 )
 from service.cli.tables import format_leaderboard, format_matrix, odds_line
 from service.cli.where import check_where
+from service.cli.window import add_window_options, check_window_options
 
 __all__ = ["DEFAULT_MIN_VOTES", "add_parser", "format_odds", "parse_anchor"]
 
@@ -96,6 +97,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "labels are the log's extra columns, never user_id, prompt, battle_id, tstamp or "
         "the vote's own fields",
     )
+    add_window_options(parser)
     parser.add_argument("--anchor", metavar="MODEL=RATING", help="pin one model's rating")
     parser.add_argument(
         "--min-votes",
@@ -132,6 +134,7 @@ def run(args: argparse.Namespace) -> None:
     """Execute ``plb leaderboard``."""
     check_options(args)
     anchor = parse_anchor(args.anchor) if args.anchor else None
+    window = check_window_options(args)
     where = check_where(args.where, args.battles)  # reads the logs' headers, no rows
     log = read_input(args)
     segment = filter_battles(log.battles, where)
@@ -140,6 +143,7 @@ def run(args: argparse.Namespace) -> None:
             f"no battles match {' and '.join(args.where)} "
             f"(of {len(log.battles):,} battles in {', '.join(args.battles)})"
         )
+    segment = window.apply(segment, args.battles)
     with progress.stages() as stages:
         board = fit_leaderboard(
             pairwise_from_battles(segment),
@@ -155,7 +159,10 @@ def run(args: argparse.Namespace) -> None:
     document = board.to_dict()
     if where:
         document["where"] = dict(where)
-    table = format_leaderboard(board, battles_phrase(board.n_battles, log, args.where))
+    if not window.is_open:
+        document["window"] = window.to_dict()
+    conditions = [*args.where, *window.phrase()]
+    table = format_leaderboard(board, battles_phrase(board.n_battles, log, conditions))
     odds = format_odds(board)
     if odds:  # the answer under the title, above the table it comes from
         title, _, rest = table.partition("\n\n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import textwrap
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,7 @@ from service.cli.common import (
     read_input,
 )
 from service.cli.tables import format_table
+from service.cli.window import add_window_options, check_window_options
 
 __all__ = ["add_parser", "add_user_odds", "format_users"]
 
@@ -65,6 +67,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         f"random; default {NULL_REPLICATES}; 0 skips it)",
     )
     add_seed_option(parser)
+    add_window_options(parser)
     parser.add_argument(
         "--show", type=int, default=10, metavar="N", help="users shown in the table (default 10)"
     )
@@ -79,8 +82,9 @@ def run(args: argparse.Namespace) -> None:
     check_at_least("--show", args.show, 0)
     check_at_least("--null-replicates", args.null_replicates, 0)
     check_seed(args)
+    window = check_window_options(args)
     log = read_input(args)
-    battles = log.battles
+    battles = window.apply(log.battles, args.battles)
     codes, names = user_codes(battles)
     analysis = analyse_users(
         pairwise_from_battles(battles),
@@ -94,7 +98,10 @@ def run(args: argparse.Namespace) -> None:
     )
     odds = user_rank_odds(analysis.ratings)
     document = add_user_odds(analysis.to_dict(), analysis.ratings, analysis.users, odds)
-    emit(document, format_users(analysis, args.show, log, odds), args.format)
+    if not window.is_open:
+        document["window"] = window.to_dict()
+    table = format_users(analysis, args.show, log, odds, window.phrase())
+    emit(document, table, args.format)
 
 
 Odds = tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -124,20 +131,25 @@ def add_user_odds(
 
 
 def format_users(
-    analysis: UserAnalysis, show: int, read: LeftOut | None = None, odds: Odds | None = None
+    analysis: UserAnalysis,
+    show: int,
+    read: LeftOut | None = None,
+    odds: Odds | None = None,
+    conditions: Sequence[str] = (),
 ) -> str:
     """Summary lines and the most active users as a table.
 
     ``read``, what reading the log left out, is said after the number of battles. With
     ``odds`` (:func:`ranking.users.user_rank_odds`, Bradley-Terry) a column gives each
-    user's likeliest best model and its ``p_best``.
+    user's likeliest best model and its ``p_best``. ``conditions`` (a time window's) are
+    said after the number of battles.
     """
     s, r = analysis.summary, analysis.ratings
     n_battles = int(analysis.aggregate.n_battles)
     lines: list[str] = [
         f"{r.method.upper()} per-user ratings ({r.shrinkage} shrinkage"
         + (f", learnt deviation sd {r.prior_sd:.1f} points" if r.prior_sd is not None else "")
-        + f") for {len(analysis.users)} users, from {battles_phrase(n_battles, read)}",
+        + f") for {len(analysis.users)} users, from {battles_phrase(n_battles, read, conditions)}",
         f"Agreement with the aggregate over {s.users} users with >= {analysis.min_battles} votes "
         f"({s.confidence:.0%} intervals over users): {_spread_text(s)}, "
         f"mean Kendall {s.mean_kendall:.3f}",
