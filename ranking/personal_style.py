@@ -51,10 +51,12 @@ __all__ = [
     "STYLE_ALPHA_METHODS",
     "HeldOutGain",
     "StyleAlphaMethod",
+    "StylePrior",
     "UserStyle",
     "fit_user_style",
     "fit_user_style_posterior",
     "style_log_loss",
+    "style_under_prior",
     "style_win_probability",
     "user_style_alpha",
 ]
@@ -140,11 +142,69 @@ class UserStyle:
         units per unit of covariate."""
         return 1.0 / math.sqrt(self.alpha)
 
+    def prior(self, covariance: npt.ArrayLike | None = None) -> StylePrior:
+        """The :class:`StylePrior` that fits one more user as these users were fitted;
+        ``covariance`` is the aggregate's (zeros where not given)."""
+        p = self.aggregate.size
+        cov = np.zeros((p, p)) if covariance is None else np.asarray(covariance, dtype=np.float64)
+        return StylePrior(
+            self.features, self.aggregate, cov.reshape(p, p), self.alpha, self.personal
+        )
+
     def points(self, per_unit: npt.ArrayLike) -> tuple[FloatArray, FloatArray, FloatArray]:
         """Coefficients and intervals in Elo points for a move of ``per_unit`` covariate
         units (``(p,)``, e.g. the covariate of an answer twice as long): ``(U, p)`` each."""
         unit = np.asarray(per_unit, dtype=np.float64) * ELO_PER_NAT
         return self.coefficients * unit, self.lower * unit, self.upper * unit
+
+
+@dataclass(frozen=True)
+class StylePrior:
+    """What a fit of all users learnt, to fit one more user's taste later (a personal
+    board refitted after a vote) the same way.
+
+    Attributes
+    ----------
+    features : tuple of str
+        The covariates' names.
+    aggregate : ndarray
+        ``(p,)`` the aggregate's coefficients, natural log per covariate unit.
+    covariance : ndarray
+        ``(p, p)`` their covariance.
+    alpha : float
+        The learnt prior precision of a user's departure.
+    personal : bool
+        Whether per-user taste is used at all (the fallback rule).
+    """
+
+    features: tuple[str, ...]
+    aggregate: FloatArray
+    covariance: FloatArray
+    alpha: float
+    personal: bool
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready, for a fit directory."""
+        return {
+            "features": list(self.features),
+            "aggregate": self.aggregate.tolist(),
+            "covariance": self.covariance.tolist(),
+            "alpha": self.alpha,
+            "personal": self.personal,
+        }
+
+    @classmethod
+    def from_dict(cls, document: dict[str, object]) -> StylePrior:
+        """The prior :meth:`to_dict` wrote."""
+        features = tuple(str(f) for f in document["features"])  # type: ignore[attr-defined]
+        p = len(features)
+        return cls(
+            features,
+            np.asarray(document["aggregate"], dtype=np.float64).reshape(p),
+            np.asarray(document["covariance"], dtype=np.float64).reshape(p, p),
+            float(document["alpha"]),  # type: ignore[arg-type]
+            bool(document["personal"]),
+        )
 
 
 def _check(
@@ -430,6 +490,7 @@ def fit_user_style(
     features: tuple[str, ...] | None = None,
     aggregate_covariance: npt.ArrayLike | None = None,
     alpha: float | None = None,
+    personal: bool = True,
     method: StyleAlphaMethod = "cv",
     folds: int = 5,
     min_gain_se: float = MIN_GAIN_SE,
@@ -460,8 +521,11 @@ def fit_user_style(
         ``(p, p)`` covariance of ``aggregate``: added to a user's own when telling
         whether they differ from it (``distinct``).
     alpha : float, optional
-        Fix the prior precision instead of learning it (then ``personal`` is True and
-        ``held_out`` None).
+        Fix the prior precision instead of learning it (then ``held_out`` is None).
+    personal : bool
+        With ``alpha`` given, whether to use the per-user coefficients (as a fit of all
+        users decided: :class:`StylePrior`); ignored when ``alpha`` is learnt, where the
+        fallback rule decides.
     method : {"cv", "evidence"}
         How ``alpha`` is learnt (:func:`user_style_alpha`).
     folds : int
@@ -491,8 +555,6 @@ def fit_user_style(
             x, y, off, groups, n_users, mu, method=method, folds=folds, rng=rng
         )
         personal = held_out.gain > 0 and held_out.gain >= min_gain_se * held_out.se
-    else:
-        personal = True
     beta, covariance = fit_user_style_posterior(x, y, off, groups, n_users, mu, alpha)
     sd = np.sqrt(np.diagonal(covariance, axis1=1, axis2=2))
     z = float(norm.ppf(0.5 + confidence / 2.0))
@@ -519,6 +581,41 @@ def fit_user_style(
         held_out,
         confidence,
     )
+
+
+def style_under_prior(
+    prior: StylePrior,
+    differences: npt.ArrayLike,
+    outcomes: npt.ArrayLike,
+    offsets: npt.ArrayLike,
+    users: npt.ArrayLike | None = None,
+    n_users: int = 1,
+    *,
+    confidence: float = 0.95,
+) -> UserStyle:
+    """Users' taste fitted under what a fit of all users learnt (its aggregate, its
+    ``alpha``, its fallback decision): one person's board refitted after a vote.
+
+    Parameters
+    ----------
+    prior : StylePrior
+        From :meth:`UserStyle.prior` of the fit of all users.
+    differences, outcomes, offsets
+        As :func:`fit_user_style`.
+    users : array_like of int, optional
+        ``(n,)`` user of each vote; one user by default.
+    n_users : int
+        Number of users.
+    confidence : float
+        Coverage of the intervals.
+    """
+    x = np.asarray(differences, dtype=np.float64).reshape(-1, prior.aggregate.size)
+    groups = np.zeros(x.shape[0], dtype=np.intp) if users is None else users
+    return fit_user_style(
+        x, outcomes, offsets, groups, n_users, prior.aggregate, features=prior.features,
+        aggregate_covariance=prior.covariance, alpha=prior.alpha, personal=prior.personal,
+        confidence=confidence,
+    )  # fmt: skip
 
 
 def style_win_probability(

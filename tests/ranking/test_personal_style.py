@@ -13,9 +13,11 @@ from scipy.special import expit
 
 from ranking.personal_style import (
     StyleAlphaMethod,
+    StylePrior,
     fit_user_style,
     fit_user_style_posterior,
     style_log_loss,
+    style_under_prior,
     style_win_probability,
     user_style_alpha,
 )
@@ -156,3 +158,23 @@ def test_bad_arguments_are_named() -> None:
         fit_user_style(x, y, offsets, users, 1, np.zeros(2), confidence=1.5)
     with pytest.raises(ValueError, match="'alpha'"):
         fit_user_style_posterior(x, y, offsets, users, 1, np.zeros(2), 0.0)
+
+
+def test_one_user_refitted_under_the_prior_of_all_users_matches_their_fit() -> None:
+    votes = [150] * 12
+    x, y, offsets, users = taste_arena(votes, [1.0, -1.0] * 6, seed=8)
+    aggregate, covariance = aggregate_of(x, y, offsets)
+    everyone = fit_user_style(x, y, offsets, users, 12, aggregate, aggregate_covariance=covariance)
+    prior = StylePrior.from_dict(everyone.prior(covariance).to_dict())
+    assert prior.alpha == everyone.alpha and prior.personal == everyone.personal
+    assert prior.covariance == pytest.approx(covariance)
+    rows = users == 3
+    one = style_under_prior(prior, x[rows], y[rows], offsets[rows])
+    assert one.coefficients[0] == pytest.approx(everyone.coefficients[3], abs=1e-7)
+    assert one.distinct[0].tolist() == everyone.distinct[3].tolist()
+    assert one.held_out is None and one.n_battles.tolist() == [150]
+    # a prior that fell back gives everyone's coefficients, told apart from no one
+    fallen = StylePrior(prior.features, prior.aggregate, covariance, prior.alpha, False)
+    same = style_under_prior(fallen, x[rows], y[rows], offsets[rows])
+    assert same.coefficients[0] == pytest.approx(aggregate)
+    assert not same.personal and not same.distinct.any()
