@@ -34,6 +34,7 @@ _CORE_COLUMNS = ("battle_id", "model_a", "model_b", "winner", "user_id", "prompt
 PRIVATE_COLUMNS = frozenset(
     ("battle_id", "id", "question_id", "user_id", "judge", "prompt", "question")
     + ("conversation_a", "conversation_b", "tstamp")
+    + ("answer_a", "answer_b")  # the vote's two answers (ranking.io.answer_texts)
 )
 
 

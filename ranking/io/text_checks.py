@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 __all__ = [
+    "MAX_ANSWER_CHARS",
     "MAX_LABEL_CHARS",
     "MAX_NAME_CHARS",
     "MAX_PROMPT_CHARS",
@@ -31,6 +32,8 @@ MAX_NAME_CHARS = 256
 MAX_LABEL_CHARS = 1_000
 #: Longest prompt (and query).
 MAX_PROMPT_CHARS = 20_000
+#: Longest answer of a model (``answer_a``, ``answer_b``).
+MAX_ANSWER_CHARS = 100_000
 #: Why a string holding a lone surrogate is refused.
 NOT_TEXT = "is not valid Unicode text (it holds a lone surrogate)"
 

@@ -39,6 +39,7 @@ from ranking.io.records import (
     normalise_columns,
 )
 from ranking.io.text_checks import (
+    MAX_ANSWER_CHARS,
     MAX_LABEL_CHARS,
     MAX_NAME_CHARS,
     MAX_PROMPT_CHARS,
@@ -233,6 +234,9 @@ def validate_battles(
 
 _DEFAULT_CHARS = {"model_a": MAX_NAME_CHARS, "model_b": MAX_NAME_CHARS, "prompt": MAX_PROMPT_CHARS}
 _DEFAULT_CHARS |= {"battle_id": MAX_NAME_CHARS, "user_id": MAX_NAME_CHARS}
+_DEFAULT_CHARS |= {"answer_a": MAX_ANSWER_CHARS, "answer_b": MAX_ANSWER_CHARS}
+#: Free-text fields, in which tab, line feed and carriage return are allowed.
+_LINES = frozenset(("prompt", "answer_a", "answer_b"))
 
 
 def _number_reason(value: Any) -> str | None:
@@ -274,7 +278,7 @@ def _text_checks(frame: pd.DataFrame, max_chars: Mapping[str, int]) -> list[Any]
         if not (column.dtype == object or isinstance(column.dtype, pd.StringDtype)):
             continue
         limit = max_chars.get(name, _DEFAULT_CHARS.get(name, MAX_LABEL_CHARS))
-        lines = name == "prompt"
+        lines = name in _LINES
         reasons = column.astype(object).map(
             lambda v, n=limit, f=lines: text_problem(v, n, lines=f) if isinstance(v, str) else None
         )
