@@ -33,10 +33,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
+import pandas as pd
 
+from ranking.io.answer_texts import ANSWER_FIELDS, vote_answers
+from ranking.io.frames import pairwise_from_battles, vote_order
+from ranking.style_control import StyleControl, fit_style_leaderboard
 from ranking.types import FloatArray
 
 __all__ = [
@@ -44,7 +48,9 @@ __all__ = [
     "DEFAULT_SCALING",
     "SCALINGS",
     "Scaling",
+    "NO_ANSWERS",
     "answer_style",
+    "fit_style_control",
     "style_differences",
 ]
 
@@ -58,6 +64,12 @@ ANSWER_STYLE_FEATURES: tuple[str, ...] = ("length", "headers", "lists", "bold")
 Scaling = Literal["mixed", "ratio", "log_ratio", "difference"]
 SCALINGS: tuple[Scaling, ...] = ("mixed", "ratio", "log_ratio", "difference")
 DEFAULT_SCALING: Scaling = "mixed"
+
+#: Why a battle log cannot be fitted with style control.
+NO_ANSWERS = (
+    f"style control needs each vote's two answers ({' and '.join(ANSWER_FIELDS)}), "
+    "and no vote has both"
+)
 
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _TOKEN = re.compile(r"\w+|[^\w\s]")
@@ -159,3 +171,51 @@ def style_differences(
     if scaling == "difference":
         return np.asarray(a - b, dtype=np.float64)
     raise ValueError(f"Argument 'scaling' must be one of {', '.join(SCALINGS)}, not {scaling!r}.")
+
+
+def fit_style_control(
+    battles: pd.DataFrame, *, scaling: Scaling = DEFAULT_SCALING, **options: Any
+) -> StyleControl:
+    """The style-controlled leaderboard of a battle frame, the raw one of the same votes
+    beside it.
+
+    Only the votes with both answers (``answer_a``, ``answer_b``) are fitted, on both
+    boards.
+
+    Parameters
+    ----------
+    battles : pandas.DataFrame
+        A battle frame (:func:`ranking.io.ingest.read_battles`) with ``answer_a`` and
+        ``answer_b``.
+    scaling : {"mixed", "ratio", "log_ratio", "difference"}, optional
+        How answers' measures become covariates (:func:`style_differences`).
+    **options
+        :func:`ranking.style_control.fit_style_leaderboard`'s ``interval``, ``rounds``,
+        ``confidence``, ``anchor``, ``rng``, ``alpha`` and ``min_votes``.
+
+    Returns
+    -------
+    StyleControl
+
+    Raises
+    ------
+    ValueError
+        When no vote has both answers (:data:`NO_ANSWERS`), or on a bad option.
+    """
+    answers_a, answers_b, present = vote_answers(battles)
+    if not present.any():
+        raise ValueError(NO_ANSWERS)
+    votes = pairwise_from_battles(battles)
+    if not present.all():
+        votes = pairwise_from_battles(battles.iloc[_in_file_order(battles, present)])
+    differences = style_differences(
+        answer_style(answers_a), answer_style(answers_b), scaling=scaling
+    )
+    return fit_style_leaderboard(
+        votes, differences, ANSWER_STYLE_FEATURES, scaling=scaling, **options
+    )
+
+
+def _in_file_order(battles: pd.DataFrame, present: np.ndarray) -> np.ndarray:
+    """Row positions of the votes ``present`` marks (in vote order), in file order."""
+    return np.sort(vote_order(battles)[present])
