@@ -28,7 +28,7 @@ from ranking.bt import DEFAULT_ALPHA
 from ranking.leaderboard import fit_leaderboard, read_leaderboard
 from ranking.odds import interval_sd
 from ranking.types import Leaderboard, PairwiseData
-from ranking.windows import DEFAULT_UNIT, format_instant, period_grid
+from ranking.windows import DEFAULT_UNIT, PeriodGrid, format_instant, period_grid
 
 __all__ = [
     "DEFAULT_LEVEL",
@@ -274,7 +274,7 @@ def fit_history(
     data: PairwiseData,
     stamps: npt.ArrayLike,
     *,
-    unit: str | int = DEFAULT_UNIT,
+    unit: str | int | PeriodGrid = DEFAULT_UNIT,
     confidence: float = 0.95,
     level: float = DEFAULT_LEVEL,
     min_votes: int = DEFAULT_MIN_VOTES,
@@ -289,8 +289,9 @@ def fit_history(
     stamps : array_like
         ``(n,)`` each vote's unix seconds, in the order of ``data``'s rows; NaN where
         unknown (such a vote is in no period).
-    unit : {"auto", "month", "week", "day"} or int
-        The periods (:func:`ranking.windows.period_grid`).
+    unit : {"auto", "month", "week", "day"}, int or PeriodGrid
+        The periods (:func:`ranking.windows.period_grid`), or a grid of ``stamps`` already
+        cut (:func:`ranking.windows.coarsen_grid`).
     confidence : float
         Coverage of each period's intervals, in (0, 1).
     level : float
@@ -323,7 +324,9 @@ def fit_history(
             f"Argument 'stamps' must hold one timestamp a vote ({data.outcomes.shape[0]}), "
             f"not {t.shape}."
         )
-    grid = period_grid(t, unit)
+    grid = unit if isinstance(unit, PeriodGrid) else period_grid(t, unit)
+    if grid.codes.shape != t.shape:
+        raise ValueError("Argument 'unit' is a grid of other votes than 'stamps'.")
     periods = []
     for p in range(grid.n_periods):
         votes = _present(data.select(grid.codes == p))

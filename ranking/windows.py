@@ -21,10 +21,12 @@ __all__ = [
     "UNITS",
     "PeriodGrid",
     "check_window",
+    "coarsen_grid",
     "format_instant",
     "parse_instant",
     "parse_unit",
     "period_grid",
+    "snap_window",
     "window_mask",
 ]
 
@@ -265,3 +267,67 @@ def period_grid(stamps: npt.ArrayLike, unit: str | int = DEFAULT_UNIT) -> Period
     codes[dated] = inverse
     starts, ends = edges[used], edges[used + 1]
     return PeriodGrid("equal", codes, starts, ends, tuple(format_instant(s) for s in starts))
+
+
+def coarsen_grid(
+    grid: PeriodGrid, users: npt.ArrayLike, *, min_votes: int, min_users: int
+) -> PeriodGrid | None:
+    """``grid`` with consecutive periods merged until each holds ``min_votes`` votes from
+    ``min_users`` distinct users; None when all its votes together hold fewer.
+
+    Periods are merged forward, in time order; what is left at the end joins the last
+    period that had enough. A window made of whole periods of the result then differs
+    from any other such window by whole periods: never by fewer than ``min_users``
+    people's votes.
+
+    Parameters
+    ----------
+    grid : PeriodGrid
+    users : array_like
+        ``(n,)`` each vote's user code (``-1`` for a vote without a user, who counts for
+        no one).
+    min_votes, min_users : int
+        The fewest votes and distinct users a period must hold.
+    """
+    user = np.asarray(users)
+    dated = grid.codes >= 0
+    per_period = np.bincount(grid.codes[dated], minlength=grid.n_periods)
+    members: list[set[int]] = [set() for _ in range(grid.n_periods)]
+    for p, u in zip(grid.codes[dated].tolist(), user[dated].tolist(), strict=True):
+        if u >= 0:
+            members[p].add(u)
+    merged = np.empty(grid.n_periods, dtype=np.intp)
+    closed: list[int] = []  # the last original period of each merged one
+    votes, cell = 0, 0
+    people: set[int] = set()
+    for p in range(grid.n_periods):
+        merged[p] = cell
+        votes += int(per_period[p])
+        people |= members[p]
+        if votes >= min_votes and len(people) >= min_users:
+            closed.append(p)
+            votes, people, cell = 0, set(), cell + 1
+    if not closed:
+        return None
+    merged[closed[-1] + 1 :] = len(closed) - 1
+    firsts = [0] + [c + 1 for c in closed[:-1]]
+    lasts = closed[:-1] + [grid.n_periods - 1]
+    labels = tuple(
+        grid.labels[f] if f == last else f"{grid.labels[f]}/{grid.labels[last]}"
+        for f, last in zip(firsts, lasts, strict=True)
+    )
+    codes = np.where(dated, merged[np.maximum(grid.codes, 0)], -1).astype(np.intp)
+    return PeriodGrid(grid.unit, codes, grid.starts[firsts], grid.ends[lasts], labels)
+
+
+def snap_window(
+    grid: PeriodGrid, since: float | None, until: float | None
+) -> tuple[float, float] | None:
+    """The window of whole periods of ``grid`` that overlap ``[since, until)``, as its
+    first instant and the instant after its last; None when no period does."""
+    low = -np.inf if since is None else since
+    high = np.inf if until is None else until
+    overlap = np.flatnonzero((grid.ends > low) & (grid.starts < high))
+    if overlap.size == 0:
+        return None
+    return float(grid.starts[overlap[0]]), float(grid.ends[overlap[-1]])

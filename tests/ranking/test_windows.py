@@ -7,10 +7,12 @@ import pytest
 
 from ranking.windows import (
     check_window,
+    coarsen_grid,
     format_instant,
     parse_instant,
     parse_unit,
     period_grid,
+    snap_window,
     window_mask,
 )
 
@@ -92,3 +94,27 @@ def test_units() -> None:
     for bad in ("0", "year", "1001", "9" * 400):
         with pytest.raises(ValueError, match="not 'auto'"):
             parse_unit(bad)
+
+
+def test_coarsened_periods_hold_the_minimums() -> None:
+    day = 86_400.0
+    # days 0-4: 3, 1, 1, 4, 1 votes; users by vote
+    t = MAY_1 + day * np.array([0, 0, 0, 1, 2, 3, 3, 3, 3, 4, np.nan])
+    users = np.array([0, 1, 1, 2, 2, 3, 3, 3, 4, 5, 6])
+    grid = period_grid(t, "day")
+    cells = coarsen_grid(grid, users, min_votes=3, min_users=2)
+    assert cells is not None
+    assert cells.labels == ("2024-05-01", "2024-05-02/2024-05-05")
+    assert cells.codes.tolist() == [0, 0, 0, 1, 1, 1, 1, 1, 1, 1, -1]  # the rest joins the last
+    assert cells.starts.tolist() == [MAY_1, MAY_1 + day]
+    assert cells.ends.tolist() == [MAY_1 + day, MAY_1 + 5 * day]
+    assert coarsen_grid(grid, users, min_votes=11, min_users=1) is None
+    assert coarsen_grid(grid, np.full(11, -1), min_votes=1, min_users=1) is None
+
+
+def test_snapped_windows_are_whole_periods() -> None:
+    day = 86_400.0
+    grid = period_grid(MAY_1 + day * np.array([0.5, 2.5, 3.5]), "day")
+    assert snap_window(grid, MAY_1 + 2.7 * day, None) == (MAY_1 + 2 * day, MAY_1 + 4 * day)
+    assert snap_window(grid, None, MAY_1 + 0.1 * day) == (MAY_1, MAY_1 + day)
+    assert snap_window(grid, MAY_1 + day, MAY_1 + 2 * day) is None  # a day without votes
