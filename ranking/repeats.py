@@ -33,7 +33,6 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from ranking.agreement import spearman_per_row
 from ranking.types import BoolArray, FloatArray, IntArray, PairwiseData
 
 __all__ = [
@@ -335,7 +334,8 @@ class BoardShift:
     Attributes
     ----------
     spearman : float
-        Rank correlation of the two boards' ratings (NaN with fewer than two models).
+        Rank correlation of the two boards' ratings (NaN with fewer than two models or
+        a board of equal ratings).
     largest_move : float
         The largest absolute rating change, in the boards' points.
     model : str or None
@@ -352,6 +352,17 @@ class BoardShift:
         return {"spearman": rho, "largest_move": round(self.largest_move, 2), "model": self.model}
 
 
+def _ranks(x: FloatArray) -> FloatArray:
+    """Ranks from 1, ties given their average rank (Spearman's convention)."""
+    order = np.argsort(x, kind="stable")
+    sorted_x = x[order]
+    first = np.searchsorted(sorted_x, sorted_x, side="left")
+    last = np.searchsorted(sorted_x, sorted_x, side="right")
+    ranks = np.empty(x.size)
+    ranks[order] = (first + last + 1) / 2.0
+    return ranks
+
+
 def board_shift(before: dict[str, float], after: dict[str, float]) -> BoardShift:
     """:class:`BoardShift` from ``before`` to ``after``, each model to its rating.
 
@@ -363,7 +374,9 @@ def board_shift(before: dict[str, float], after: dict[str, float]) -> BoardShift
         return BoardShift(float("nan"), 0.0, None)
     x = np.array([before[m] for m in common])
     y = np.array([after[m] for m in common])
-    rho = float(spearman_per_row(x[None, :], y)[0]) if len(common) > 1 else float("nan")
+    rx, ry = _ranks(x), _ranks(y)
+    spread = float(np.sqrt(((rx - rx.mean()) ** 2).sum() * ((ry - ry.mean()) ** 2).sum()))
+    rho = float(((rx - rx.mean()) * (ry - ry.mean())).sum() / spread) if spread > 0 else math.nan
     move = np.abs((y - y.mean()) - (x - x.mean()))
     j = int(np.argmax(move))
     return BoardShift(rho, float(move[j]), common[j])

@@ -31,6 +31,7 @@ from service.cli.common import (
 )
 from service.cli.evaluate import format_evaluation
 from service.cli.log_shape import log_shape
+from service.cli.repeats import add_repeat_options, check_repeat_options, format_repeats
 from service.cli.tables import format_table
 from service.pipeline import FitConfig, FitResult, fit_all, manifest_document, write_result
 from service.pipeline.reuse import Earlier
@@ -80,6 +81,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--embedding, --n-topics and --seed are as it was fitted), and start the rating "
         "predictor from its own. Without --reuse every fit is made afresh",
     )
+    add_repeat_options(parser)
     add_seed_option(parser, FitConfig.seed)
     parser.add_argument(
         "--scheduler",
@@ -112,9 +114,15 @@ def check_options(args: argparse.Namespace) -> None:
     check_at_least("--min-battles", args.min_battles, 1)
     check_share("--fraction", args.fraction)
     check_seed(args)
+    check_repeat_options(args)
     check_at_least("--partitions", args.partitions, 1)
     if args.partitions is not None and not args.scheduler:
         raise UsageError(f"--partitions needs --scheduler (or ${SCHEDULER_ENV})")
+    if args.scheduler and isinstance(args.repeat_cap, int):
+        raise UsageError(
+            f"--repeat-cap does not run on a cluster yet: drop --scheduler (or "
+            f"${SCHEDULER_ENV}), or the cap"
+        )
     check_existing("--truth", args.truth)
     check_fit_dir(args.out)
     check_reuse(args)
@@ -197,6 +205,8 @@ def _run_on_cluster(args: argparse.Namespace, config: FitConfig) -> None:
         ) from None
     from service.scale import ClusterError, connect, describe, fit_distributed
 
+    if config.repeat_cap is not None:
+        progress.note("the Dask fit counts every vote of every prompt (no --repeat-cap yet)")
     shape = log_shape(args)
     try:
         with connect(args.scheduler) as client:
@@ -258,6 +268,9 @@ def _finish(
         "Agreement of per-user rankings with the aggregate\n\n"
         + format_table(("method", "shrinkage", "users", "mean", "median", "<= 0.1"), rows)
     )
+    repeats = format_repeats(manifest.get("repeats"))
+    if repeats:
+        table += "\n\n" + repeats
     if manifest.get("query_evidence"):
         table += "\n\n" + format_query_evidence(manifest["query_evidence"])
     if evaluation is not None:

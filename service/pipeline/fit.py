@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +25,14 @@ from service.pipeline.config import FitConfig
 from service.pipeline.reuse import Earlier
 from service.pipeline.steps import (
     QueryFeatures,
+    cap_repeats,
     fit_aggregates,
     fit_query_features,
     fit_users,
     held_out_evaluation,
+    repeats_document,
 )
-from service.pipeline.timings import Stopwatch, timed_stages
+from service.pipeline.timings import Stopwatch, substep, timed_stages
 
 __all__ = ["FitResult", "fit_all", "manifest_document", "write_result"]
 
@@ -56,6 +58,10 @@ class FitResult:
     timings : dict
         Step to wall seconds (:meth:`Stopwatch.to_dict`), in the order they ran; not
         written to the fit directory.
+    repeats : dict or None
+        Prompts repeated too often (:func:`~service.pipeline.steps.repeats_document`):
+        the cap, what it touched, how the Bradley-Terry board moved; None where the fit
+        did not look (the Dask fit).
     """
 
     analyses: tuple[UserAnalysis, ...]
@@ -65,6 +71,7 @@ class FitResult:
     models: tuple[str, ...]
     n_users: int
     timings: dict[str, float]
+    repeats: dict[str, Any] | None = field(default=None, kw_only=True)
 
     @property
     def predictor(self) -> Any:
@@ -115,7 +122,11 @@ def fit_all(
         codes, names = user_codes(battles)
         data = pairwise_from_battles(battles)
     with watch.step("aggregate boards"):
-        aggregates = fit_aggregates(data, rng=config.seed, progress=progress, stopwatch=watch)
+        with watch.step(substep("aggregate boards", "repeated prompts")):
+            public, effect = cap_repeats(battles, data, config)
+        aggregates = fit_aggregates(public, rng=config.seed, progress=progress, stopwatch=watch)
+        with watch.step(substep("aggregate boards", "repeated prompts")):
+            repeats = repeats_document(config, effect, data, aggregates)
     with watch.step("per-user fits"):
         analyses = fit_users(
             data,
@@ -141,7 +152,14 @@ def fit_all(
             )
             watch.end()
     return FitResult(
-        analyses, evaluation, features, battles, data.models, len(names), watch.to_dict()
+        analyses,
+        evaluation,
+        features,
+        battles,
+        data.models,
+        len(names),
+        watch.to_dict(),
+        repeats=repeats,
     )
 
 
@@ -162,6 +180,7 @@ def manifest_document(
         "prior_sd_from_prediction": None if result.predictor is None else result.predictor.prior_sd,
         "query_evidence": _query_evidence(result.predictor),
         "reuse": None if result.features is None else result.features.reuse,
+        "repeats": result.repeats,
         **extra,
     }
 

@@ -21,8 +21,10 @@ import pandas as pd
 from data.simulate import load_truth
 from ranking.analysis import UserAnalysis, analyse_users
 from ranking.evaluation import MIN_VOTES, EvaluationRow, evaluate_personalisation, latest_split
+from ranking.io.repeat_codes import thin_repeated
 from ranking.leaderboard import fit_leaderboard
 from ranking.progress import Progress, start
+from ranking.repeats import RepeatEffect, board_shift
 from ranking.types import FloatArray, IntArray, Leaderboard, Method, PairwiseData
 from service.pipeline.config import GRID, METHODS, FitConfig
 from service.pipeline.reuse import (
@@ -39,12 +41,14 @@ from service.pipeline.timings import Stopwatch, substep
 __all__ = [
     "QueryFeatures",
     "build_predictor",
+    "cap_repeats",
     "evaluation_document",
     "fit_aggregates",
     "fit_query_features",
     "fit_users",
     "has_prompts",
     "held_out_evaluation",
+    "repeats_document",
     "truth_matrix",
 ]
 
@@ -70,6 +74,46 @@ def fit_aggregates(
         with watch.step(substep("aggregate boards", method)):
             boards[method] = fit_leaderboard(data, method=method, rng=rng, progress=progress)
     return boards
+
+
+def cap_repeats(
+    battles: pd.DataFrame, data: PairwiseData, config: FitConfig
+) -> tuple[PairwiseData, RepeatEffect | None]:
+    """The votes the public boards stand on: ``data`` (``pairwise_from_battles(battles)``)
+    with each prompt repeated more than ``config.repeat_cap`` times cut to a seeded
+    sample of that many (:func:`ranking.io.repeat_codes.thin_repeated`).
+
+    Returns ``data`` as it is, with no effect (None), when the cap is off or the log has
+    no prompts.
+    """
+    return thin_repeated(battles, data, config.repeat_cap, rng=config.seed)
+
+
+def repeats_document(
+    config: FitConfig,
+    effect: RepeatEffect | None,
+    data: PairwiseData,
+    aggregates: Mapping[Method, Leaderboard],
+) -> dict[str, Any]:
+    """The manifest's ``repeats``: the option, what the cap touched, how the board moved.
+
+    ``shift`` compares the Bradley-Terry board of every vote (``data``, fitted here
+    without intervals) with the capped one (``aggregates["bt"]``): Spearman and the
+    largest move (:func:`ranking.repeats.board_shift`); None when no vote was touched.
+    ``checked`` is false when the cap was off or the log had no prompts.
+    """
+    document: dict[str, Any] = {"option": config.repeat_cap, "checked": effect is not None}
+    if effect is None:
+        return document
+    document.update(effect.to_dict())
+    shift = None
+    if effect.n_touched:
+        raw = fit_leaderboard(data, method="bt", interval="none")
+        before = {m.model: m.rating for m in raw.models}
+        after = {m.model: m.rating for m in aggregates["bt"].models}
+        shift = board_shift(before, after).to_dict()
+    document["shift"] = shift
+    return document
 
 
 def fit_users(
