@@ -50,6 +50,7 @@ __all__ = [
     "Scaling",
     "NO_ANSWERS",
     "answer_style",
+    "coefficient_phrase",
     "fit_style_control",
     "style_differences",
 ]
@@ -64,6 +65,14 @@ ANSWER_STYLE_FEATURES: tuple[str, ...] = ("length", "headers", "lists", "bold")
 Scaling = Literal["mixed", "ratio", "log_ratio", "difference"]
 SCALINGS: tuple[Scaling, ...] = ("mixed", "ratio", "log_ratio", "difference")
 DEFAULT_SCALING: Scaling = "mixed"
+
+#: What a unit of each covariate is, in words, under the default scaling.
+_UNITS = {
+    "length": "per doubling of length",
+    "headers": "for headers in one answer and none in the other",
+    "lists": "for list items in one answer and none in the other",
+    "bold": "for bold text in one answer and none in the other",
+}
 
 #: Why a battle log cannot be fitted with style control.
 NO_ANSWERS = (
@@ -219,3 +228,26 @@ def fit_style_control(
 def _in_file_order(battles: pd.DataFrame, present: np.ndarray) -> np.ndarray:
     """Row positions of the votes ``present`` marks (in vote order), in file order."""
     return np.sort(vote_order(battles)[present])
+
+
+def coefficient_phrase(
+    feature: str, coefficient: float, lower: float, upper: float, *, scaling: str = "mixed"
+) -> str:
+    """A style coefficient in words, e.g. ``"length: +12.3 points per doubling of length
+    (95% interval +8.1 to +16.5)"``.
+
+    Parameters
+    ----------
+    feature : str
+        A name of :data:`ANSWER_STYLE_FEATURES`.
+    coefficient, lower, upper : float
+        Elo points per unit of the covariate, and its interval.
+    scaling : str
+        The scaling the covariates were made with; under another than the default a unit
+        is named by its rule.
+    """
+    if scaling == DEFAULT_SCALING and feature in _UNITS:
+        unit = _UNITS[feature]
+    else:
+        unit = f"per unit of the {scaling} difference in {feature}"
+    return f"{feature}: {coefficient:+.1f} points {unit} (interval {lower:+.1f} to {upper:+.1f})"

@@ -26,6 +26,13 @@ from service.cli.common import (
     emit,
     read_input,
 )
+from service.cli.style_control import (
+    add_style_options,
+    check_style_options,
+    fit_style_board,
+    format_style_control,
+    with_answers,
+)
 from service.cli.tables import format_leaderboard, format_matrix, odds_line
 from service.cli.where import check_where
 from service.cli.window import add_window_options, check_window_options
@@ -111,6 +118,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--matrix", action="store_true", help="also print the predicted win-probability matrix"
     )
+    add_style_options(parser)
     add_input_options(parser)
     add_output_options(parser, exports=True)
     parser.set_defaults(run=run)
@@ -123,6 +131,7 @@ def check_options(args: argparse.Namespace) -> None:
     check_share("--confidence", args.confidence)
     check_seed(args)
     check_output(args.format)
+    check_style_options(args)
     if args.method == "elo" and args.ci == "sandwich":
         raise UsageError(
             "--ci sandwich needs --method bt (it comes from the Bradley-Terry likelihood, "
@@ -144,25 +153,33 @@ def run(args: argparse.Namespace) -> None:
             f"(of {len(log.battles):,} battles in {', '.join(args.battles)})"
         )
     segment = window.apply(segment, args.battles)
+    style = None  # --style-control: the board with the answers' style held equal
     with progress.stages() as stages:
-        board = fit_leaderboard(
-            pairwise_from_battles(segment),
-            method=args.method,
-            interval=args.ci,
-            rounds=args.rounds,
-            confidence=args.confidence,
-            anchor=anchor,
-            rng=args.seed,
-            progress=stages,
-            min_votes=args.min_votes,
-        )
-    document = board.to_dict()
+        if args.style_control:
+            style = fit_style_board(args, with_answers(args, segment), anchor)
+            board = style.board
+        else:
+            board = fit_leaderboard(
+                pairwise_from_battles(segment),
+                method=args.method,
+                interval=args.ci,
+                rounds=args.rounds,
+                confidence=args.confidence,
+                anchor=anchor,
+                rng=args.seed,
+                progress=stages,
+                min_votes=args.min_votes,
+            )
+    document = board.to_dict() if style is None else style.to_dict()
     if where:
         document["where"] = dict(where)
     if not window.is_open:
         document["window"] = window.to_dict()
     conditions = [*args.where, *window.phrase()]
-    table = format_leaderboard(board, battles_phrase(board.n_battles, log, conditions))
+    phrase = battles_phrase(board.n_battles, log, conditions)
+    table = (
+        format_leaderboard(board, phrase) if style is None else format_style_control(style, phrase)
+    )
     odds = format_odds(board)
     if odds:  # the answer under the title, above the table it comes from
         title, _, rest = table.partition("\n\n")
