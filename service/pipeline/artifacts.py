@@ -24,6 +24,9 @@ Layout (all files UTF-8 JSON or Parquet)::
     texts/            each distinct prompt's embedding and style row, kept by the hash of
                       its text for the next fit (:mod:`service.pipeline.text_store`); only
                       when the log has prompts
+    history.json      the rating history: a board a period and the drift tests between
+                      periods (:func:`service.pipeline.history.battle_history`); only when
+                      the votes have a ``tstamp`` and enough of them for one period
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ import pandas as pd
 from ranking.analysis import UserAnalysis
 from ranking.users import user_rank_odds
 from service.pipeline.config import FitConfig
+from service.pipeline.history import HISTORY_FILE, NotDated, battle_history
 from service.pipeline.text_store import Shelf, write_shelves
 
 __all__ = [
@@ -110,6 +114,15 @@ class FitArtifacts:
         if self.root is None or not (self.root / PREDICTOR_DIR).is_dir():
             return None
         return self.root / PREDICTOR_DIR
+
+    def read_history(self) -> dict[str, Any] | None:
+        """The rating history (``history.json``), when the fit has one."""
+        if self.root is None or not (self.root / HISTORY_FILE).exists():
+            return None
+        document: dict[str, Any] = json.loads(
+            (self.root / HISTORY_FILE).read_text(encoding="utf-8")
+        )
+        return document
 
     def read_battles(self) -> pd.DataFrame | None:
         """The battles the fit was made from, when the directory keeps them."""
@@ -211,6 +224,7 @@ def write_fit(
             predictor.save(staging / PREDICTOR_DIR)
         if battles is not None:
             _battles_for_parquet(battles).to_parquet(staging / BATTLES_FILE, index=False)
+            _write_history(staging, battles)
         write_shelves(staging, shelves)
         stamp = datetime.now(UTC).isoformat(timespec="seconds")
         _write_json(staging / "manifest.json", {"format": FORMAT, "created": stamp, **manifest})
@@ -225,6 +239,17 @@ def write_fit(
     else:
         staging.rename(out)
     return out
+
+
+def _write_history(folder: Path, battles: pd.DataFrame) -> None:
+    """Write the rating history of ``battles`` into ``folder``, when they are dated and
+    hold enough votes for one period."""
+    try:
+        history = battle_history(battles)
+    except NotDated:
+        return
+    if history is not None:
+        _write_json(folder / HISTORY_FILE, history.to_dict())
 
 
 def _battles_for_parquet(battles: pd.DataFrame) -> pd.DataFrame:
