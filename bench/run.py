@@ -38,6 +38,7 @@ from bench import (
     rank_reading,
     real_voters,
     refit,
+    repeats,
     scale,
     service,
     soak,
@@ -100,6 +101,7 @@ BENCHMARKS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
         "AB. A person's taste in answers, on LLMFAO's real voters (issue 34)",
         style_taste.run,
     ),
+    "repeats": ("AD. Prompts repeated too often, capped before the boards (issue 34)", repeats.run),
 }
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = HERE / "RESULTS.md"
