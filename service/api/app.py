@@ -33,6 +33,7 @@ from service.api.routes import (
     credentials,
     docs_assets,
     health,
+    history,
     leaderboard,
     next_battle,
     recommend,
@@ -174,6 +175,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     ):
         app.include_router(module.router)
     app.include_router(next_battle.router)
+    app.include_router(history.router)
     # web assets only: WEB_DIR is a Python package, its source and byte code stay private
     # counted under their mount path in /metrics, not as unmatched
     for path, directory, name in (

@@ -91,11 +91,19 @@ class Engine:
     # -- reads -----------------------------------------------------------------------------
 
     def leaderboard(
-        self, method: Method = "bt", where: list[tuple[str, str]] | None = None
+        self,
+        method: Method = "bt",
+        where: list[tuple[str, str]] | None = None,
+        window: tuple[float | None, float | None] | None = None,
     ) -> dict[str, Any]:
-        """The aggregate (or ``where`` segment) leaderboard, plus ``version``
-        (:meth:`Reads.leaderboard <service.live.reads.Reads.leaderboard>`)."""
-        return self.reads.leaderboard(method, where)
+        """The aggregate (or ``where`` segment, or time ``window``) leaderboard, plus
+        ``version`` (:meth:`Reads.leaderboard <service.live.reads.Reads.leaderboard>`)."""
+        return self.reads.leaderboard(method, where, window)
+
+    def rating_history(self, unit: str | int = "auto") -> dict[str, Any]:
+        """The rating history of the served version's votes, plus ``version``
+        (:meth:`Reads.rating_history <service.live.reads.Reads.rating_history>`)."""
+        return self.reads.rating_history(unit)
 
     def stored_user_leaderboard(self, user_id: str, method: Method = "bt") -> dict[str, Any] | None:
         """One user's leaderboard when the store has it for the current version, else None."""

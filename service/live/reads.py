@@ -7,7 +7,11 @@ board applies the served version's flags, the standing and the daily cap to each
 
 A segment (``?where=``) is fitted on the published version's votes only, never on the
 votes stored since: read before and after one voter's votes, it would show exactly them.
-A segment too small to answer is refused without its size.
+A segment too small to answer is refused without its size. A time window
+(``?since=&until=``) is a filter of the same kind, on the same votes and with the same
+minimums: it is widened to whole days, merged until each holds them
+(:func:`service.pipeline.history.window_battles`), and the rating history
+(``GET /v1/leaderboard/history``) has periods of the same kind.
 """
 
 from __future__ import annotations
@@ -21,10 +25,12 @@ from ranking.io.frames import check_segment_size, filter_battles, pairwise_from_
 from ranking.io.validation import battles_from_records, to_battle_frame
 from ranking.leaderboard import fit_leaderboard
 from ranking.types import Method
+from ranking.windows import format_instant
 from service.integrity import counted_mask
 from service.live.context import LiveContext, LivePart
 from service.live.errors import InputError, NotAvailable
 from service.live.versions import Versions
+from service.pipeline.history import NotDated, battle_history, window_battles
 from service.recommendation import recommendation, unknown_models
 from service.served import LiveWindow, Served, live_elo_leaderboard, live_window
 
@@ -32,6 +38,9 @@ __all__ = ["Reads"]
 
 #: Segment leaderboards (``?where=``) kept per process.
 SEGMENTS_KEPT = 32
+
+#: A time window: its ``since`` and ``until`` in unix seconds, either None (open).
+TimeWindow = tuple[float | None, float | None]
 
 
 class Reads(LivePart):
@@ -50,7 +59,10 @@ class Reads(LivePart):
         self._live: tuple[tuple[int, int], LiveWindow] | None = None
 
     def leaderboard(
-        self, method: Method = "bt", where: list[tuple[str, str]] | None = None
+        self,
+        method: Method = "bt",
+        where: list[tuple[str, str]] | None = None,
+        window: TimeWindow | None = None,
     ) -> dict[str, Any]:
         """The aggregate leaderboard document (docs/SPEC.md section 3), plus ``version``.
 
@@ -59,13 +71,17 @@ class Reads(LivePart):
         votes the version's screen counts, as its next refit will), within the intervals
         of the version, each ranked row with its odds
         (:func:`service.served.live_elo_leaderboard`). ``where`` fits a segment
-        leaderboard on all battles whose label columns match. Only models with
-        ``min_model_votes`` votes are ranked; the others are listed under
-        ``provisional``. Rows are listed by rank, then rating.
+        leaderboard on all battles whose label columns match, ``window`` one of the votes
+        of a time window (``window`` in the answer: widened to whole periods that hold
+        the segment minimums). Only models with ``min_model_votes`` votes are ranked;
+        the others are listed under ``provisional``. Rows are listed by rank, then
+        rating.
         """
         served = self.versions.served()
-        if where:
-            document = self._segment(served, method, where)
+        if window is not None and window == (None, None):
+            window = None
+        if where or window:
+            document = self._segment(served, method, where or [], window)
         elif method == "elo":
             document = live_elo_leaderboard(served, self._live_window(served))
         else:
@@ -103,20 +119,28 @@ class Reads(LivePart):
         ids = frozenset(history["battle_id"][kept].dropna().astype(str))
         return [b for b in battles if b.get("user_id") is None or b["battle_id"] in ids]
 
-    def _segment(
-        self, served: Served, method: Method, where: list[tuple[str, str]]
-    ) -> dict[str, Any]:
-        """A segment leaderboard, fitted on the votes the served version counts; the last
-        few are kept."""
-        key = (served.version, method, tuple(where))
-        if key in self._segments:
-            return self._segments[key]
-        named = " and ".join(f"{c}={v}" for c, v in where)
+    def _published(self, served: Served) -> pd.DataFrame:
+        """The votes the served version counts: the fit's and those of its refits."""
         published = self.history.all_battles()
         published = published.iloc[
             : len(self.history.fit_battles) + served.snapshot.counted_battles
         ]
-        counted = published[counted_mask(published, served.flagged, self.integrity)]
+        return published[counted_mask(published, served.flagged, self.integrity)]
+
+    def _segment(
+        self,
+        served: Served,
+        method: Method,
+        where: list[tuple[str, str]],
+        window: TimeWindow | None = None,
+    ) -> dict[str, Any]:
+        """A segment leaderboard, fitted on the votes the served version counts; the last
+        few are kept."""
+        key: tuple[Any, ...] = (served.version, method, tuple(where), window)
+        if key in self._segments:
+            return self._segments[key]
+        named = " and ".join(f"{c}={v}" for c, v in where)
+        counted = self._published(served)
         try:
             battles = filter_battles(counted, where)
         except ValueError as error:  # not a label column, or a value of the wrong type
@@ -124,6 +148,15 @@ class Reads(LivePart):
         if battles.empty:
             raise InputError(f"no battle matches {named}")
         min_votes, min_users = self.settings.segment_min_votes, self.settings.segment_min_users
+        span = None
+        if window is not None:
+            battles, span = self._window(battles, window, named, min_votes, min_users)
+            # windows widened to the same periods are one answer, fitted once
+            snapped = (served.version, method, tuple(where), tuple(span.values()))
+            if snapped in self._segments:
+                self._segments[key] = self._segments[snapped]
+                return self._segments[key]
+            key = snapped
         try:
             check_segment_size(battles, min_votes=min_votes, min_users=min_users)
         except ValueError:
@@ -136,10 +169,81 @@ class Reads(LivePart):
         data = pairwise_from_battles(battles)
         board = fit_leaderboard(data, method=method, min_votes=self.settings.min_model_votes)
         document = board.to_dict()
+        if span is not None:
+            document["window"] = span
         self._segments[key] = document
         while len(self._segments) > SEGMENTS_KEPT:
             self._segments.popitem(last=False)
         return document
+
+    def _window(
+        self,
+        battles: pd.DataFrame,
+        window: TimeWindow,
+        named: str,
+        min_votes: int,
+        min_users: int,
+    ) -> tuple[pd.DataFrame, dict[str, str]]:
+        """The votes of ``window`` among ``battles``, widened to whole periods holding the
+        minimums, and the window answered (ISO ``since`` and ``until``)."""
+        option = "since" if window[0] is not None else "until"
+        try:
+            found = window_battles(battles, *window, min_votes=min_votes, min_users=min_users)
+        except NotDated:
+            raise InputError(
+                f"{option}: the votes of this service carry no tstamp, so they cannot be windowed"
+            ) from None
+        if found is None:
+            raise InputError(
+                f"{option}: no vote{' where ' + named if named else ''} falls in that "
+                f"window, in periods of at "
+                f"least {min_votes:,} votes from {min_users:,} distinct users (a window is "
+                "widened to whole such periods, so that none narrows to a few people)"
+            )
+        kept, span = found
+        return kept, {"since": format_instant(span.since), "until": format_instant(span.until)}
+
+    def rating_history(self, unit: str | int = "auto") -> dict[str, Any]:
+        """The rating history of the votes the served version counts
+        (``GET /v1/leaderboard/history``), plus ``version``; the last few are kept.
+
+        Periods of ``unit`` are merged until each holds the segment minimums; each
+        period's board ranks the models with ``min_model_votes`` votes in it.
+
+        Raises
+        ------
+        InputError
+            When the votes carry no ``tstamp``, or too few to make one period.
+        """
+        served = self.versions.served()
+        key = (served.version, "history", unit)
+        if key not in self._segments:
+            min_votes, min_users = (
+                self.settings.segment_min_votes,
+                self.settings.segment_min_users,
+            )
+            try:
+                history = battle_history(
+                    self._published(served),
+                    unit=unit,
+                    min_votes=min_votes,
+                    min_users=min_users,
+                    model_min_votes=self.settings.min_model_votes,
+                )
+            except NotDated:
+                raise InputError(
+                    "the votes of this service carry no tstamp: there is no history"
+                ) from None
+            if history is None:
+                raise InputError(
+                    "the published version holds too few votes for a history: a period "
+                    f"answers only with at least {min_votes:,} votes from {min_users:,} "
+                    "distinct users"
+                )
+            self._segments[key] = history.to_dict()
+            while len(self._segments) > SEGMENTS_KEPT:
+                self._segments.popitem(last=False)
+        return {**self._segments[key], "version": served.version}
 
     def stored_user_leaderboard(self, user_id: str, method: Method = "bt") -> dict[str, Any] | None:
         """One user's leaderboard when the store has it for the current version, else None.

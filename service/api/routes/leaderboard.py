@@ -15,13 +15,14 @@ from starlette.concurrency import run_in_threadpool
 
 from ranking.io.exports import TableFormat
 from ranking.io.frames import parse_where
+from ranking.windows import check_window, parse_instant
 from service.api.deps import EngineDep
 from service.api.fast_reads import FastRead, route_of
 from service.api.schemas import PublicBoardPublic, errors
 from service.api.tables import TABLE_RESPONSE, FormatQuery, add_file_routes, table_response
 from service.engine import Engine
 
-__all__ = ["FAST_READ", "published_board", "router"]
+__all__ = ["FAST_READ", "parse_window", "published_board", "router"]
 
 
 async def published_board(request: Request) -> Response | None:
@@ -41,15 +42,56 @@ WhereQuery = Annotated[
     list[str] | None,
     Query(description="segment: COL=VALUE on a label column, repeatable"),
 ]
+#: ``?since=&until=``: a time window, by the votes' ``tstamp``.
+SinceQuery = Annotated[
+    str | None,
+    Query(
+        description="keep votes at or after this instant: a date (2024-05-01, UTC), a date "
+        "and time (2024-05-01T12:00Z) or unix seconds; the window is widened to whole "
+        "periods holding the segment minimums"
+    ),
+]
+UntilQuery = Annotated[
+    str | None,
+    Query(description="keep votes before this instant (not at it); the forms of since"),
+]
 
 
-async def _board(engine: Engine, method: MethodQuery, where: list[str] | None) -> dict[str, Any]:
-    """The board of ``method`` on the segment ``where`` (422 naming a bad condition)."""
+def parse_window(since: str | None, until: str | None) -> tuple[float | None, float | None]:
+    """``?since=&until=`` in unix seconds (422 naming the field and the value)."""
+    ends: dict[str, float | None] = {"since": None, "until": None}
+    for name, text in (("since", since), ("until", until)):
+        if text is not None:
+            try:
+                ends[name] = parse_instant(text)
+            except ValueError as error:
+                raise HTTPException(
+                    status.HTTP_422_UNPROCESSABLE_CONTENT, f"{name}: {error}"
+                ) from None
+    try:
+        check_window(ends["since"], ends["until"])
+    except ValueError as error:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"since: {error}") from None
+    return ends["since"], ends["until"]
+
+
+async def _board(
+    engine: Engine,
+    method: MethodQuery,
+    where: list[str] | None,
+    since: str | None = None,
+    until: str | None = None,
+) -> dict[str, Any]:
+    """The board of ``method`` on the segment ``where`` and the window ``since``-``until``
+    (422 naming a bad condition or instant)."""
     try:
         conditions = [parse_where(w) for w in where or []]
     except ValueError as error:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"where: {error}") from None
-    document: dict[str, Any] = await run_in_threadpool(engine.leaderboard, method, conditions)
+    window = parse_window(since, until)
+    document: dict[str, Any] = await run_in_threadpool(
+        engine.leaderboard, method, conditions, window
+    )
     return document
 
 
@@ -63,6 +105,8 @@ async def read_leaderboard(
     method: MethodQuery = "bt",
     where: WhereQuery = None,
     table_format: FormatQuery = "json",
+    since: SinceQuery = None,
+    until: UntilQuery = None,
 ) -> Any:
     """The aggregate leaderboard: Bradley-Terry of the served version, or live Elo.
 
@@ -70,10 +114,10 @@ async def read_leaderboard(
     listed under ``provisional`` with their counts. Its rows as a file:
     ``/v1/leaderboard.csv`` and ``/v1/leaderboard.parquet`` (or ``?format=csv|parquet``).
     """
-    if method == "bt" and not where and table_format == "json":
+    if method == "bt" and not where and table_format == "json" and since is until is None:
         # The most read answer: encoded once a version, served without a thread hop.
         return Response(engine.served().bt_json, media_type="application/json")
-    document = await _board(engine, method, where)
+    document = await _board(engine, method, where, since, until)
     if table_format == "json":
         return document
     return table_response(document, table_format, f"leaderboard-{method}")
@@ -83,9 +127,13 @@ def _file_route(table_format: TableFormat) -> Callable[..., Awaitable[Response]]
     """The handler of the route answering the board as a ``table_format`` file."""
 
     async def read_leaderboard_file(
-        engine: EngineDep, method: MethodQuery = "bt", where: WhereQuery = None
+        engine: EngineDep,
+        method: MethodQuery = "bt",
+        where: WhereQuery = None,
+        since: SinceQuery = None,
+        until: UntilQuery = None,
     ) -> Response:
-        document = await _board(engine, method, where)
+        document = await _board(engine, method, where, since, until)
         return table_response(document, table_format, f"leaderboard-{method}")
 
     return read_leaderboard_file

@@ -12,6 +12,7 @@ __all__ = [
     "ProvisionalModelPublic",
     "PublicBoardPublic",
     "RankedModelPublic",
+    "WindowPublic",
 ]
 
 
@@ -79,6 +80,14 @@ class LeaderboardPublic(BaseModel):
     models: list[ModelRatingPublic]
 
 
+class WindowPublic(BaseModel):
+    """The time window a board was fitted on: ``?since=&until=`` widened to whole periods
+    (each holding the segment minimums), in ISO time, UTC."""
+
+    since: str = Field(description="the window's first instant")
+    until: str = Field(description="the instant after its last (not in the window)")
+
+
 class PublicBoardPublic(LeaderboardPublic):
     """The aggregate leaderboard as public boards show it: only models with ``min_votes``
     votes ranked, the others listed apart."""
@@ -88,3 +97,16 @@ class PublicBoardPublic(LeaderboardPublic):
         description="models with fewer than min_votes votes, most votes first: listed with "
         "their counts, not ranked"
     )
+    window: WindowPublic | None = Field(
+        default=None,
+        description="with ?since= or ?until=: the window the board was fitted on; absent otherwise",
+    )
+
+    # No return annotation: one would replace this board's response schema by its type.
+    @model_serializer(mode="wrap")
+    def _absent_window_left_out(self, handler: SerializerFunctionWrapHandler):
+        """A board of every vote is answered without the key, as the stored board is."""
+        board = handler(self)
+        if board.get("window") is None:
+            board.pop("window", None)
+        return board
