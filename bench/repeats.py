@@ -200,24 +200,37 @@ def _simulator_rows(quick: bool) -> list[Row]:
 def _plain_rows(quick: bool) -> list[Row]:
     """``auto`` on simulated arenas without bots: what it touches."""
     from data.simulate import simulate
-    from ranking.io.repeat_codes import battle_prompt_codes
-    from ranking.repeats import auto_cap
+    from ranking.io.frames import pairwise_from_battles
+    from ranking.io.repeat_codes import thin_repeated
+    from ranking.leaderboard import fit_leaderboard
+    from ranking.repeats import board_shift
 
     rows: list[Row] = []
     for users in (400,) if quick else (400, 2000):
         battles = simulate(users, 60, 15, rng=0).battles
-        codes = battle_prompt_codes(battles)
-        assert codes is not None
-        cap = auto_cap(codes)
-        counts = np.bincount(codes[codes >= 0])
-        over = counts > cap
+        data = pairwise_from_battles(battles)
+        capped, effect = thin_repeated(battles, data, "auto", rng=0)
+        assert effect is not None
+        notes = (
+            f"cap {effect.cap}; {effect.n_repeated} prompts over it; the most asked prompt "
+            f"has {effect.largest} votes"
+        )
+        if effect.n_touched:
+            before, after = (fit_leaderboard(d, interval="none") for d in (data, capped))
+            shift = board_shift(
+                {m.model: m.rating for m in before.models},
+                {m.model: m.rating for m in after.models},
+            )
+            notes += (
+                f"; the board beside the uncapped one: Spearman {shift.spearman:.3f}, "
+                f"largest move {shift.largest_move:.1f} points"
+            )
         rows.append(
             make_row(
                 "auto on a log without bots: votes touched",
                 f"simulator, {users} users, {len(battles):,} votes, template prompts",
-                ours=f"{int(counts[over].sum()):,} of {len(battles):,}",
-                notes=f"cap {cap}; {int(over.sum())} prompts over it; the most asked prompt "
-                f"has {int(counts.max())} votes",
+                ours=f"{effect.n_touched:,} of {len(battles):,}",
+                notes=notes,
             )
         )
     return rows
