@@ -32,6 +32,13 @@ them of the user). Each topic has the name a person would use and whether the us
 queries fit it closely enough to name it (:mod:`features.topic_labels`), and the
 explanation says everything in plain sentences (:mod:`features.explanation_text`); one
 prompt's ranking is explained by :mod:`features.prompt_explanation` (``scope="prompt"``).
+
+Where the votes carry the two answers, the explanation also gives the person's taste in
+answers (:class:`Taste`, from :mod:`ranking.personal_style`): for each answer style
+feature, the Elo points it moves their votes per doubling of length (or per 3 headers,
+list items, bold spans against none), with its interval and everyone's, and whether it is
+told apart from everyone's; where per-person taste does not predict votes better than
+everyone's, it says that everyone's is used.
 """
 
 from __future__ import annotations
@@ -45,11 +52,13 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from features.explanation_text import explanation_sentences
+from features.answer_style import ANSWER_STYLE_FEATURES, style_differences
+from features.explanation_text import explanation_sentences, taste_sentence
 from features.profile import STYLE_SOURCES, UserProfiles
-from features.style_words import STYLE_LABELS, trait_sentence
+from features.style_words import ANSWER_TASTE_UNITS, STYLE_LABELS, trait_sentence
 from features.topic_labels import fitting_topics
 from ranking.pairwise import ELO_PER_NAT
+from ranking.personal_style import UserStyle
 from ranking.types import FloatArray
 
 if TYPE_CHECKING:
@@ -61,17 +70,25 @@ __all__ = [
     "TOPICS_SHOWN",
     "TOP_MODELS",
     "TRAIT_MIN_Z",
+    "AnswerTaste",
     "Explanation",
     "ModelParts",
     "QueryParts",
     "StyleTrait",
+    "Taste",
+    "TasteSource",
     "TopicShare",
+    "answer_taste",
     "explain",
     "query_parts",
+    "taste_units",
 ]
 
 #: What an explanation is for: the person on all their prompts, or one prompt.
 Scope = Literal["person", "prompt"]
+#: Whose taste in answers a board reads: the person's own coefficients, or everyone's
+#: (where per-person taste does not predict votes better: :mod:`ranking.personal_style`).
+TasteSource = Literal["person", "everyone"]
 
 #: Models of the top of a ranking whose parts an explanation gives.
 TOP_MODELS = 3
@@ -110,6 +127,51 @@ class StyleTrait:
     label: str
     z: float
     sentence: str = ""
+
+
+@dataclass(frozen=True)
+class AnswerTaste:
+    """A person's taste for one style feature of answers, in Elo points per ``unit``.
+
+    ``points`` is what the feature's ``unit`` ("per doubling of length") adds to an
+    answer's odds with the person, ``lower`` and ``upper`` its interval, ``everyone``
+    the aggregate's; ``distinct`` whether the person's departure from everyone's is told
+    apart (its interval excludes zero), and only then does ``sentence`` say it.
+    """
+
+    feature: str
+    unit: str
+    points: float
+    lower: float
+    upper: float
+    everyone: float
+    distinct: bool
+    sentence: str = ""
+
+
+@dataclass(frozen=True)
+class Taste:
+    """What a person's votes say of their taste in answers.
+
+    ``source`` is ``"person"`` where their own coefficients are used, ``"everyone"``
+    where per-person taste did not predict votes better than everyone's and everyone's is
+    used; ``features`` one entry per answer style feature; ``n_votes`` the votes it was
+    read from; ``confidence`` the intervals' coverage.
+    """
+
+    source: TasteSource
+    features: tuple[AnswerTaste, ...]
+    n_votes: int
+    confidence: float = 0.95
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``taste`` of docs/SPEC.md section 5, JSON-ready."""
+        return {
+            "source": self.source,
+            "features": [asdict(t) for t in self.features],
+            "n_votes": self.n_votes,
+            "confidence": self.confidence,
+        }
 
 
 @dataclass(frozen=True)
@@ -168,7 +230,8 @@ class Explanation:
 
     ``scope`` is ``"person"`` (the person on all their prompts) or ``"prompt"`` (one
     prompt: ``topics`` is then the prompt's own topic, share 1); ``sentences`` say it all
-    in plain words (:func:`features.explanation_text.explanation_sentences`).
+    in plain words (:func:`features.explanation_text.explanation_sentences`); ``taste``
+    is the person's taste in answers, None where the votes carry no answers.
     """
 
     topics: tuple[TopicShare, ...]
@@ -178,6 +241,7 @@ class Explanation:
     note: str | None = None
     scope: Scope = "person"
     sentences: tuple[str, ...] = ()
+    taste: Taste | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The ``explanation`` of docs/SPEC.md section 5, JSON-ready."""
@@ -189,6 +253,7 @@ class Explanation:
             "note": self.note,
             "scope": self.scope,
             "sentences": list(self.sentences),
+            "taste": None if self.taste is None else self.taste.to_dict(),
         }
 
 
@@ -284,6 +349,7 @@ def explain(
     top: int = TOP_MODELS,
     note: str | None = None,
     scope: Scope = "person",
+    taste: Taste | None = None,
 ) -> Explanation:
     """The explanation of one ranking.
 
@@ -310,6 +376,8 @@ def explain(
     scope : {"person", "prompt"}
         Whether the ranking is the person's on all their prompts, or for one prompt
         (``queries`` then from :func:`prompt_parts`); the sentences say which.
+    taste : Taste, optional
+        The person's taste in answers (:func:`answer_taste`), said after their style.
     """
     shown = np.asarray(ratings, dtype=np.float64)
     reference = np.asarray(aggregate, dtype=np.float64)
@@ -346,7 +414,73 @@ def explain(
         n_queries=n_queries,
         note=note,
         scope=scope,
-        sentences=explanation_sentences(topics, traits, tuple(rows), n_queries, note, scope),
+        sentences=explanation_sentences(
+            topics, traits, tuple(rows), n_queries, note, scope, taste=taste
+        ),
+        taste=taste,
+    )
+
+
+def taste_units(features: Sequence[str]) -> FloatArray:
+    """Each answer style feature's covariate for the move its taste is read per.
+
+    The covariate (:func:`features.answer_style.style_differences`) of an answer of 400
+    tokens against one of 200 for ``length`` (a doubling), of 3 headers (list items,
+    bold spans) against none for the counts (:data:`features.style_words.ANSWER_TASTE_UNITS`);
+    1 for a feature it does not know.
+    """
+    base = {"length": 200.0}
+    units = np.ones(len(features))
+    for j, feature in enumerate(features):
+        if feature not in ANSWER_TASTE_UNITS or feature not in ANSWER_STYLE_FEATURES:
+            continue
+        a_value, b_value = ANSWER_TASTE_UNITS[feature]
+        a = np.array([[base.get(f, 0.0) for f in ANSWER_STYLE_FEATURES]])
+        b = a.copy()
+        column = ANSWER_STYLE_FEATURES.index(feature)
+        a[0, column], b[0, column] = a_value, b_value
+        units[j] = style_differences(a, b)[0, column]
+    return units
+
+
+def answer_taste(style: UserStyle, row: int = 0) -> Taste:
+    """One person's taste in answers, in Elo points and words.
+
+    Parameters
+    ----------
+    style : UserStyle
+        Users' style coefficients (:func:`ranking.personal_style.fit_user_style`, or
+        :func:`~ranking.personal_style.style_under_prior` for one person).
+    row : int
+        The person's row.
+    """
+    unit = taste_units(style.features)
+    points, lower, upper = (a[row] for a in style.points(unit))
+    everyone = style.aggregate * unit * ELO_PER_NAT
+    features = []
+    for j, feature in enumerate(style.features):
+        distinct = bool(style.distinct[row, j])
+        sentence, unit_words = taste_sentence(
+            feature, float(points[j]), float(lower[j]), float(upper[j]), float(everyone[j]),
+            style.confidence,
+        )  # fmt: skip
+        features.append(
+            AnswerTaste(
+                feature,
+                unit_words,
+                _round(points[j]),
+                _round(lower[j]),
+                _round(upper[j]),
+                _round(everyone[j]),
+                distinct,
+                sentence if distinct else "",
+            )
+        )
+    return Taste(
+        "person" if style.personal else "everyone",
+        tuple(features),
+        int(style.n_battles[row]),
+        style.confidence,
     )
 
 

@@ -9,6 +9,15 @@ sentences, with no internal term and no unit but rating points::
     pico-3b, rated 1084: everyone's votes put it at 1058; your topics moved it up 9
     points, your writing style moved it down 3 points and your votes moved it up 20 points.
 
+Where the votes carry the answers, the person's taste in answers follows their style,
+said only where it is told apart from everyone's::
+
+    You prefer shorter answers than most: -12 points per doubling of length with you
+    (95% interval -30 to -2), +4 with everyone.
+
+and otherwise that the votes cannot tell it apart yet, or (where per-person taste does
+not predict votes better than everyone's) that everyone's is used.
+
 A topic is named only where the user's queries fit it (:attr:`TopicShare.fits`); a
 query far from every topic is said to fit none closely, never given the nearest topic's
 name. For one prompt (``scope="prompt"``) the first sentence says what the prompt was
@@ -21,10 +30,19 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from features.explanation import ModelParts, Scope, StyleTrait, TopicShare
+from features.style_words import answer_taste_words
 
-__all__ = ["MIN_POINTS", "explanation_sentences", "model_sentence", "points"]
+if TYPE_CHECKING:
+    from features.explanation import ModelParts, Scope, StyleTrait, Taste, TopicShare
+
+__all__ = [
+    "MIN_POINTS",
+    "explanation_sentences",
+    "model_sentence",
+    "points",
+    "taste_sentence",
+    "taste_sentences",
+]
 
 #: Moves smaller than this many rating points are not said.
 MIN_POINTS = 1.0
@@ -78,6 +96,73 @@ def _style_sentence(style: Sequence[StyleTrait]) -> str | None:
     return text[0].upper() + text[1:] + "."
 
 
+def _signed(value: float) -> str:
+    """Whole points with their sign ("+4", "-12", "0")."""
+    n = round(value)
+    return f"{n:+d}" if n else "0"
+
+
+def taste_sentence(
+    feature: str,
+    points: float,
+    lower: float,
+    upper: float,
+    everyone: float,
+    confidence: float = 0.95,
+) -> tuple[str, str]:
+    """A person's taste for one answer style feature in words, and its unit.
+
+    Parameters
+    ----------
+    feature : str
+        The answer style feature (``"length"``).
+    points, lower, upper : float
+        The person's Elo points per unit, and its interval.
+    everyone : float
+        Everyone's points per unit.
+    confidence : float
+        The interval's coverage.
+
+    Returns
+    -------
+    (str, str)
+        "You prefer shorter answers than most: -12 points per doubling of length with you
+        (95% interval -30 to -2), +4 with everyone." and "per doubling of length".
+    """
+    clause, unit = answer_taste_words(feature, points > everyone)
+    sentence = (
+        f"{clause[0].upper()}{clause[1:]}: {_signed(points)} points {unit} with you "
+        f"({confidence:.0%} interval {_signed(lower)} to {_signed(upper)}), "
+        f"{_signed(everyone)} with everyone."
+    )
+    return sentence, unit
+
+
+def taste_sentences(taste: Taste) -> tuple[str, ...]:
+    """What a person's votes say of their taste in answers: one sentence per feature told
+    apart from everyone's, else one saying why none is.
+
+    Parameters
+    ----------
+    taste : Taste
+        The person's taste (:func:`features.explanation.answer_taste`).
+    """
+    names = _join([t.feature for t in taste.features])
+    if taste.source == "everyone":
+        return (
+            f"Your taste in answers ({names}) is read as everyone's: on this service's "
+            "votes, a person's own taste does not predict their votes better than "
+            "everyone's yet.",
+        )
+    told = tuple(t.sentence for t in taste.features if t.distinct and t.sentence)
+    if told:
+        return told
+    votes = f"{taste.n_votes} vote{'' if taste.n_votes == 1 else 's'}"
+    return (
+        f"Your {votes} cannot yet tell your taste in answers ({names}) apart from most voters'.",
+    )
+
+
 def model_sentence(model: ModelParts, scope: Scope = "person") -> str:
     """What moved one top model, in words and whole points.
 
@@ -117,6 +202,8 @@ def explanation_sentences(
     n_queries: int,
     note: str | None = None,
     scope: Scope = "person",
+    *,
+    taste: Taste | None = None,
 ) -> tuple[str, ...]:
     """The explanation in plain sentences, in reading order.
 
@@ -126,16 +213,20 @@ def explanation_sentences(
         The parts of an :class:`features.explanation.Explanation`.
     scope : {"person", "prompt"}
         Whether the ranking is the person's or for one prompt.
+    taste : Taste, optional
+        The person's taste in answers, where the votes carry answers.
 
     Returns
     -------
     tuple of str
         What the queries (or the prompt) are about, how the person writes (where a trait
-        stands out), one sentence per top model, and the note last.
+        stands out), their taste in answers (where known), one sentence per top model,
+        and the note last.
     """
     sentences = [
         _topic_sentence(topics, n_queries, scope),
         _style_sentence(style),
+        *(taste_sentences(taste) if taste is not None else ()),
         *(model_sentence(m, scope) for m in models),
         note,
     ]

@@ -5,11 +5,23 @@ training users' mean and one for below (:data:`STYLE_LABELS`, "long queries"), a
 same as a clause about the reader (:data:`STYLE_SENTENCES`, "you write long queries"),
 which :func:`trait_sentence` gives, so no explanation shows a number of standard
 deviations to a person.
+
+A person's taste in *answers* (:mod:`ranking.personal_style`: how the length or the
+formatting of an answer moves their votes) is said with :data:`ANSWER_TASTE_WORDS`: what
+a taste above most voters' is, what one below is, and the move each coefficient is read
+per (:data:`ANSWER_TASTE_UNITS`, in :func:`features.answer_style.answer_style`'s measures).
 """
 
 from __future__ import annotations
 
-__all__ = ["STYLE_LABELS", "STYLE_SENTENCES", "trait_sentence"]
+__all__ = [
+    "ANSWER_TASTE_UNITS",
+    "ANSWER_TASTE_WORDS",
+    "STYLE_LABELS",
+    "STYLE_SENTENCES",
+    "answer_taste_words",
+    "trait_sentence",
+]
 
 #: Each style feature in words: above the training users' mean, and below it.
 STYLE_LABELS: dict[str, tuple[str, str]] = {
@@ -101,3 +113,62 @@ def trait_sentence(feature: str, above: bool, relative: bool = False) -> str:
     high, low = STYLE_SENTENCES.get(feature, fallback)
     clause = high if above else low
     return clause + " for your topics" if relative else clause
+
+
+#: Each answer style feature (:data:`features.answer_style.ANSWER_STYLE_FEATURES`) as a
+#: taste: above most voters', below, and the move a number of points is read per.
+ANSWER_TASTE_WORDS: dict[str, tuple[str, str, str]] = {
+    "length": (
+        "you prefer longer answers than most",
+        "you prefer shorter answers than most",
+        "per doubling of length",
+    ),
+    "headers": (
+        "you like headers in answers more than most",
+        "you like headers in answers less than most",
+        "for an answer with 3 headers against one with none",
+    ),
+    "lists": (
+        "you like lists in answers more than most",
+        "you like lists in answers less than most",
+        "for an answer with 3 list items against one with none",
+    ),
+    "bold": (
+        "you like bold text in answers more than most",
+        "you like bold text in answers less than most",
+        "for an answer with 3 bold spans against one with none",
+    ),
+}
+
+#: Each answer style feature's measure in the two answers a taste is read for, as
+#: :data:`ANSWER_TASTE_WORDS` says it: a length doubled (400 tokens against 200), or 3
+#: of a count against none; the other measures equal (200 tokens, no formatting).
+ANSWER_TASTE_UNITS: dict[str, tuple[float, float]] = {
+    "length": (400.0, 200.0),
+    "headers": (3.0, 0.0),
+    "lists": (3.0, 0.0),
+    "bold": (3.0, 0.0),
+}
+
+
+def answer_taste_words(feature: str, above: bool) -> tuple[str, str]:
+    """A taste in answers as a clause and its unit.
+
+    Parameters
+    ----------
+    feature : str
+        An answer style feature (``"length"``).
+    above : bool
+        Whether the person's coefficient is above most voters'.
+
+    Returns
+    -------
+    (str, str)
+        The clause ("you prefer shorter answers than most") and the unit its points are
+        read per ("per doubling of length").
+    """
+    more, less, unit = ANSWER_TASTE_WORDS.get(
+        feature,
+        (f"you like {feature} more than most", f"you like {feature} less than most", "per unit"),
+    )
+    return (more if above else less), unit

@@ -142,13 +142,14 @@ class UserStyle:
         units per unit of covariate."""
         return 1.0 / math.sqrt(self.alpha)
 
-    def prior(self, covariance: npt.ArrayLike | None = None) -> StylePrior:
+    def prior(self, covariance: npt.ArrayLike | None = None, scaling: str = "") -> StylePrior:
         """The :class:`StylePrior` that fits one more user as these users were fitted;
-        ``covariance`` is the aggregate's (zeros where not given)."""
+        ``covariance`` is the aggregate's (zeros where not given), ``scaling`` how the
+        covariates were made."""
         p = self.aggregate.size
         cov = np.zeros((p, p)) if covariance is None else np.asarray(covariance, dtype=np.float64)
         return StylePrior(
-            self.features, self.aggregate, cov.reshape(p, p), self.alpha, self.personal
+            self.features, self.aggregate, cov.reshape(p, p), self.alpha, self.personal, scaling
         )
 
     def points(self, per_unit: npt.ArrayLike) -> tuple[FloatArray, FloatArray, FloatArray]:
@@ -175,6 +176,10 @@ class StylePrior:
         The learnt prior precision of a user's departure.
     personal : bool
         Whether per-user taste is used at all (the fallback rule).
+    scaling : str
+        How the covariates were made from the answers (the aggregate fit's, e.g.
+        ``"mixed"``: :func:`features.answer_style.style_differences`); empty where not
+        recorded.
     """
 
     features: tuple[str, ...]
@@ -182,6 +187,7 @@ class StylePrior:
     covariance: FloatArray
     alpha: float
     personal: bool
+    scaling: str = ""
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready, for a fit directory."""
@@ -191,6 +197,7 @@ class StylePrior:
             "covariance": self.covariance.tolist(),
             "alpha": self.alpha,
             "personal": self.personal,
+            "scaling": self.scaling,
         }
 
     @classmethod
@@ -204,6 +211,7 @@ class StylePrior:
             np.asarray(document["covariance"], dtype=np.float64).reshape(p, p),
             float(document["alpha"]),  # type: ignore[arg-type]
             bool(document["personal"]),
+            str(document.get("scaling", "")),
         )
 
 

@@ -2,22 +2,37 @@
 
 The service calls :func:`personal_leaderboard` right after a vote is ingested, so the
 user's page changes on the next read, and again lazily after each new model version.
+
+Where the user's votes carry the two answers (``answer_a``, ``answer_b``) and the fit
+learnt how people's taste in answers varies (a :class:`ranking.personal_style.StylePrior`),
+the explanation also gives the user's taste in answers
+(:func:`features.explanation.answer_taste`), refitted from their answered votes under that
+prior: the same shrinkage the fit of all users used, and its fallback to everyone's taste.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from features.explanation import QueryParts, explain
+from features.answer_style import (
+    ANSWER_STYLE_FEATURES,
+    DEFAULT_SCALING,
+    SCALINGS,
+    Scaling,
+    answer_style,
+    style_differences,
+)
+from features.explanation import QueryParts, Taste, answer_taste, explain
 from ranking.agreement import spearman_per_row
-from ranking.io.frames import pairwise_from_battles
+from ranking.io.frames import pairwise_from_battles, vote_order
 from ranking.leaderboard import build_leaderboard
-from ranking.pairwise import model_counts
-from ranking.types import Method
+from ranking.pairwise import ELO_PER_NAT, model_counts
+from ranking.personal_style import StylePrior, style_under_prior
+from ranking.types import CENTER, Method
 from ranking.users import fit_user_ratings, user_board_odds
 
 __all__ = ["Source", "personal_leaderboard"]
@@ -44,6 +59,8 @@ def personal_leaderboard(
     alpha: float | None = None,
     confidence: float = 0.95,
     queries: QueryParts | None = None,
+    taste_prior: StylePrior | None = None,
+    controlled: npt.ArrayLike | None = None,
 ) -> dict[str, Any]:
     """The leaderboard document of one user (docs/SPEC.md section 4).
 
@@ -70,6 +87,12 @@ def personal_leaderboard(
     queries : QueryParts, optional
         What the user's queries say and how they moved ``prior``
         (:func:`features.explanation.query_parts`), for the explanation.
+    taste_prior : StylePrior, optional
+        What the fit of all users learnt of their taste in answers: with it, the votes
+        of ``battles`` that carry both answers give the user's taste in the explanation.
+    controlled : array_like, optional
+        ``(k,)`` the style-controlled aggregate's ratings (Elo scale, NaN where it has
+        none), each taste vote's odds before style; ``aggregate`` where not given.
 
     Returns
     -------
@@ -116,7 +139,11 @@ def personal_leaderboard(
         queries,
         from_prediction=prior is not None and queries is not None,
         note=_note(method, prior is not None, queries is not None),
-    )
+        taste=_taste(
+            votes, models, taste_prior, reference if controlled is None else controlled,
+            confidence,
+        ),
+    )  # fmt: skip
     return {
         **board.to_dict(),
         "user_id": user_id,
@@ -124,6 +151,39 @@ def personal_leaderboard(
         "spearman": round(rho, 4) if np.isfinite(rho) else None,
         "explanation": explanation.to_dict(),
     }
+
+
+def _taste(
+    votes: pd.DataFrame,
+    models: tuple[str, ...],
+    prior: StylePrior | None,
+    controlled: npt.ArrayLike,
+    confidence: float,
+) -> Taste | None:
+    """The user's taste in answers from their votes with both answers; None without a
+    prior or without answer fields."""
+    if prior is None or not {"answer_a", "answer_b"} <= set(votes.columns):
+        return None
+    both = votes["answer_a"].map(lambda a: isinstance(a, str)) & votes["answer_b"].map(
+        lambda b: isinstance(b, str)
+    )
+    answered = votes.loc[both.astype(bool)]
+    answered = answered.iloc[vote_order(answered)]
+    data = pairwise_from_battles(answered, models=models)
+    scaling = cast(Scaling, prior.scaling if prior.scaling in SCALINGS else DEFAULT_SCALING)
+    differences = style_differences(
+        answer_style(answered["answer_a"].tolist()),
+        answer_style(answered["answer_b"].tolist()),
+        scaling=scaling,
+    )
+    # the prior's covariates by name: a fit gives no coefficient to one that never varied
+    columns = [ANSWER_STYLE_FEATURES.index(f) for f in prior.features]
+    differences = differences[:, columns]
+    ratings = np.asarray(controlled, dtype=np.float64)
+    theta = (np.where(np.isfinite(ratings), ratings, CENTER) - CENTER) / ELO_PER_NAT
+    offsets = theta[data.matchups[:, 0]] - theta[data.matchups[:, 1]]
+    style = style_under_prior(prior, differences, data.outcomes, offsets, confidence=confidence)
+    return answer_taste(style)
 
 
 def _note(method: Method, predicted: bool, queries: bool) -> str | None:

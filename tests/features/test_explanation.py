@@ -11,8 +11,10 @@ from features.explanation import (
     TRAIT_MIN_Z,
     Explanation,
     QueryParts,
+    answer_taste,
     explain,
     query_parts,
+    taste_units,
 )
 from features.predictor import Prediction, RatingPredictor
 from features.profile import UserProfiler, UserProfiles
@@ -20,6 +22,8 @@ from features.style import STYLE_FEATURES
 from features.style_words import STYLE_LABELS, STYLE_SENTENCES
 from features.topics import TopicModel
 from ranking.io.frames import pairwise_from_battles
+from ranking.pairwise import ELO_PER_NAT
+from ranking.personal_style import UserStyle
 
 
 @pytest.fixture(scope="module")
@@ -182,7 +186,9 @@ def test_to_dict_is_the_spec_shape(predictor: RatingPredictor, code_queries: lis
         "note",
         "scope",
         "sentences",
+        "taste",
     }
+    assert document["taste"] is None  # no answers, no taste
     assert set(document["topics"][0]) == {"topic", "label", "share", "population", "name", "fits"}
     assert set(document["style"][0]) == {"feature", "label", "z", "sentence"}
     assert document["scope"] == "person"
@@ -217,3 +223,39 @@ def test_queries_far_from_their_topics_are_not_said_to_fit(
     assert all(t.fits for t in unmeasured.topics)  # without the texts nothing is measured
     with pytest.raises(ValueError, match="'texts' must have 1 entries, not 2"):
         query_parts(predictor, profile(predictor, far), [2], texts=[far, far])
+
+
+def test_taste_units_read_a_doubling_and_three_against_none() -> None:
+    units = taste_units(("length", "headers", "lists", "bold", "unknown"))
+    assert units[0] == pytest.approx(np.log2(401 / 201))  # length as log2((1 + a) / (1 + b))
+    assert units[1:4] == pytest.approx([0.75] * 3)  # (3 - 0) / (3 + 0 + 1)
+    assert units[4] == 1.0
+
+
+def test_answer_taste_in_points_and_words() -> None:
+    features = ("length", "headers")
+    style = UserStyle(
+        features,
+        coefficients=np.array([[-0.1, 0.05], [0.02, 0.0]]),
+        lower=np.array([[-0.2, -0.1], [-0.1, -0.1]]),
+        upper=np.array([[-0.02, 0.2], [0.14, 0.1]]),
+        aggregate=np.array([0.02, 0.0]),
+        distinct=np.array([[True, False], [False, False]]),
+        n_battles=np.array([120, 4]),
+        alpha=4.0,
+        personal=True,
+        held_out=None,
+    )
+    taste = answer_taste(style, 0)
+    assert taste.source == "person" and taste.n_votes == 120
+    length, headers = taste.features
+    unit = taste_units(features)
+    assert length.points == pytest.approx(-0.1 * unit[0] * ELO_PER_NAT, abs=0.01)
+    assert length.everyone == pytest.approx(0.02 * unit[0] * ELO_PER_NAT, abs=0.01)
+    assert length.lower < length.points < length.upper < length.everyone
+    assert length.sentence.startswith("You prefer shorter answers than most: -17 points per ")
+    assert headers.sentence == "" and not headers.distinct  # not told apart: not said
+    document = explain(("a",), [1000.0], [1000.0], [1000.0], taste=taste).to_dict()
+    assert document["taste"]["features"][0]["sentence"] == length.sentence
+    assert length.sentence in document["sentences"]
+    assert answer_taste(style, 1).features[0].sentence == ""

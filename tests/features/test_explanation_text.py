@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
-from features.explanation import ModelParts, StyleTrait, TopicShare
-from features.explanation_text import explanation_sentences, model_sentence, points
+from features.explanation import AnswerTaste, ModelParts, StyleTrait, Taste, TopicShare
+from features.explanation_text import (
+    explanation_sentences,
+    model_sentence,
+    points,
+    taste_sentence,
+    taste_sentences,
+)
 
 TOPICS = (
     TopicShare(0, "code, python, error, fix", 0.5, 0.2, "programming", True),
@@ -84,4 +91,48 @@ def test_for_one_prompt_the_prompts_topic_is_said() -> None:
     far = TopicShare(6, "dinner, recipe", 1.0, 0.1, "cooking", False)
     assert explanation_sentences((far,), (), (), 4, scope="prompt") == (
         "For this prompt: none of our topics fits it closely.",
+    )
+
+
+LENGTH = AnswerTaste(
+    "length", "per doubling of length", -12.4, -30.2, -2.0, 4.3, True,
+    "You prefer shorter answers than most: -12 points per doubling of length with you "
+    "(95% interval -30 to -2), +4 with everyone.",
+)  # fmt: skip
+HEADERS = AnswerTaste(
+    "headers", "for an answer with 3 headers against one with none", 5.0, -20.0, 30.0, 3.0,
+    False,
+)  # fmt: skip
+
+
+def test_a_taste_sentence_says_the_way_the_points_and_everyones() -> None:
+    sentence, unit = taste_sentence("length", -12.4, -30.2, -2.0, 4.3)
+    assert sentence == LENGTH.sentence and unit == "per doubling of length"
+    longer, _ = taste_sentence("bold", 40.0, 10.0, 70.0, -0.4, confidence=0.9)
+    assert longer == (
+        "You like bold text in answers more than most: +40 points for an answer with 3 bold "
+        "spans against one with none with you (90% interval +10 to +70), 0 with everyone."
+    )
+
+
+def test_only_a_taste_told_apart_is_said() -> None:
+    told = Taste("person", (LENGTH, HEADERS), 120)
+    assert taste_sentences(told) == (LENGTH.sentence,)
+    untold = Taste("person", (replace(LENGTH, distinct=False), HEADERS), 1)
+    assert taste_sentences(untold) == (
+        "Your 1 vote cannot yet tell your taste in answers (length and headers) apart from "
+        "most voters'.",
+    )
+    everyone = Taste("everyone", (LENGTH, HEADERS), 120)
+    (said,) = taste_sentences(everyone)
+    assert said.startswith("Your taste in answers (length and headers) is read as everyone's")
+
+
+def test_the_taste_comes_after_the_style_and_before_the_models() -> None:
+    taste = Taste("person", (LENGTH,), 120)
+    sentences = explanation_sentences(TOPICS, TRAITS, (PICO,), 4, note="A note.", taste=taste)
+    assert sentences[1:4] == (
+        "You write long sentences and you paste code.",
+        LENGTH.sentence,
+        model_sentence(PICO),
     )

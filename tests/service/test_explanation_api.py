@@ -15,7 +15,7 @@ QUERIES = [
     "Fix this JavaScript: TypeError: undefined is not a function",
 ]
 PARTS = ("aggregate", "baseline", "topic", "style", "votes")
-KEYS = {"topics", "style", "models", "n_queries", "note", "scope", "sentences"}
+KEYS = {"topics", "style", "models", "n_queries", "note", "scope", "sentences", "taste"}
 #: Internal terms and units a person should never read in the why (issue 32, item 4).
 JARGON = ("starting point", " sd", "baseline", "prior", "Elo points", "z-score", "topic:")
 
@@ -23,6 +23,7 @@ JARGON = ("starting point", " sd", "baseline", "prior", "Elo points", "z-score",
 def check_explanation(explanation: dict[str, Any], board: dict[str, Any]) -> None:
     """The documented shape; the top models are the board's, their parts add up."""
     assert set(explanation) == KEYS
+    assert explanation["taste"] is None  # these votes carry no answers
     for topic in explanation["topics"]:
         assert set(topic) == {"topic", "label", "share", "population", "name", "fits"}
         assert isinstance(topic["label"], str) and topic["label"]
@@ -160,6 +161,22 @@ def test_the_schema_documents_the_explanation(client: TestClient) -> None:
         assert "explanation" in schemas[name]["properties"]
     assert set(schemas["ExplainedModelPublic"]["properties"]) == {"model", "rating", *PARTS}
     assert set(schemas["ExplanationPublic"]["properties"]) == KEYS
+    assert set(schemas["TastePublic"]["properties"]) == {
+        "source",
+        "features",
+        "n_votes",
+        "confidence",
+    }
+    assert set(schemas["AnswerTastePublic"]["properties"]) == {
+        "feature",
+        "unit",
+        "points",
+        "lower",
+        "upper",
+        "everyone",
+        "distinct",
+        "sentence",
+    }
 
 
 def test_queries_far_from_every_topic_do_not_name_one(client: TestClient) -> None:

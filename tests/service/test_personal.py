@@ -8,7 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from features.answer_style import ANSWER_STYLE_FEATURES
 from ranking.io.validation import battles_from_records
+from ranking.personal_style import StylePrior
+from service.api.schemas.users import UserLeaderboardPublic
 from service.personal import personal_leaderboard
 
 MODELS = ("a", "b", "c", "d")
@@ -94,3 +97,78 @@ def test_spearman_is_none_when_undefined(method: str) -> None:
     assert document["spearman"] is None
     assert document["n_battles"] == 0
     assert ratings(document) == pytest.approx(dict(zip(MODELS, AGGREGATE, strict=True)))
+
+
+# --- a person's taste in answers (issue 34, item 2) ---
+
+SHORT, LONG = "Yes, because it is. " * 4, "Yes, because it is. " * 40
+#: Everyone likes longer answers a little (0.1 nats per doubling); a person departs by
+#: 0.5 nats typically (alpha 4); no formatting preference.
+TASTE = StylePrior(
+    ANSWER_STYLE_FEATURES, np.array([0.1, 0.0, 0.0, 0.0]), np.eye(4) * 1e-4, 4.0, True, "mixed"
+)
+
+
+def answered(n: int, short_wins: float, seed: int = 0) -> pd.DataFrame:
+    """``n`` votes with answers, one short and one long at random sides, where the short
+    answer wins with probability ``short_wins``."""
+    rng = np.random.default_rng(seed)
+    votes, answers = [], []
+    for _ in range(n):
+        a, b = rng.choice(MODELS, 2, replace=False)
+        long_on_a = bool(rng.random() < 0.5)
+        short_won = bool(rng.random() < short_wins)
+        winner = "model_a" if long_on_a != short_won else "model_b"
+        votes.append((str(a), str(b), winner))
+        answers.append((LONG, SHORT) if long_on_a else (SHORT, LONG))
+    battles = frame(*votes)
+    battles["answer_a"] = [x for x, _ in answers]
+    battles["answer_b"] = [y for _, y in answers]
+    return battles
+
+
+def test_a_person_who_prefers_short_answers_is_told_so() -> None:
+    document = board(answered(80, 0.9), taste_prior=TASTE)
+    taste = document["explanation"]["taste"]
+    assert taste["source"] == "person" and taste["n_votes"] == 80
+    length = taste["features"][0]
+    assert length["feature"] == "length" and length["unit"] == "per doubling of length"
+    assert length["distinct"] and length["upper"] < 0 < length["everyone"]
+    assert length["sentence"].startswith("You prefer shorter answers than most: -")
+    assert length["sentence"] in document["explanation"]["sentences"]
+    # no answer had any formatting: nothing is said of it
+    assert not any(f["distinct"] or f["sentence"] for f in taste["features"][1:])
+    # the REST body of the board keeps it (GET /v1/users/{user_id}/leaderboard)
+    public = UserLeaderboardPublic.model_validate({**document, "version": 1}).model_dump()
+    assert public["explanation"]["taste"] == taste
+
+
+def test_a_person_who_prefers_long_answers_is_told_so() -> None:
+    taste = board(answered(80, 0.05, seed=1), taste_prior=TASTE)["explanation"]["taste"]
+    length = taste["features"][0]
+    assert length["distinct"] and length["lower"] > length["everyone"]
+    assert length["sentence"].startswith("You prefer longer answers than most: +")
+
+
+def test_a_few_votes_cannot_tell_a_taste_yet() -> None:
+    explanation = board(answered(3, 1.0, seed=2), taste_prior=TASTE)["explanation"]
+    taste = explanation["taste"]
+    assert not any(f["distinct"] for f in taste["features"])
+    assert (
+        "Your 3 votes cannot yet tell your taste in answers (length, headers, lists and bold) "
+        "apart from most voters'." in explanation["sentences"]
+    )
+
+
+def test_a_service_where_taste_does_not_help_uses_everyones() -> None:
+    fallen = StylePrior(TASTE.features, TASTE.aggregate, TASTE.covariance, 4.0, False, "mixed")
+    explanation = board(answered(80, 0.9), taste_prior=fallen)["explanation"]
+    taste = explanation["taste"]
+    assert taste["source"] == "everyone"
+    assert [f["points"] for f in taste["features"]] == [f["everyone"] for f in taste["features"]]
+    assert any("is read as everyone's" in s for s in explanation["sentences"])
+
+
+def test_no_taste_without_answers_or_without_a_prior() -> None:
+    assert board(BASE, taste_prior=TASTE)["explanation"]["taste"] is None
+    assert board(answered(10, 0.9))["explanation"]["taste"] is None

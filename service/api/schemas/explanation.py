@@ -9,9 +9,11 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 __all__ = [
+    "AnswerTastePublic",
     "ExplainedModelPublic",
     "ExplanationPublic",
     "StyleTraitPublic",
+    "TastePublic",
     "TopicSharePublic",
 ]
 
@@ -74,6 +76,45 @@ class ExplainedModelPublic(BaseModel):
     votes: float = Field(description="what the user's own votes moved it")
 
 
+class AnswerTastePublic(BaseModel):
+    """A person's taste for one style feature of answers, in Elo points per ``unit``."""
+
+    feature: str = Field(
+        description="the answer style feature (features.answer_style.ANSWER_STYLE_FEATURES)"
+    )
+    unit: str = Field(
+        description="what the points are per, e.g. 'per doubling of length', 'for an "
+        "answer with 3 headers against one with none'"
+    )
+    points: float = Field(description="what the unit adds to an answer's odds with the person")
+    lower: float = Field(description="the interval's lower bound of points")
+    upper: float = Field(description="the interval's upper bound of points")
+    everyone: float = Field(description="what the unit adds with everyone (the aggregate)")
+    distinct: bool = Field(
+        description="whether the person's departure from everyone's is told apart (its "
+        "interval excludes zero)"
+    )
+    sentence: str = Field(
+        default="",
+        description="the taste in words where it is told apart, e.g. 'You prefer shorter "
+        "answers than most: -12 points per doubling of length with you (95% interval -30 "
+        "to -2), +4 with everyone.'; empty otherwise",
+    )
+
+
+class TastePublic(BaseModel):
+    """What a person's votes say of their taste in answers (docs/SPEC.md section 5)."""
+
+    source: Literal["person", "everyone"] = Field(
+        description="'person': the person's own coefficients, shrunk toward everyone's; "
+        "'everyone': per-person taste does not predict votes better than everyone's on "
+        "this service's votes, so everyone's is used"
+    )
+    features: list[AnswerTastePublic] = Field(description="one entry per answer style feature")
+    n_votes: int = Field(description="the votes with both answers it was read from")
+    confidence: float = Field(description="the intervals' coverage")
+
+
 class ExplanationPublic(BaseModel):
     """Why this ranking (docs/SPEC.md section 5)."""
 
@@ -92,6 +133,11 @@ class ExplanationPublic(BaseModel):
     sentences: list[str] = Field(
         default_factory=list,
         description="the explanation in plain words, in reading order: what the queries "
-        "(or the prompt) are about, how the person writes, what moved each top model in "
-        "rating points, the note",
+        "(or the prompt) are about, how the person writes, their taste in answers (where "
+        "known), what moved each top model in rating points, the note",
+    )
+    taste: TastePublic | None = Field(
+        default=None,
+        description="the person's taste in answers (how an answer's length and formatting "
+        "move their votes), where their votes carry the two answers; null otherwise",
     )
