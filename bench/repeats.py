@@ -25,7 +25,7 @@ Bradley-Terry board, judged where the truth is known and shown where it is not:
 
 Nothing is timed. ``python -m bench.repeats [--quick]`` prints the rows;
 ``python -m bench.run repeats`` writes them into bench/RESULTS.md. ``--quick``: one seed,
-100 users, 1,000 votes a bot prompt.
+60 users, 500 votes a bot prompt.
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ def held_out_scores(
 
 def _simulator_rows(quick: bool) -> list[Row]:
     seeds = SEEDS[:1] if quick else SEEDS
-    users, bot_votes = (100, 1000) if quick else (400, 3000)
+    users, bot_votes = (60, 500) if quick else (400, 3000)
     treatments: list[tuple[str, Any]] = [
         ("uncapped", None),
         ("auto, sample (the default)", ("auto", "sample")),
@@ -206,7 +206,7 @@ def _plain_rows(quick: bool) -> list[Row]:
     from ranking.repeats import board_shift
 
     rows: list[Row] = []
-    for users in (400,) if quick else (400, 2000):
+    for users in (100,) if quick else (400, 2000):
         battles = simulate(users, 60, 15, rng=0).battles
         data = pairwise_from_battles(battles)
         capped, effect = thin_repeated(battles, data, "auto", rng=0)
@@ -289,7 +289,7 @@ def run(quick: bool = False) -> list[Row]:
     Parameters
     ----------
     quick : bool
-        One seed, 100 users, 1,000 votes a bot prompt; LLMFAO as it is.
+        One seed, 60 users, 500 votes a bot prompt; LLMFAO as it is.
 
     Returns
     -------
