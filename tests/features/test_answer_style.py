@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,6 +14,7 @@ from features.answer_style import (
     fit_style_control,
     style_differences,
 )
+from tests.style_arena import length_battles
 
 
 def test_measures_of_a_known_answer() -> None:
@@ -98,27 +98,6 @@ def test_bad_arrays_name_the_argument(a: np.ndarray, b: np.ndarray, message: str
 def test_an_unknown_scaling_is_named() -> None:
     with pytest.raises(ValueError, match="'zscore'"):
         style_differences(np.zeros((1, 4)), np.zeros((1, 4)), scaling="zscore")  # type: ignore[arg-type]
-
-
-def length_battles(n: int = 1500, seed: int = 0) -> pd.DataFrame:
-    """Three models of one strength; ``long`` answers four times longer, and voters pick
-    the longer answer more often."""
-    rng = np.random.default_rng(seed)
-    names = np.array(["long", "mid", "short"])
-    pairs = np.array([rng.choice(3, 2, replace=False) for _ in range(n)])
-    words = np.array([400, 100, 100])
-    a, b = words[pairs[:, 0]], words[pairs[:, 1]]
-    p = 1.0 / (1.0 + np.exp(-0.5 * np.log2(a / b)))
-    winner = np.where(rng.random(n) < p, "model_a", "model_b")
-    return pd.DataFrame(
-        {
-            "model_a": names[pairs[:, 0]],
-            "model_b": names[pairs[:, 1]],
-            "winner": winner,
-            "answer_a": ["word " * int(x) for x in a],
-            "answer_b": ["word " * int(x) for x in b],
-        }
-    )
 
 
 def test_fit_style_control_of_a_battle_frame() -> None:
