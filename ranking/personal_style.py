@@ -12,7 +12,8 @@ each user ``u`` has their own::
 and ``1 / sqrt(alpha)`` the typical size of a user's departure from them. As for the
 per-user ratings (:mod:`ranking.shrinkage`), ``alpha`` is one scalar learnt from all users'
 votes by held-out log-loss (``folds``-fold over every user's votes, the default of the
-ratings) or by the summed Laplace evidence, and searched by
+ratings), by the summed Laplace evidence, or by how well each user's earlier votes predict
+their later ones (``"later"``), and searched by
 :func:`ranking.shrinkage.search_log_alpha` over the same range: a user with 10 votes stays
 near the aggregate, one with 300 mostly speaks for themself. Ties count half a win each
 way, as everywhere.
@@ -25,10 +26,11 @@ which adds the aggregate's own variance where it is given, excludes zero).
 
 **The fallback rule.** Per-user taste is worth showing only where it predicts held-out
 votes better than the aggregate's coefficients. :func:`fit_user_style` scores both on the
-same folds (the learnt ``alpha`` against ``beta_u = beta``), and where the per-user
-coefficients do not win by at least :data:`MIN_GAIN_SE` standard errors of the paired
-difference (clustered by user), every user is given the aggregate's coefficients and
-``personal`` is False: the product then says the votes cannot tell anyone's taste apart.
+same held-out votes (the folds, or with ``"later"`` each user's later votes: the learnt
+``alpha`` against ``beta_u = beta``), and where the per-user coefficients do not win by
+at least :data:`MIN_GAIN_SE` standard errors of the paired difference (clustered by
+user), every user is given the aggregate's coefficients and ``personal`` is False: the
+product then says that everyone's taste is used.
 """
 
 from __future__ import annotations
@@ -61,9 +63,11 @@ __all__ = [
     "user_style_alpha",
 ]
 
-StyleAlphaMethod = Literal["cv", "evidence"]
-#: The ways :func:`user_style_alpha` learns the prior precision (those of the ratings).
-STYLE_ALPHA_METHODS: tuple[StyleAlphaMethod, ...] = ("cv", "evidence")
+StyleAlphaMethod = Literal["cv", "evidence", "later"]
+#: The ways :func:`user_style_alpha` learns the prior precision: those of the ratings
+#: (:data:`ranking.shrinkage.ALPHA_METHODS`), and each user's earlier votes judged by
+#: their later ones (as :func:`ranking.shrinkage.later_votes_alpha`).
+STYLE_ALPHA_METHODS: tuple[StyleAlphaMethod, ...] = ("cv", "evidence", "later")
 #: Standard errors by which the per-user coefficients must beat the aggregate's on
 #: held-out votes to be used (the fallback rule of the module docstring).
 MIN_GAIN_SE = 2.0
@@ -398,6 +402,7 @@ def user_style_alpha(
     aggregate: npt.ArrayLike,
     *,
     method: StyleAlphaMethod = "cv",
+    earlier: npt.ArrayLike | None = None,
     bounds: tuple[float, float] = ALPHA_BOUNDS,
     folds: int = 5,
     rng: np.random.Generator | int | None = 0,
@@ -408,13 +413,19 @@ def user_style_alpha(
     ----------
     differences, outcomes, offsets, users, n_users, aggregate
         As :func:`fit_user_style_posterior`.
-    method : {"cv", "evidence"}
-        Held-out log-loss over ``folds`` folds of every user's votes, or the summed
-        Laplace evidence (which over-shrinks with many ties, as for the ratings).
+    method : {"cv", "evidence", "later"}
+        Held-out log-loss over ``folds`` folds of every user's votes, the summed Laplace
+        evidence (which over-shrinks with many ties, as for the ratings), or the log-loss
+        of each user's later votes under the fit of their ``earlier`` ones (what a
+        person's first votes say of their next: where taste drifts, or later votes are
+        on other prompts, it shrinks harder than ``"cv"``).
+    earlier : array_like of bool, optional
+        ``(n,)`` True for a vote fitted, False for one judged: needed by ``"later"``.
     bounds : (float, float)
         Search range of ``alpha``: :data:`ranking.shrinkage.ALPHA_BOUNDS` by default.
     folds : int
-        Folds of the cross-validation, and of the held-out comparison returned.
+        Folds of the cross-validation, and of the held-out comparison returned (not
+        used by ``"later"``).
     rng : numpy.random.Generator or int, optional
         Chooses the folds.
 
@@ -424,7 +435,8 @@ def user_style_alpha(
         The learnt prior precision (at the upper bound where users do not differ
         detectably from the aggregate).
     held_out : HeldOutGain
-        The per-user coefficients at ``alpha`` against the aggregate's, on the same folds.
+        The per-user coefficients at ``alpha`` against the aggregate's, on the same
+        held-out votes (the folds, or the later votes for ``"later"``).
     """
     if method not in STYLE_ALPHA_METHODS:
         raise ValueError(f"Argument 'method' must be one of {STYLE_ALPHA_METHODS}, not {method!r}.")
@@ -433,23 +445,35 @@ def user_style_alpha(
     x, y, off, groups, mu = _check(differences, outcomes, offsets, users, n_users, aggregate)
     if y.size == 0:
         raise ValueError("Argument 'outcomes' must hold some votes to learn from.")
-    fit, held_group = _folds(x, y, off, groups, n_users, folds, rng)
-    size = folds * n_users
+    if method == "later":
+        if earlier is None:
+            raise ValueError("Argument 'earlier' is needed by method 'later'.")
+        fitted = np.asarray(earlier, dtype=bool).reshape(-1)
+        if fitted.size != y.size:
+            raise ValueError(f"Argument 'earlier' must have {y.size} entries, not {fitted.size}.")
+        held = np.flatnonzero(~fitted)
+        if held.size == 0:
+            raise ValueError("Argument 'earlier' must leave some votes to judge.")
+        fit = (x[fitted], y[fitted], off[fitted], groups[fitted])
+        held_group, size = groups[held], n_users
+    else:
+        fit, held_group = _folds(x, y, off, groups, n_users, folds, rng)
+        held, size = np.arange(y.size), folds * n_users
     prior = np.tile(mu, (size, 1))
     warm = prior
 
     def held_out(log_alpha: float) -> FloatArray:
         nonlocal warm
         warm, _ = _newton(fit, prior, np.full(size, math.exp(log_alpha)), warm)
-        return _held_out_losses(x, y, off, held_group, warm)
+        return _held_out_losses(x[held], y[held], off[held], held_group, warm)
 
-    if method == "cv":
-        alpha = search_log_alpha(lambda a: float(held_out(a).mean()), bounds)
-    else:
+    if method == "evidence":
         alpha = _evidence_alpha((x, y, off, groups), np.tile(mu, (n_users, 1)), bounds)
+    else:
+        alpha = search_log_alpha(lambda a: float(held_out(a).mean()), bounds)
     per_user = held_out(math.log(alpha))
-    baseline = _losses(off + x @ mu, y)
-    return alpha, _gain(per_user, baseline, groups, n_users)
+    baseline = _losses(off[held] + x[held] @ mu, y[held])
+    return alpha, _gain(per_user, baseline, groups[held], n_users)
 
 
 def _evidence_alpha(
@@ -500,6 +524,7 @@ def fit_user_style(
     alpha: float | None = None,
     personal: bool = True,
     method: StyleAlphaMethod = "cv",
+    earlier: npt.ArrayLike | None = None,
     folds: int = 5,
     min_gain_se: float = MIN_GAIN_SE,
     confidence: float = 0.95,
@@ -534,8 +559,11 @@ def fit_user_style(
         With ``alpha`` given, whether to use the per-user coefficients (as a fit of all
         users decided: :class:`StylePrior`); ignored when ``alpha`` is learnt, where the
         fallback rule decides.
-    method : {"cv", "evidence"}
+    method : {"cv", "evidence", "later"}
         How ``alpha`` is learnt (:func:`user_style_alpha`).
+    earlier : array_like of bool, optional
+        For ``"later"``: ``(n,)`` True for each user's earlier votes, fitted to judge the
+        later ones (the coefficients returned are fitted on all votes).
     folds : int
         Folds of the cross-validation and of the held-out comparison.
     min_gain_se : float
@@ -560,7 +588,7 @@ def fit_user_style(
     held_out: HeldOutGain | None = None
     if alpha is None:
         alpha, held_out = user_style_alpha(
-            x, y, off, groups, n_users, mu, method=method, folds=folds, rng=rng
+            x, y, off, groups, n_users, mu, method=method, earlier=earlier, folds=folds, rng=rng
         )
         personal = held_out.gain > 0 and held_out.gain >= min_gain_se * held_out.se
     beta, covariance = fit_user_style_posterior(x, y, off, groups, n_users, mu, alpha)

@@ -136,12 +136,31 @@ def test_swapping_a_and_b_changes_nothing(seed: int) -> None:
     assert swapped == pytest.approx(straight, abs=1e-7)
 
 
-@pytest.mark.parametrize("method", ["cv", "evidence"])
-def test_both_ways_of_learning_alpha_see_the_spread(method: StyleAlphaMethod) -> None:
+@pytest.mark.parametrize("method", ["cv", "evidence", "later"])
+def test_every_way_of_learning_alpha_sees_the_spread(method: StyleAlphaMethod) -> None:
     x, y, offsets, users = taste_arena([200] * 16, [1.0, -1.0] * 8, seed=6)
-    alpha, gain = user_style_alpha(x, y, offsets, users, 16, np.zeros(2), method=method)
+    earlier = np.tile(np.arange(200) < 100, 16)  # each user's first 100 votes
+    alpha, gain = user_style_alpha(
+        x, y, offsets, users, 16, np.zeros(2), method=method, earlier=earlier
+    )
     assert alpha < 10  # a departure sd above 0.3 nats per unit
-    assert gain.n_votes == y.size and gain.gain > 0
+    assert gain.n_votes == (1600 if method == "later" else y.size) and gain.gain > 0
+
+
+def test_later_votes_judge_the_fit_of_the_earlier_ones() -> None:
+    # tastes fade between a user's earlier and later votes: what the first votes say of
+    # the next is wrong, so "later" shrinks to the aggregate where "cv" does not
+    x, y, offsets, users = taste_arena([200] * 16, [1.5, -1.5] * 8, seed=9)
+    earlier = np.tile(np.arange(200) < 100, 16)
+    faded = taste_arena([200] * 16, [0.0] * 16, seed=9)[1]
+    y = np.where(earlier, y, faded)
+    cv, _ = user_style_alpha(x, y, offsets, users, 16, np.zeros(2))
+    later, gain = user_style_alpha(
+        x, y, offsets, users, 16, np.zeros(2), method="later", earlier=earlier
+    )
+    assert later > 10 * cv and gain.gain < 2 * gain.se
+    fit = fit_user_style(x, y, offsets, users, 16, np.zeros(2), method="later", earlier=earlier)
+    assert not fit.personal
 
 
 def test_bad_arguments_are_named() -> None:
@@ -158,6 +177,12 @@ def test_bad_arguments_are_named() -> None:
         fit_user_style(x, y, offsets, users, 1, np.zeros(2), confidence=1.5)
     with pytest.raises(ValueError, match="'alpha'"):
         fit_user_style_posterior(x, y, offsets, users, 1, np.zeros(2), 0.0)
+    with pytest.raises(ValueError, match="'earlier'"):
+        fit_user_style(x, y, offsets, users, 1, np.zeros(2), method="later")
+    with pytest.raises(ValueError, match="'earlier'"):
+        user_style_alpha(
+            x, y, offsets, users, 1, np.zeros(2), method="later", earlier=np.ones(10, bool)
+        )
 
 
 def test_one_user_refitted_under_the_prior_of_all_users_matches_their_fit() -> None:
