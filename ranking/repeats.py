@@ -47,6 +47,7 @@ __all__ = [
     "cap_mask",
     "normalise_prompt",
     "prompt_codes",
+    "repeat_effect",
     "repeat_weights",
     "treat_repeats",
 ]
@@ -301,30 +302,39 @@ def treat_repeats(
         raise ValueError(
             f"Argument 'codes' must have one entry a vote ({data.outcomes.size}), not {codes.size}."
         )
+    effect = repeat_effect(codes, cap, mode=mode)
+    if not effect.n_repeated:
+        return data, effect
+    if mode == "sample":
+        treated = data.select(cap_mask(codes, cap, rng))
+    else:
+        weights = repeat_weights(codes, cap, power)
+        treated = PairwiseData(data.models, data.matchups, data.outcomes, data.weights * weights)
+        effect = replace(effect, weight_removed=float(np.sum(1.0 - weights)))
+    return treated, effect
+
+
+def repeat_effect(codes: IntArray, cap: int, *, mode: RepeatMode = "sample") -> RepeatEffect:
+    """What a cap of ``cap`` does to votes of prompt ``codes``, before it is applied.
+
+    ``weight_removed`` is the votes a sample drops (``count - cap`` of each prompt over
+    the cap), which is also the weight the down-weight of power 1 removes.
+    """
+    if mode not in MODES:
+        raise ValueError(f"Argument 'mode' must be 'sample' or 'weight', not {mode!r}.")
     cap = _check_cap(cap)
     counts = _counts(codes)
     over = counts > cap
-    effect = RepeatEffect(
+    return RepeatEffect(
         mode=mode,
         cap=cap,
         n_prompts=int((counts > 0).sum()),
         n_repeated=int(over.sum()),
-        n_votes=int(codes.size),
+        n_votes=int(np.asarray(codes).size),
         n_touched=int(counts[over].sum()),
-        weight_removed=0.0,
+        weight_removed=float((counts[over] - cap).sum()),
         largest=int(counts.max()) if counts.size else 0,
     )
-    if not over.any():
-        return data, effect
-    if mode == "sample":
-        keep = cap_mask(codes, cap, rng)
-        removed = float((~keep).sum())
-        treated = data.select(keep)
-    else:
-        weights = repeat_weights(codes, cap, power)
-        removed = float(np.sum(1.0 - weights))
-        treated = PairwiseData(data.models, data.matchups, data.outcomes, data.weights * weights)
-    return treated, replace(effect, weight_removed=removed)
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,18 @@ import numpy as np
 import pandas as pd
 
 from ranking.io.frames import vote_order
-from ranking.repeats import RepeatEffect, RepeatMode, auto_cap, prompt_codes, treat_repeats
+from ranking.repeats import (
+    RepeatEffect,
+    RepeatMode,
+    auto_cap,
+    cap_mask,
+    prompt_codes,
+    repeat_effect,
+    treat_repeats,
+)
 from ranking.types import IntArray, PairwiseData
 
-__all__ = ["RepeatCap", "battle_prompt_codes", "thin_repeated"]
+__all__ = ["RepeatCap", "battle_prompt_codes", "cap_battles", "thin_repeated"]
 
 #: A cap as the options give it: a number of votes, ``"auto"``, or None (no cap).
 RepeatCap = int | Literal["auto"] | None
@@ -68,3 +76,24 @@ def thin_repeated(
         return data, None
     threshold = auto_cap(codes) if cap == "auto" else cap
     return treat_repeats(data, codes, threshold, mode=mode, rng=rng)
+
+
+def cap_battles(
+    battles: pd.DataFrame, cap: RepeatCap, *, rng: np.random.Generator | int | None = 0
+) -> tuple[pd.DataFrame, RepeatEffect | None]:
+    """The rows of ``battles`` a cap keeps: the votes :func:`thin_repeated` keeps in mode
+    ``"sample"`` with the same ``rng``, as a frame (for fits that read frames).
+
+    Returns ``battles`` itself, with no effect, when ``cap`` is None or the frame has no
+    prompts; with an effect and ``battles`` itself when no prompt is over the cap.
+    """
+    if cap is None:
+        return battles, None
+    codes = battle_prompt_codes(battles)
+    if codes is None:
+        return battles, None
+    threshold = auto_cap(codes) if cap == "auto" else cap
+    order = vote_order(battles)
+    kept = np.ones(len(battles), dtype=bool)
+    kept[order] = cap_mask(codes, threshold, rng)
+    return (battles if kept.all() else battles[kept]), repeat_effect(codes, threshold)

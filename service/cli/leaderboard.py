@@ -26,6 +26,12 @@ from service.cli.common import (
     emit,
     read_input,
 )
+from service.cli.repeats import (
+    add_repeat_options,
+    cap_segment,
+    check_repeat_options,
+    format_repeats,
+)
 from service.cli.style_control import (
     add_style_options,
     check_style_options,
@@ -119,6 +125,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--matrix", action="store_true", help="also print the predicted win-probability matrix"
     )
     add_style_options(parser)
+    add_repeat_options(parser)
     add_input_options(parser)
     add_output_options(parser, exports=True)
     parser.set_defaults(run=run)
@@ -132,6 +139,7 @@ def check_options(args: argparse.Namespace) -> None:
     check_seed(args)
     check_output(args.format)
     check_style_options(args)
+    check_repeat_options(args)
     if args.method == "elo" and args.ci == "sandwich":
         raise UsageError(
             "--ci sandwich needs --method bt (it comes from the Bradley-Terry likelihood, "
@@ -153,6 +161,7 @@ def run(args: argparse.Namespace) -> None:
             f"(of {len(log.battles):,} battles in {', '.join(args.battles)})"
         )
     segment = window.apply(segment, args.battles)
+    segment, repeats = cap_segment(args, segment)  # --repeat-cap: a prompt's votes at most N
     style = None  # --style-control: the board with the answers' style held equal
     with progress.stages() as stages:
         if args.style_control:
@@ -175,6 +184,8 @@ def run(args: argparse.Namespace) -> None:
         document["where"] = dict(where)
     if not window.is_open:
         document["window"] = window.to_dict()
+    if repeats is not None:
+        document["repeats"] = repeats
     conditions = [*args.where, *window.phrase()]
     phrase = battles_phrase(board.n_battles, log, conditions)
     table = (
@@ -184,6 +195,8 @@ def run(args: argparse.Namespace) -> None:
     if odds:  # the answer under the title, above the table it comes from
         title, _, rest = table.partition("\n\n")
         table = f"{title}\n{odds}\n\n{rest}"
+    if repeats is not None and repeats["n_repeated"]:
+        table += "\n\n" + format_repeats(repeats)
     if args.matrix:
         names = [m.model for m in board.models]
         document["win_probability"] = {

@@ -6,16 +6,21 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ranking.repeats import FLOOR, MODES, RATIO
+import pandas as pd
+
+from ranking.io.frames import pairwise_from_battles
+from ranking.io.repeat_codes import cap_battles
+from ranking.leaderboard import fit_leaderboard
+from ranking.repeats import FLOOR, RATIO, board_shift
 from service.cli.common import UsageError
 
-__all__ = ["add_repeat_options", "check_repeat_options", "format_repeats"]
+__all__ = ["add_repeat_options", "cap_segment", "check_repeat_options", "format_repeats"]
 
 _AUTO = "auto"
 
 
-def add_repeat_options(parser: argparse.ArgumentParser, *, modes: bool = False) -> None:
-    """``--repeat-cap N|auto`` and ``--no-repeat-cap``; with ``modes``, ``--repeat-mode``."""
+def add_repeat_options(parser: argparse.ArgumentParser) -> None:
+    """``--repeat-cap N|auto`` and ``--no-repeat-cap``."""
     parser.add_argument(
         "--repeat-cap",
         default=_AUTO,
@@ -33,19 +38,11 @@ def add_repeat_options(parser: argparse.ArgumentParser, *, modes: bool = False) 
         const=None,
         help="count every vote of every prompt",
     )
-    if modes:
-        parser.add_argument(
-            "--repeat-mode",
-            choices=MODES,
-            default="sample",
-            help="how a prompt over the cap is thinned: 'sample' keeps N of its votes "
-            "(default), 'weight' keeps them all, each weighted N/count (Bradley-Terry only)",
-        )
 
 
 def check_repeat_options(args: argparse.Namespace) -> None:
     """Turn ``args.repeat_cap`` into an int, ``"auto"`` or None; a usage error naming the
-    option and the value otherwise. ``--repeat-mode weight`` needs ``--method bt``."""
+    option and the value otherwise."""
     text = args.repeat_cap
     if text is not None and text != _AUTO:
         try:
@@ -58,14 +55,6 @@ def check_repeat_options(args: argparse.Namespace) -> None:
                 f"not {text!r}"
             )
         args.repeat_cap = value
-    if getattr(args, "repeat_mode", "sample") == "weight":
-        if args.repeat_cap is None:
-            raise UsageError("--repeat-mode weight needs a cap: drop --no-repeat-cap")
-        if getattr(args, "method", "bt") != "bt":
-            raise UsageError(
-                "--repeat-mode weight needs --method bt (online Elo takes no weights); "
-                "use --repeat-mode sample with --method elo"
-            )
 
 
 def format_repeats(document: dict[str, Any] | None) -> str:
@@ -104,3 +93,25 @@ def format_repeats(document: dict[str, Any] | None) -> str:
             f"{shift['largest_move']:.0f} points ({shift['model']})"
         )
     return line
+
+
+def cap_segment(args: argparse.Namespace, battles: pd.DataFrame) -> tuple[pd.DataFrame, Any]:
+    """``battles`` with ``args.repeat_cap`` applied (``cap_battles``, seeded by
+    ``args.seed``), and the document of what it did: the ``repeats`` of ``plb fit``'s
+    manifest, its ``shift`` between the Bradley-Terry point fits of the votes before and
+    after; None when the cap is off or the log has no prompts."""
+    kept, effect = cap_battles(battles, args.repeat_cap, rng=args.seed)
+    if effect is None:
+        return battles, None
+    document: dict[str, Any] = {"option": args.repeat_cap, "checked": True, **effect.to_dict()}
+    shift = None
+    if effect.n_touched:
+        before, after = (
+            fit_leaderboard(pairwise_from_battles(frame), interval="none")
+            for frame in (battles, kept)
+        )
+        shift = board_shift(
+            {m.model: m.rating for m in before.models}, {m.model: m.rating for m in after.models}
+        ).to_dict()
+    document["shift"] = shift
+    return kept, document
