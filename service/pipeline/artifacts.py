@@ -21,6 +21,9 @@ Layout (all files UTF-8 JSON or Parquet)::
     profiles.parquet  one row per user: the profile vector of ``features.profile``
     predictor/        the rating predictor (``RatingPredictor.save``) and its summary
                       ``predictor/predictor.json``; only when the log has prompts
+    style_control.json  the Bradley-Terry board with the answers' style held equal, its
+                      coefficients and the raw ratings of the same votes
+                      (:mod:`service.pipeline.style`); only when the votes carry answers
     texts/            each distinct prompt's embedding and style row, kept by the hash of
                       its text for the next fit (:mod:`service.pipeline.text_store`); only
                       when the log has prompts
@@ -48,6 +51,7 @@ from ranking.analysis import UserAnalysis
 from ranking.users import user_rank_odds
 from service.pipeline.config import FitConfig
 from service.pipeline.history import HISTORY_FILE, NotDated, battle_history
+from service.pipeline.style import STYLE_FILE
 from service.pipeline.text_store import Shelf, write_shelves
 
 __all__ = [
@@ -88,6 +92,7 @@ class FitArtifacts:
     profiles: pd.DataFrame | None = None
     root: Path | None = None
     topic_params: dict[str, Any] | None = None
+    style_control: dict[str, Any] | None = None
 
     @property
     def config(self) -> FitConfig:
@@ -191,6 +196,7 @@ def write_fit(
     predictor: SavesToFolder | None = None,
     battles: pd.DataFrame | None = None,
     shelves: Sequence[Shelf] = (),
+    style_control: dict[str, Any] | None = None,
 ) -> Path:
     """Write a fit directory atomically: into a temporary sibling, then renamed.
 
@@ -198,7 +204,8 @@ def write_fit(
     so a failure never leaves a half-written fit behind. ``profiles`` is a frame indexed
     by ``user_id``, one column per profile feature; ``battles`` is the battle frame
     fitted, kept so that the service can refit with later votes; ``shelves`` are the
-    prompts' rows by text, kept for the next fit (under ``texts/``).
+    prompts' rows by text, kept for the next fit (under ``texts/``); ``style_control``
+    the style-controlled board (``style_control.json``), when the votes carry answers.
     """
     out = Path(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -226,6 +233,8 @@ def write_fit(
             _battles_for_parquet(battles).to_parquet(staging / BATTLES_FILE, index=False)
             _write_history(staging, battles)
         write_shelves(staging, shelves)
+        if style_control is not None:
+            _write_json(staging / STYLE_FILE, style_control)
         stamp = datetime.now(UTC).isoformat(timespec="seconds")
         _write_json(staging / "manifest.json", {"format": FORMAT, "created": stamp, **manifest})
     except BaseException:
@@ -295,6 +304,10 @@ def load_fit(fit_dir: str | os.PathLike[str]) -> FitArtifacts:
         topic_params = None if summary is None else summary.get("params")
         profiles_path = root / "profiles.parquet"
         profiles = pd.read_parquet(profiles_path) if profiles_path.exists() else None
+        style_path = root / STYLE_FILE
+        style_control = (
+            json.loads(style_path.read_text(encoding="utf-8")) if style_path.exists() else None
+        )
     except FileNotFoundError as error:
         raise ValueError(
             f"{root} is not a complete fit directory (missing {Path(error.filename).name}); "
@@ -313,4 +326,5 @@ def load_fit(fit_dir: str | os.PathLike[str]) -> FitArtifacts:
         profiles,
         root,
         topic_params,
+        style_control,
     )

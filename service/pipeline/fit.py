@@ -32,6 +32,7 @@ from service.pipeline.steps import (
     held_out_evaluation,
     repeats_document,
 )
+from service.pipeline.style import fit_style_document
 from service.pipeline.timings import Stopwatch, substep, timed_stages
 
 __all__ = ["FitResult", "fit_all", "manifest_document", "write_result"]
@@ -62,6 +63,10 @@ class FitResult:
         Prompts repeated too often (:func:`~service.pipeline.steps.repeats_document`):
         the cap, what it touched, how the Bradley-Terry board moved; None where the fit
         did not look (the Dask fit).
+    style_control : dict or None
+        The Bradley-Terry board with the answers' style held equal
+        (:func:`~service.pipeline.style.fit_style_document`); None when the votes carry
+        no answers (or the fit did not look: the Dask fit).
     """
 
     analyses: tuple[UserAnalysis, ...]
@@ -72,6 +77,7 @@ class FitResult:
     n_users: int
     timings: dict[str, float]
     repeats: dict[str, Any] | None = field(default=None, kw_only=True)
+    style_control: dict[str, Any] | None = field(default=None, kw_only=True)
 
     @property
     def predictor(self) -> Any:
@@ -127,6 +133,8 @@ def fit_all(
         aggregates = fit_aggregates(public, rng=config.seed, progress=progress, stopwatch=watch)
         with watch.step(substep("aggregate boards", "repeated prompts")):
             repeats = repeats_document(config, effect, data, aggregates)
+    with watch.step("style control"):  # only when the votes carry answers
+        style_control = fit_style_document(battles, seed=config.seed)
     with watch.step("per-user fits"):
         analyses = fit_users(
             data,
@@ -160,6 +168,7 @@ def fit_all(
         len(names),
         watch.to_dict(),
         repeats=repeats,
+        style_control=style_control,
     )
 
 
@@ -203,4 +212,5 @@ def write_result(out: str | os.PathLike[str], result: FitResult, manifest: dict[
         predictor=result.predictor,
         battles=result.battles,
         shelves=() if result.features is None else result.features.shelves,
+        style_control=result.style_control,
     )
