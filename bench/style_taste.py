@@ -10,8 +10,10 @@ later half to judge, as benchmark S (:mod:`bench.real_voters`) judges later vote
 1. the style-controlled aggregate (:func:`ranking.style_control.fit_style_bt`) is fitted
    on every voter's earlier votes: ratings ``theta`` and coefficients ``beta``;
 2. each voter's coefficients are shrunk toward ``beta``
-   (:func:`ranking.personal_style.fit_user_style`, the prior spread learnt by held-out
-   log-loss over the earlier votes), with ``theta_a - theta_b`` as every vote's offset;
+   (:func:`ranking.personal_style.fit_user_style`, the prior spread learnt on the earlier
+   votes alone, two ways: held-out log-loss over folds, ``"cv"``, the ratings' default,
+   and each voter's first quarter judged by their second, ``"later"``), with
+   ``theta_a - theta_b`` as every vote's offset;
 3. the later votes are scored three ways: the raw board (no style), the aggregate's
    style, and each voter's own; the per-user against the aggregate difference is given
    with its standard error over voters (each voter's mean difference, then their mean),
@@ -44,6 +46,7 @@ from features.answer_style import ANSWER_STYLE_FEATURES, answer_style, style_dif
 from ranking.io.frames import pairwise_from_battles, user_codes
 from ranking.pairwise import ELO_PER_NAT
 from ranking.personal_style import (
+    StyleAlphaMethod,
     UserStyle,
     fit_user_style,
     fit_user_style_posterior,
@@ -56,6 +59,8 @@ __all__ = ["TasteVotes", "Judged", "judge_later_votes", "llmfao_taste_votes", "r
 
 #: Votes kept by ``--quick``.
 QUICK_VOTES = 3_000
+#: Votes from which a voter counts as heavy in the rows' breakdowns.
+HEAVY = 50
 
 
 @dataclass(frozen=True)
@@ -153,9 +158,10 @@ def _clustered(values: FloatArray, users: IntArray, n_users: int) -> tuple[float
 
 @dataclass(frozen=True)
 class Judged:
-    """The later votes scored: each way's mean log-loss per vote with its standard error
-    clustered by voter, and the per-user against aggregate difference."""
+    """The later votes scored, per-user taste learnt one way: each way's mean log-loss per
+    vote with its standard error clustered by voter, and per-user against aggregate."""
 
+    method: StyleAlphaMethod
     taste: UserStyle
     seconds: float
     n_later: int
@@ -165,11 +171,14 @@ class Judged:
     product: tuple[float, float]
     gain_voters: tuple[float, float, int]
     gain_votes: tuple[float, float]
+    gain_heavy: tuple[float, float, int]
     style_gain_votes: tuple[float, float]
 
 
-def judge_later_votes(votes: TasteVotes) -> Judged:
-    """Fit on each voter's earlier half, score the later half three ways."""
+def judge_later_votes(votes: TasteVotes, method: StyleAlphaMethod = "cv") -> Judged:
+    """Fit on each voter's earlier half, score the later half: raw, aggregate style, and
+    per-user style with ``alpha`` learnt by ``method`` on the earlier half alone (for
+    ``"later"``: its first half judged by its second)."""
     data, x, users, n_users = votes.data, votes.differences, votes.users, votes.n_users
     earlier = earlier_half(users, n_users)
     later = ~earlier
@@ -181,7 +190,8 @@ def judge_later_votes(votes: TasteVotes) -> Judged:
     start = time.perf_counter()
     taste = fit_user_style(
         x[earlier], data.outcomes[earlier], offsets[earlier], users[earlier], n_users, beta,
-        features=ANSWER_STYLE_FEATURES, aggregate_covariance=covariance,
+        features=ANSWER_STYLE_FEATURES, aggregate_covariance=covariance, method=method,
+        earlier=earlier_half(users[earlier], n_users) if method == "later" else None,
     )  # fmt: skip
     seconds = time.perf_counter() - start
     # the per-user coefficients at the learnt alpha, whatever the fallback rule decided
@@ -195,7 +205,9 @@ def judge_later_votes(votes: TasteVotes) -> Judged:
     loss_aggregate = style_log_loss(offsets[later], x[later], beta, y)
     loss_user = style_log_loss(offsets[later], x[later], per_user[u], y)
     loss_product = style_log_loss(offsets[later], x[later], taste.coefficients[u], y)
+    heavy = (np.bincount(users, minlength=n_users) >= HEAVY)[u]
     return Judged(
+        method,
         taste,
         seconds,
         int(later.sum()),
@@ -205,19 +217,23 @@ def judge_later_votes(votes: TasteVotes) -> Judged:
         _clustered(loss_product, u, n_users),
         _voter_means(loss_aggregate - loss_user, u, n_users),
         _clustered(loss_aggregate - loss_user, u, n_users),
+        _voter_means((loss_aggregate - loss_user)[heavy], u[heavy], n_users),
         _clustered(loss_raw - loss_aggregate, u, n_users),
     )
 
 
-def tell_apart(votes: TasteVotes) -> tuple[UserStyle, FloatArray]:
-    """Every voter's taste fitted on all their votes, and the aggregate's coefficients."""
+def tell_apart(votes: TasteVotes, method: StyleAlphaMethod = "cv") -> tuple[UserStyle, FloatArray]:
+    """Every voter's taste fitted on all their votes (``alpha`` learnt by ``method``, for
+    ``"later"`` each voter's first half judged by their second), and the aggregate's
+    coefficients."""
     rows = np.ones(votes.users.size, dtype=bool)
     theta, beta, covariance = _aggregate(votes, rows)
     data = votes.data
     offsets = theta[data.matchups[:, 0]] - theta[data.matchups[:, 1]]
     taste = fit_user_style(
         votes.differences, data.outcomes, offsets, votes.users, votes.n_users, beta,
-        features=ANSWER_STYLE_FEATURES, aggregate_covariance=covariance,
+        features=ANSWER_STYLE_FEATURES, aggregate_covariance=covariance, method=method,
+        earlier=earlier_half(votes.users, votes.n_users) if method == "later" else None,
     )  # fmt: skip
     return taste, beta
 
@@ -226,66 +242,80 @@ def _points(value: float) -> str:
     return f"{ELO_PER_NAT * value:+.1f}"
 
 
-def _rows(votes: TasteVotes, label: str) -> list[Row]:
-    judged = judge_later_votes(votes)
+def _judged_rows(judged: Judged, data_text: str) -> list[Row]:
     taste = judged.taste
     gain, gain_se, voters = judged.gain_voters
     pooled, pooled_se = judged.gain_votes
-    style, style_se = judged.style_gain_votes
-    losses = (
-        f"raw {judged.raw[0]:.4f}, aggregate style {judged.aggregate[0]:.4f}, "
-        f"per-user {judged.per_user[0]:.4f}"
-    )
-    sd_points = ", ".join(
-        f"{f} {ELO_PER_NAT * taste.prior_sd:.0f}" for f in ANSWER_STYLE_FEATURES[:1]
-    )
+    heavy, heavy_se, heavy_voters = judged.gain_heavy
     held = taste.held_out
     rule = (
-        f"cv gain {held.gain:+.4f} (se {held.se:.4f}) on the earlier votes"
+        f"gain {held.gain:+.4f} (se {held.se:.4f}) on the earlier votes' held-out ones"
         if held is not None
         else "alpha given"
     )
-    all_votes, beta_all = tell_apart(votes)
-    distinct = np.asarray(all_votes.distinct.any(axis=1), dtype=bool)
-    length = np.asarray(all_votes.distinct[:, 0], dtype=bool)
-    heavy = all_votes.n_battles >= 50
-    coefficient = ", ".join(
-        f"{f} {_points(b)}" for f, b in zip(ANSWER_STYLE_FEATURES, beta_all, strict=True)
-    )
-    data_text = f"{label}: {votes.data.outcomes.size:,} votes of {votes.n_users} voters"
+    way = f"alpha by {judged.method}"
     return [
         make_row(
-            "later votes' log-loss: raw / aggregate style / per-user style",
-            data_text,
-            ours=losses,
-            notes=f"{judged.n_later:,} later votes; aggregate style against raw "
-            f"{style:+.4f} (se {style_se:.4f}, clustered by voter)",
-        ),
-        make_row(
-            "per-user style against aggregate style, later votes",
+            f"per-user style against aggregate style, later votes ({way})",
             data_text,
             ours=f"{gain:+.4f} per vote (se {gain_se:.4f} over {voters} voters)",
             goal="> 0 by 2 se to show per-user taste",
             met=gain > 2 * gain_se,
             notes=f"pooled over votes {pooled:+.4f} (se {pooled_se:.4f}, clustered by "
-            "voter); positive: per-user predicts better",
+            f"voter); voters with {HEAVY}+ votes {heavy:+.4f} (se {heavy_se:.4f}, "
+            f"{heavy_voters} voters); per-user log-loss {judged.per_user[0]:.4f}; positive: "
+            "per-user predicts better",
         ),
         make_row(
-            "the fallback rule (earlier votes)",
+            f"the fallback rule on the earlier votes ({way})",
             data_text,
             ours="per-user taste kept" if taste.personal else "falls back to the aggregate",
-            notes=f"{rule}; prior sd {sd_points} points per doubling; fit {judged.seconds:.2f} s",
-        ),
-        make_row(
-            "voters whose taste is told apart from the aggregate (all votes)",
-            data_text,
-            ours=f"{int(distinct.sum())} of {votes.n_users}",
-            notes=f"on length: {int(length.sum())}; of the {int(heavy.sum())} voters with "
-            f"50+ votes: {int(distinct[heavy].sum())}; aggregate coefficients (points per "
-            f"unit): {coefficient}; rule on all votes: "
-            + ("per-user kept" if all_votes.personal else "falls back to the aggregate"),
+            notes=f"{rule}; prior sd {ELO_PER_NAT * taste.prior_sd:.0f} points per "
+            f"doubling of length; what the product scores on the later votes: "
+            f"{judged.product[0]:.4f}; fit {judged.seconds:.2f} s",
         ),
     ]
+
+
+def _rows(votes: TasteVotes, label: str) -> list[Row]:
+    data_text = f"{label}: {votes.data.outcomes.size:,} votes of {votes.n_users} voters"
+    cv = judge_later_votes(votes, "cv")
+    style, style_se = cv.style_gain_votes
+    rows = [
+        make_row(
+            "later votes' log-loss: raw / aggregate style",
+            data_text,
+            ours=f"raw {cv.raw[0]:.4f}, aggregate style {cv.aggregate[0]:.4f}",
+            notes=f"{cv.n_later:,} later votes; aggregate style against raw {style:+.4f} "
+            f"(se {style_se:.4f}, clustered by voter)",
+        ),
+        *_judged_rows(cv, data_text),
+        *_judged_rows(judge_later_votes(votes, "later"), data_text),
+    ]
+    for method in ("cv", "later"):
+        every, beta = tell_apart(votes, method)
+        distinct = np.asarray(every.distinct.any(axis=1), dtype=bool)
+        length = np.asarray(every.distinct[:, 0], dtype=bool)
+        heavy = every.n_battles >= HEAVY
+        coefficient = ", ".join(
+            f"{f} {_points(b)}" for f, b in zip(ANSWER_STYLE_FEATURES, beta, strict=True)
+        )
+        rule = "per-user kept" if every.personal else "falls back to the aggregate"
+        held = every.held_out
+        rows.append(
+            make_row(
+                f"voters whose taste is told apart from the aggregate (all votes, alpha by "
+                f"{method})",
+                data_text,
+                ours=f"{int(distinct.sum())} of {votes.n_users}",
+                notes=f"on length: {int(length.sum())}; of the {int(heavy.sum())} voters with "
+                f"{HEAVY}+ votes: {int(distinct[heavy].sum())}; prior sd "
+                f"{ELO_PER_NAT * every.prior_sd:.0f} points per doubling; the rule: {rule}"
+                + (f" (gain {held.gain:+.4f}, se {held.se:.4f})" if held is not None else "")
+                + f"; aggregate coefficients (points per unit): {coefficient}",
+            )
+        )
+    return rows
 
 
 def run(quick: bool = False) -> list[Row]:
