@@ -16,6 +16,7 @@ from ranking.repeats import (
     cap_mask,
     normalise_prompt,
     prompt_codes,
+    repeat_effect,
     repeat_weights,
     treat_repeats,
 )
@@ -164,3 +165,12 @@ def test_board_shift_measures_rank_agreement_and_the_largest_centred_move() -> N
     assert shift.model in ("a", "c") and shift.largest_move == pytest.approx(150.0)
     assert shift.to_dict() == {"spearman": -1.0, "largest_move": 150.0, "model": shift.model}
     assert board_shift({}, after).model is None
+
+
+def test_repeat_effect_counts_before_the_cap_is_applied() -> None:
+    codes = np.array([0] * 30 + [1] * 12 + [2] * 3 + [-1] * 5)
+    effect = repeat_effect(codes, 10)
+    assert (effect.n_prompts, effect.n_repeated, effect.n_touched) == (3, 2, 42)
+    assert effect.weight_removed == 22 and effect.largest == 30 and effect.n_votes == 50
+    with pytest.raises(ValueError, match="'mode' must be 'sample' or 'weight'"):
+        repeat_effect(codes, 10, mode="cut")  # type: ignore[arg-type]

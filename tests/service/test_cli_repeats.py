@@ -118,3 +118,37 @@ def test_format_repeats_says_when_nothing_is_over_the_cap() -> None:
         "724 of 8,931 votes (13 distinct prompts)"
     )
     assert format_repeats(None) == ""
+
+
+def test_plb_leaderboard_caps_the_same_votes_as_plb_fit(
+    log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _fit(log, tmp_path / "fit", capsys, "--repeat-cap", "30")
+    fitted = json.loads((tmp_path / "fit" / "leaderboard.json").read_text())["bt"]
+    argv = ["-q", "leaderboard", str(log), "--repeat-cap", "30", "--min-votes", "0"]
+    assert main([*argv, "--format", "json"]) == 0
+    board = json.loads(capsys.readouterr().out)
+    assert board["n_battles"] == fitted["n_battles"]
+    assert {m["model"]: round(m["rating"], 6) for m in board["models"]} == {
+        m["model"]: round(m["rating"], 6) for m in fitted["models"]
+    }
+    repeats = board["repeats"]
+    assert repeats["cap"] == 30 and repeats["n_touched"] == 2 * BOT_VOTES
+    assert main(argv) == 0
+    table = capsys.readouterr().out
+    assert "Repeated prompts (cap 30 votes): 2 of" in table
+    assert f"{2 * (BOT_VOTES - 30):,} votes dropped" in table
+
+
+def test_plb_leaderboard_without_a_cap_counts_every_vote(
+    log: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["-q", "leaderboard", str(log), "--format", "json", "--min-votes", "0"]
+    assert main([*argv, "--no-repeat-cap"]) == 0
+    every = json.loads(capsys.readouterr().out)
+    assert "repeats" not in every
+    assert main(argv) == 0
+    capped = json.loads(capsys.readouterr().out)
+    assert capped["n_battles"] == every["n_battles"] - 2 * (BOT_VOTES - 50)
+    assert main(["leaderboard", str(log), "--repeat-cap", "0"]) == 2
+    assert "--repeat-cap must be a whole number of votes of at least 1" in capsys.readouterr().err

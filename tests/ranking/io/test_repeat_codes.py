@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from ranking.io.frames import pairwise_from_battles
-from ranking.io.repeat_codes import battle_prompt_codes, thin_repeated
+from ranking.io.repeat_codes import battle_prompt_codes, cap_battles, thin_repeated
 
 
 def _battles(prompts: Sequence[object], stamps: list[float] | None = None) -> pd.DataFrame:
@@ -44,3 +44,16 @@ def test_thin_repeated_caps_the_frames_votes_or_leaves_them() -> None:
     assert thin_repeated(frame, data, None) == (data, None)
     bare = frame.drop(columns="prompt")
     assert thin_repeated(bare, pairwise_from_battles(bare), "auto")[1] is None
+
+
+def test_cap_battles_keeps_the_rows_of_the_votes_thin_repeated_keeps() -> None:
+    prompts = ["hi"] * 120 + [f"q{i}" for i in range(30)]
+    stamps = list(np.random.default_rng(0).permutation(150).astype(float))
+    frame = _battles(prompts, stamps)
+    kept, effect = cap_battles(frame, 40, rng=7)
+    assert effect is not None and effect.n_touched == 120 and effect.weight_removed == 80
+    assert len(kept) == 70 and (kept["prompt"] == "hi").sum() == 40
+    thinned, _ = thin_repeated(frame, pairwise_from_battles(frame), 40, rng=7)
+    np.testing.assert_array_equal(pairwise_from_battles(kept).matchups, thinned.matchups)
+    assert cap_battles(frame, 200, rng=7)[0] is frame
+    assert cap_battles(frame, None) == (frame, None)
