@@ -192,6 +192,11 @@ def test_a_generated_client_calls_every_route(
     refused = call("read_leaderboard_csv_v1_leaderboard_csv_get", where=["user_id=x"])
     assert refused.status_code == 422
     assert isinstance(refused.parsed.detail, str) and "user_id" in refused.parsed.detail
+    # the board of a time window, and the rating history by period
+    window = ok(call("read_leaderboard_v1_leaderboard_get", since="2024-06-01"))
+    assert window.window.since <= "2024-06-01" and window.n_battles < board.n_battles
+    history = ok(call("read_history_v1_leaderboard_history_get"))
+    assert history.periods and history.periods[0].board.models
 
     # a user's token, their board in three forms, their next battle; then a new token
     token = ok(call("read_token_v1_admin_users__user_id__token_get", ADMIN_KEY, user_id=user))
