@@ -21,6 +21,7 @@ from service.api.fast_reads import FastRead, route_of
 from service.api.schemas import PublicBoardPublic, errors
 from service.api.tables import TABLE_RESPONSE, FormatQuery, add_file_routes, table_response
 from service.engine import Engine
+from service.pipeline.style import public_style_board
 
 __all__ = ["FAST_READ", "parse_window", "published_board", "router"]
 
@@ -55,6 +56,39 @@ UntilQuery = Annotated[
     str | None,
     Query(description="keep votes before this instant (not at it); the forms of since"),
 ]
+#: ``?style=``: the raw board, or the one with the answers' style held equal.
+StyleQuery = Annotated[
+    Literal["raw", "control"],
+    Query(
+        description="control: the Bradley-Terry board of the fit with the answers' style "
+        "(length, headers, lists, bold) held equal, its coefficients and the raw board of "
+        "the same votes beside it; only when the fit's votes carry answers"
+    ),
+]
+
+
+def _style_board(engine: Engine, method: str, *conditions: Any) -> dict[str, Any]:
+    """The fit's style-controlled board as public boards show it (422 when the fit has
+    none, or with ``method=elo``, ``where``, ``since`` or ``until``)."""
+    if method != "bt":
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
+            f"style: 'control' is a Bradley-Terry board; method {method!r} has none",
+        )
+    if any(conditions):
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
+            "style: 'control' answers the fit's whole board; it takes no where, since or until",
+        )
+    document = engine.fit.style_control
+    if document is None:
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
+            "style: this service's fit has no style-controlled board: its votes carry no "
+            "answers (answer_a, answer_b)",
+        )
+    board = public_style_board(document, engine.settings.min_model_votes)
+    return {**board, "version": engine.served().version}
 
 
 def parse_window(since: str | None, until: str | None) -> tuple[float | None, float | None]:
@@ -107,13 +141,21 @@ async def read_leaderboard(
     table_format: FormatQuery = "json",
     since: SinceQuery = None,
     until: UntilQuery = None,
+    style: StyleQuery = "raw",
 ) -> Any:
     """The aggregate leaderboard: Bradley-Terry of the served version, or live Elo.
 
     Only models with at least ``PLB_MIN_MODEL_VOTES`` votes are ranked; the others are
     listed under ``provisional`` with their counts. Its rows as a file:
     ``/v1/leaderboard.csv`` and ``/v1/leaderboard.parquet`` (or ``?format=csv|parquet``).
+    ``?style=control``: the fit's board with the answers' style held equal, with
+    ``style_control`` (its coefficients, the raw board of the same votes).
     """
+    if style == "control":  # the fit's board with the answers' style held equal
+        document = _style_board(engine, method, where, since, until)
+        if table_format == "json":
+            return document
+        return table_response(document, table_format, "leaderboard-bt-style")
     if method == "bt" and not where and table_format == "json" and since is until is None:
         # The most read answer: encoded once a version, served without a thread hop.
         return Response(engine.served().bt_json, media_type="application/json")

@@ -12,6 +12,9 @@ __all__ = [
     "ProvisionalModelPublic",
     "PublicBoardPublic",
     "RankedModelPublic",
+    "RawRowPublic",
+    "StyleCoefficientPublic",
+    "StyleControlPublic",
     "WindowPublic",
 ]
 
@@ -88,6 +91,38 @@ class WindowPublic(BaseModel):
     until: str = Field(description="the instant after its last (not in the window)")
 
 
+class StyleCoefficientPublic(BaseModel):
+    """What a unit of one style covariate is worth, in Elo points, with its interval."""
+
+    feature: str = Field(description="length, headers, lists or bold")
+    coefficient: float = Field(
+        description="Elo points model_a gains per unit of the covariate: per doubling of "
+        "the length; for headers, lists or bold, per unit of (a - b) / (a + b + 1) (one "
+        "answer with them, the other without)"
+    )
+    lower: float
+    upper: float
+
+
+class RawRowPublic(BaseModel):
+    """A model's rating and rank on the raw board of the same votes."""
+
+    model: str
+    rating: float
+    rank: int
+
+
+class StyleControlPublic(BaseModel):
+    """How the board held the answers' style equal, and the raw board beside it."""
+
+    scaling: str = Field(description="how answers' measures became covariates ('mixed')")
+    coefficients: list[StyleCoefficientPublic]
+    raw: list[RawRowPublic] = Field(
+        description="each ranked model's rating and rank on the plain Bradley-Terry board "
+        "of the same votes"
+    )
+
+
 class PublicBoardPublic(LeaderboardPublic):
     """The aggregate leaderboard as public boards show it: only models with ``min_votes``
     votes ranked, the others listed apart."""
@@ -101,12 +136,18 @@ class PublicBoardPublic(LeaderboardPublic):
         default=None,
         description="with ?since= or ?until=: the window the board was fitted on; absent otherwise",
     )
+    style_control: StyleControlPublic | None = Field(
+        default=None,
+        description="with ?style=control: the style coefficients and the raw board of the "
+        "same votes; absent otherwise",
+    )
 
     # No return annotation: one would replace this board's response schema by its type.
     @model_serializer(mode="wrap")
     def _absent_window_left_out(self, handler: SerializerFunctionWrapHandler):
         """A board of every vote is answered without the key, as the stored board is."""
         board = handler(self)
-        if board.get("window") is None:
-            board.pop("window", None)
+        for key in ("window", "style_control"):
+            if board.get(key) is None:
+                board.pop(key, None)
         return board
