@@ -26,6 +26,7 @@ from bench import (
     cli_speed,
     contextual_kernel,
     coverage,
+    drift,
     elo_bootstrap,
     ingest,
     integrity,
@@ -102,6 +103,7 @@ BENCHMARKS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
         style_taste.run,
     ),
     "repeats": ("AD. Prompts repeated too often, capped before the boards (issue 34)", repeats.run),
+    "drift": ("AE. Drift flags on boards over time, simulated (issue 34)", drift.run),
 }
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = HERE / "RESULTS.md"
