@@ -83,3 +83,10 @@ def test_openapi_lists_the_parameter(style_client: TestClient) -> None:
     parameters = spec["paths"]["/v1/leaderboard"]["get"]["parameters"]
     style = next(p for p in parameters if p["name"] == "style")
     assert style["schema"]["enum"] == ["raw", "control"]
+
+
+def test_about_says_whether_there_is_one(
+    style_client: TestClient, client_no_features: TestClient
+) -> None:
+    assert style_client.get("/v1/about").json()["style_control"] is True
+    assert client_no_features.get("/v1/about").json()["style_control"] is False

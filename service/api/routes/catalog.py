@@ -50,5 +50,6 @@ def read_correlations(
 @router.get("/about", response_model=AboutPublic, responses=errors(429, 503))
 def read_about(engine: EngineDep) -> dict[str, Any]:
     """What is served: whether the arena is simulated (``plb serve --demo``), and the fit's
-    date. The web page says so when it is."""
-    return engine.about()
+    date. The web page says so when it is; ``style_control``: whether
+    ``GET /v1/leaderboard?style=control`` has a board to answer (the page shows it then)."""
+    return {**engine.about(), "style_control": engine.fit.style_control is not None}

@@ -149,6 +149,11 @@ class AboutPublic(BaseModel):
         description="how many votes and voters the public boards leave out; null when "
         "the served version was not screened"
     )
+    style_control: bool = Field(
+        default=False,
+        description="true when the fit has a style-controlled board "
+        "(GET /v1/leaderboard?style=control): its votes carry answers",
+    )
     version: int
 
 
