@@ -9,6 +9,7 @@ Modules, each with one job:
 
 * :mod:`service.report.document`: :func:`build_report`, the whole page;
 * :mod:`service.report.sections`: one function a section, and :data:`SECTIONS`;
+* :mod:`service.report.history`: the section on ratings over time, and drift;
 * :mod:`service.report.markup`: the HTML pieces (tables, figures, numbers, the CSS);
 * :mod:`service.report.plots`: the figures, rendered with matplotlib to SVG.
 """

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from html import escape
 
 from service.pipeline.artifacts import FitArtifacts
+from service.report.history import history_section
 from service.report.markup import CSS, date
 from service.report.noise import noise_section
 from service.report.sections import (
@@ -81,6 +82,10 @@ def build_report(fit: FitArtifacts, *, title: str = "Personal leaderboards: repo
     if board is not None:
         parts.append(leaderboard_section(board))
         sections.append("leaderboard")
+    history = history_section(fit.read_history())
+    if history is not None:
+        parts.append(history)
+        sections.append("history")
     toc = "".join(f'<li><a href="#{s}">{t}</a></li>' for s, t in SECTIONS.items() if s in sections)
     created = date(fit.manifest.get("created"))
     html = (

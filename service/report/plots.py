@@ -30,6 +30,7 @@ __all__ = [
     "METHOD_TITLES",
     "PLAIN_FIRST",
     "UserPanel",
+    "history_lines",
     "noise_scatter",
     "pick_users",
     "running_median",
@@ -415,3 +416,65 @@ def noise_scatter(agreement: pd.DataFrame, min_battles: int) -> str:
             axis.legend(loc="upper left")
         ax[0][0].set_ylabel("the user's Spearman with the aggregate")
         return _to_svg(fig, "Each user's agreement against what noise alone gives them")
+
+
+#: Drifting models, and the leaders when none drifts, are drawn in these (Okabe-Ito).
+LINE_COLOURS = ("#D55E00", "#0072B2", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")
+
+
+def history_lines(history: dict[str, Any], highlight: Sequence[str]) -> str:
+    """Each model's rating per period with its interval; ``highlight`` (the drifting
+    models) coloured with bars and named, the others thin grey lines.
+
+    Parameters
+    ----------
+    history : dict
+        The fit directory's ``history.json`` (:meth:`ranking.history.RatingHistory.to_dict`).
+    highlight : sequence of str
+        The models to draw in colour, at most six.
+
+    Returns
+    -------
+    str
+        An ``<svg>`` element.
+    """
+    periods = history["periods"]
+    labels = [str(p["label"]) for p in periods]
+    x = np.arange(len(periods), dtype=float)
+    rows: dict[str, dict[int, dict[str, Any]]] = {}
+    for i, period in enumerate(periods):
+        for row in period["board"]["models"]:
+            rows.setdefault(str(row["model"]), {})[i] = row
+    width = min(11.0, 3.0 + 0.7 * len(periods))
+    with _figure(width, 3.8) as (fig, ax):
+        axis = ax[0][0]
+        for model, by_period in rows.items():
+            if model in highlight:
+                continue
+            at = sorted(by_period)
+            axis.plot(x[at], [by_period[i]["rating"] for i in at], color="#c8c8c8", linewidth=0.8)
+        for j, model in enumerate(highlight[: len(LINE_COLOURS)]):
+            by_period = rows.get(model, {})
+            at = sorted(by_period)
+            rating = np.array([by_period[i]["rating"] for i in at], dtype=float)
+            lo = rating - np.array([by_period[i]["lower"] for i in at], dtype=float)
+            hi = np.array([by_period[i]["upper"] for i in at], dtype=float) - rating
+            shift = (j - (len(highlight) - 1) / 2) * 0.06  # bars side by side, not on top
+            axis.errorbar(
+                x[at] + shift,
+                rating,
+                yerr=np.vstack([lo, hi]),
+                color=LINE_COLOURS[j],
+                marker="o",
+                markersize=4,
+                linewidth=1.6,
+                capsize=2,
+                label=model,
+            )
+        axis.set_xticks(x, labels, rotation=30 if len(periods) > 6 else 0, ha="right")
+        axis.set_ylabel("rating (Elo scale, each period averaging 1000)")
+        axis.grid(axis="y", color="#e6e6e6", linewidth=0.6)
+        axis.set_axisbelow(True)
+        if highlight:
+            axis.legend(loc="best")
+        return _to_svg(fig, "Each model's rating per period, with intervals")

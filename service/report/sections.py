@@ -48,6 +48,7 @@ SECTIONS = {
     "evaluation": "Held-out evaluation",
     "topics": "Topics of the users' queries",
     "leaderboard": "Aggregate leaderboard",
+    "history": "Ratings over time",
 }
 
 _SHRINKAGE = {"none": "none (plain)", "cv": "cv (shrunk)"}
