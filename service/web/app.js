@@ -331,6 +331,85 @@ function showProvisional(data) {
 }
 
 /* ------------------------------------------------------------------------------------
+ * Everyone's leaderboard with the answers' style held equal (when the fit has one)
+ * ---------------------------------------------------------------------------------- */
+
+// What a unit of each style covariate is, in words, under the default scaling ("mixed").
+const STYLE_UNITS = {
+  length: 'per doubling of the length of an answer',
+  headers: 'for headers in one answer and none in the other',
+  lists: 'for list items in one answer and none in the other',
+  bold: 'for bold text in one answer and none in the other',
+};
+// The models named under the table as those the control moved most.
+const STYLE_MOVES_SHOWN = 3;
+
+const signed = (x, digits) => (isNumber(x) && x > 0 ? `+${fixed(x, digits)}` : fixed(x, digits));
+
+/** A style coefficient in words: "length: +12.3 points per doubling of ... (95% interval ...)". */
+function coefficientWords(c, scaling, confidence) {
+  const unit =
+    scaling === 'mixed' && STYLE_UNITS[c.feature]
+      ? STYLE_UNITS[c.feature]
+      : `per unit of the ${scaling} difference in ${c.feature}`;
+  const pct = percent.format(isNumber(confidence) ? confidence : 0.95);
+  return (
+    `${c.feature}: ${signed(c.coefficient, 1)} points ${unit} ` +
+    `(${pct} interval ${signed(c.lower, 1)} to ${signed(c.upper, 1)})`
+  );
+}
+
+/** The models the control moved most from the raw board of the same votes, in a line. */
+function styleMoves(models, raw) {
+  const moves = models
+    .filter((m) => raw.has(m.model) && isNumber(m.rating) && isNumber(raw.get(m.model).rating))
+    .map((m) => ({ m, before: raw.get(m.model), change: m.rating - raw.get(m.model).rating }))
+    .sort((x, y) => Math.abs(y.change) - Math.abs(x.change))
+    .slice(0, STYLE_MOVES_SHOWN)
+    .filter((x) => Math.abs(x.change) >= 0.5);
+  if (!moves.length) return 'No model moved from the raw board.';
+  const words = moves.map(
+    ({ m, before, change }) =>
+      `${m.model} ${signed(change, 0)} points (rank ${before.rank} raw, ${m.rank} here)`,
+  );
+  return `Moved most from the raw board: ${joinWords(words)}.`;
+}
+
+/** Show the fit's board with the answers' style held equal, its coefficients in words and
+ * each model's raw rank; hidden when the service has none (or it cannot be loaded). */
+async function loadStyleBoard() {
+  const box = $('style-control');
+  try {
+    const data = await api('/v1/leaderboard?style=control');
+    const models = Array.isArray(data.models) ? data.models : [];
+    const style = data.style_control && typeof data.style_control === 'object' ? data.style_control : {};
+    const raw = new Map((Array.isArray(style.raw) ? style.raw : []).map((r) => [r.model, r]));
+    const table = $('style-table');
+    renderBoard(table, models);
+    for (const row of table.tBodies[0].rows) {
+      const before = raw.get(row.dataset.model);
+      if (!before) continue;
+      const note = h('span', 'moved', ` · raw rank ${before.rank}`);
+      note.title = `rating ${fixed(before.rating, 0)} on the raw Bradley-Terry board of the same votes`;
+      row.querySelector('td.model').append(note);
+    }
+    $('style-meta').textContent = [
+      'Bradley-Terry, style held equal',
+      `${integer.format(data.n_battles ?? 0)} battles`,
+      `${models.length} models`,
+    ].join(' · ');
+    const coefficients = Array.isArray(style.coefficients) ? style.coefficients : [];
+    $('style-coefficients').replaceChildren(
+      ...coefficients.map((c) => h('li', '', coefficientWords(c, style.scaling, data.confidence))),
+    );
+    $('style-moves').textContent = styleMoves(models, raw);
+    box.hidden = false;
+  } catch {
+    box.hidden = true; // the page stays as it is without one
+  }
+}
+
+/* ------------------------------------------------------------------------------------
  * The answer in words, the next battle, and what a vote changed
  * ---------------------------------------------------------------------------------- */
 
@@ -964,6 +1043,7 @@ async function loadAbout() {
   try {
     const data = await api('/v1/about');
     $('simulated-notice').hidden = data.simulated !== true;
+    if (data.style_control === true) loadStyleBoard();
   } catch {
     // an older service without /v1/about, or none reachable: the other cards say so
   }
