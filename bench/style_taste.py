@@ -29,8 +29,6 @@ style_taste`` writes them into bench/RESULTS.md. ``--quick`` keeps the first 3,0
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import math
 import time
 from dataclasses import dataclass
@@ -43,11 +41,14 @@ import pandas as pd
 from bench.common import Row, make_row
 from bench.real_voters import LLMFAO, load_llmfao
 from features.answer_style import ANSWER_STYLE_FEATURES, answer_style, style_differences
-from ranking.io.frames import pairwise_from_battles, user_codes
+from ranking.io.answer_texts import LLMFAO_ANSWERS, read_answer_texts, vote_answers
+from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
+from ranking.io.prompt_texts import read_prompt_texts
 from ranking.pairwise import ELO_PER_NAT
 from ranking.personal_style import (
     StyleAlphaMethod,
     UserStyle,
+    earlier_votes,
     fit_user_style,
     fit_user_style_posterior,
     style_log_loss,
@@ -74,40 +75,26 @@ class TasteVotes:
     dropped: int
 
 
-def _answers(folder: Path) -> dict[tuple[int, int], str]:
-    """Each ``(prompt id, model id)``'s answer text, from ``results.jsonl.gz``."""
-    answers: dict[tuple[int, int], str] = {}
-    with gzip.open(folder / "results.jsonl.gz", "rt", encoding="utf-8") as handle:
-        for line in handle:
-            record = json.loads(line)
-            answers[(int(record["prompt"]), int(record["model"]))] = str(record["result"] or "")
-    return answers
-
-
 def llmfao_taste_votes(folder: Path = LLMFAO, limit: int | None = None) -> TasteVotes | None:
     """LLMFAO's votes with both answers' style covariates; None where the data is absent.
 
-    The answers are joined by the prompt's id (its text, read as ``--preset llmfao``
-    reads it, mapped back through ``prompts.jsonl``) and each side's model id.
+    The answers are joined by prompt and model as ``plb`` joins them
+    (:func:`ranking.io.answer_texts.read_answer_texts` with LLMFAO's fields, then
+    :meth:`~ranking.io.answer_texts.AnswerTexts.attach`).
     """
     battles = load_llmfao(folder)
     if battles is None or not (folder / "results.jsonl.gz").exists():
         return None
     if limit is not None:
         battles = battles.iloc[:limit]
-    prompt_ids: dict[str, int] = {}
-    with open(folder / "prompts.jsonl", encoding="utf-8") as handle:
-        for line in handle:
-            record = json.loads(line)
-            prompt_ids[str(record["text"])] = int(record["id"])
-    answers = _answers(folder)
-    prompt = battles["prompt"].astype(str).map(prompt_ids)
-    keys_a = list(zip(prompt, battles["model_x"].astype(int), strict=True))
-    keys_b = list(zip(prompt, battles["model_y"].astype(int), strict=True))
-    have = np.array([a in answers and b in answers for a, b in zip(keys_a, keys_b, strict=True)])
-    kept = battles.loc[have].reset_index(drop=True)
-    texts_a = [answers[k] for k, h in zip(keys_a, have, strict=True) if h]
-    texts_b = [answers[k] for k, h in zip(keys_b, have, strict=True) if h]
+    answers = read_answer_texts(
+        folder / "results.jsonl.gz",
+        prompts=read_prompt_texts(folder / "prompts.jsonl"),
+        **LLMFAO_ANSWERS,
+    )
+    battles = answers.attach(battles)
+    texts_a, texts_b, present = vote_answers(battles)
+    kept = battles.iloc[vote_order(battles)[present]].reset_index(drop=True)
     differences = style_differences(answer_style(texts_a), answer_style(texts_b))
     users, names = user_codes(kept)
     return TasteVotes(
@@ -115,18 +102,8 @@ def llmfao_taste_votes(folder: Path = LLMFAO, limit: int | None = None) -> Taste
         np.asarray(users, dtype=np.intp),
         len(names),
         differences,
-        int((~have).sum()),
+        int((~present).sum()),
     )
-
-
-def earlier_half(users: IntArray, n_users: int) -> npt.NDArray[np.bool_]:
-    """True for each voter's first half of their votes (rounded up), in file order."""
-    order = np.argsort(users, kind="stable")
-    counts = np.bincount(users, minlength=n_users)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    position = np.empty(users.size, dtype=np.intp)
-    position[order] = np.arange(users.size) - np.repeat(starts, counts)
-    return position < np.ceil(counts[users] / 2.0)
 
 
 def _aggregate(votes: TasteVotes, rows: npt.NDArray[np.bool_]) -> tuple[FloatArray, ...]:
@@ -180,7 +157,7 @@ def judge_later_votes(votes: TasteVotes, method: StyleAlphaMethod = "cv") -> Jud
     per-user style with ``alpha`` learnt by ``method`` on the earlier half alone (for
     ``"later"``: its first half judged by its second)."""
     data, x, users, n_users = votes.data, votes.differences, votes.users, votes.n_users
-    earlier = earlier_half(users, n_users)
+    earlier = earlier_votes(users, n_users)
     later = ~earlier
     theta, beta, covariance = _aggregate(votes, earlier)
     raw, _ = fit_style_bt(
@@ -191,7 +168,7 @@ def judge_later_votes(votes: TasteVotes, method: StyleAlphaMethod = "cv") -> Jud
     taste = fit_user_style(
         x[earlier], data.outcomes[earlier], offsets[earlier], users[earlier], n_users, beta,
         features=ANSWER_STYLE_FEATURES, aggregate_covariance=covariance, method=method,
-        earlier=earlier_half(users[earlier], n_users) if method == "later" else None,
+        earlier=earlier_votes(users[earlier], n_users) if method == "later" else None,
     )  # fmt: skip
     seconds = time.perf_counter() - start
     # the per-user coefficients at the learnt alpha, whatever the fallback rule decided
@@ -233,7 +210,7 @@ def tell_apart(votes: TasteVotes, method: StyleAlphaMethod = "cv") -> tuple[User
     taste = fit_user_style(
         votes.differences, data.outcomes, offsets, votes.users, votes.n_users, beta,
         features=ANSWER_STYLE_FEATURES, aggregate_covariance=covariance, method=method,
-        earlier=earlier_half(votes.users, votes.n_users) if method == "later" else None,
+        earlier=earlier_votes(votes.users, votes.n_users) if method == "later" else None,
     )  # fmt: skip
     return taste, beta
 

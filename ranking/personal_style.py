@@ -55,6 +55,7 @@ __all__ = [
     "StyleAlphaMethod",
     "StylePrior",
     "UserStyle",
+    "earlier_votes",
     "fit_user_style",
     "fit_user_style_posterior",
     "style_log_loss",
@@ -652,6 +653,26 @@ def style_under_prior(
         aggregate_covariance=prior.covariance, alpha=prior.alpha, personal=prior.personal,
         confidence=confidence,
     )  # fmt: skip
+
+
+def earlier_votes(users: npt.ArrayLike, n_users: int) -> BoolArray:
+    """True for each user's first half of their votes (rounded up), in the order given:
+    the ``earlier`` of ``method="later"``.
+
+    Parameters
+    ----------
+    users : array_like of int
+        ``(n,)`` user of each vote, in vote order, below ``n_users``.
+    n_users : int
+        Number of users.
+    """
+    codes = np.asarray(users, dtype=np.intp).reshape(-1)
+    order = np.argsort(codes, kind="stable")
+    counts = np.bincount(codes, minlength=n_users)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    position = np.empty(codes.size, dtype=np.intp)
+    position[order] = np.arange(codes.size) - np.repeat(starts, counts)
+    return np.asarray(position < np.ceil(counts[codes] / 2.0), dtype=bool)
 
 
 def style_win_probability(

@@ -12,7 +12,8 @@ from features.answer_style import ANSWER_STYLE_FEATURES
 from ranking.io.validation import battles_from_records
 from ranking.personal_style import StylePrior
 from service.api.schemas.users import UserLeaderboardPublic
-from service.personal import personal_leaderboard
+from service.personal import controlled_ratings, fit_taste_prior, personal_leaderboard
+from service.pipeline.style import fit_style_document
 
 MODELS = ("a", "b", "c", "d")
 AGGREGATE = np.array([1100.0, 1050.0, 1000.0, 850.0])
@@ -172,3 +173,41 @@ def test_a_service_where_taste_does_not_help_uses_everyones() -> None:
 def test_no_taste_without_answers_or_without_a_prior() -> None:
     assert board(BASE, taste_prior=TASTE)["explanation"]["taste"] is None
     assert board(answered(10, 0.9))["explanation"]["taste"] is None
+
+
+def arena(tastes: dict[str, float], n: int = 150, seed: int = 3) -> pd.DataFrame:
+    """``n`` answered votes of each user, who picks the short answer with probability
+    ``tastes[user]``."""
+    parts = []
+    for k, (user, short_wins) in enumerate(tastes.items()):
+        votes = answered(n, short_wins, seed=seed + k)
+        votes["user_id"] = user
+        parts.append(votes)
+    return pd.concat(parts, ignore_index=True)
+
+
+def test_the_prior_of_all_users_then_one_users_taste_under_it() -> None:
+    tastes = {f"short{k}": 0.9 for k in range(6)} | {f"long{k}": 0.1 for k in range(6)}
+    battles = arena(tastes, n=100)
+    document = fit_style_document(battles)
+    assert document is not None
+    prior = fit_taste_prior(battles, document)
+    assert prior is not None and prior.features[0] == "length"
+    assert prior.personal  # every user far from everyone: per-user taste kept
+    controlled = controlled_ratings(document, MODELS)
+    assert controlled is not None and np.isfinite(controlled).all()
+    mine = battles[battles["user_id"] == "short0"]
+    taste = board(mine, taste_prior=prior, controlled=controlled)["explanation"]["taste"]
+    length = taste["features"][0]
+    assert length["distinct"] and length["sentence"].startswith("You prefer shorter answers")
+    # the order of votes judges the earlier by the later ones too
+    later = fit_taste_prior(battles, document, method="later")
+    assert later is not None and later.alpha > 0
+
+
+def test_no_prior_without_a_style_board_or_user_ids() -> None:
+    battles = arena({"short": 0.9, "long": 0.1})
+    document = fit_style_document(battles)
+    assert fit_taste_prior(battles, None) is None
+    assert fit_taste_prior(battles.drop(columns=["user_id"]), document) is None
+    assert controlled_ratings(None, MODELS) is None
