@@ -15,15 +15,15 @@ from starlette.concurrency import run_in_threadpool
 
 from ranking.io.exports import TableFormat
 from ranking.io.frames import parse_where
-from ranking.windows import check_window, parse_instant
 from service.api.deps import EngineDep
 from service.api.fast_reads import FastRead, route_of
 from service.api.schemas import PublicBoardPublic, errors
 from service.api.tables import TABLE_RESPONSE, FormatQuery, add_file_routes, table_response
+from service.api.windows import SinceQuery, UntilQuery, parse_window
 from service.engine import Engine
 from service.pipeline.style import public_style_board
 
-__all__ = ["FAST_READ", "parse_window", "published_board", "router"]
+__all__ = ["FAST_READ", "published_board", "router"]
 
 
 async def published_board(request: Request) -> Response | None:
@@ -42,19 +42,6 @@ MethodQuery = Literal["bt", "elo"]
 WhereQuery = Annotated[
     list[str] | None,
     Query(description="segment: COL=VALUE on a label column, repeatable"),
-]
-#: ``?since=&until=``: a time window, by the votes' ``tstamp``.
-SinceQuery = Annotated[
-    str | None,
-    Query(
-        description="keep votes at or after this instant: a date (2024-05-01, UTC), a date "
-        "and time (2024-05-01T12:00Z) or unix seconds; the window is widened to whole "
-        "periods holding the segment minimums"
-    ),
-]
-UntilQuery = Annotated[
-    str | None,
-    Query(description="keep votes before this instant (not at it); the forms of since"),
 ]
 #: ``?style=``: the raw board, or the one with the answers' style held equal.
 StyleQuery = Annotated[
@@ -89,24 +76,6 @@ def _style_board(engine: Engine, method: str, *conditions: Any) -> dict[str, Any
         )
     board = public_style_board(document, engine.settings.min_model_votes)
     return {**board, "version": engine.served().version}
-
-
-def parse_window(since: str | None, until: str | None) -> tuple[float | None, float | None]:
-    """``?since=&until=`` in unix seconds (422 naming the field and the value)."""
-    ends: dict[str, float | None] = {"since": None, "until": None}
-    for name, text in (("since", since), ("until", until)):
-        if text is not None:
-            try:
-                ends[name] = parse_instant(text)
-            except ValueError as error:
-                raise HTTPException(
-                    status.HTTP_422_UNPROCESSABLE_CONTENT, f"{name}: {error}"
-                ) from None
-    try:
-        check_window(ends["since"], ends["until"])
-    except ValueError as error:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"since: {error}") from None
-    return ends["since"], ends["until"]
 
 
 async def _board(
