@@ -16,8 +16,8 @@ SinceQuery = Annotated[
     str | None,
     Query(
         description="keep votes at or after this instant: a date (2024-05-01, UTC), a date "
-        "and time (2024-05-01T12:00Z) or unix seconds; the window is widened to whole "
-        "periods holding the segment minimums"
+        "and time (2024-05-01T12:00Z) or unix seconds; a public board's window is widened "
+        "to whole periods holding the segment minimums, a user's own board's is not"
     ),
 ]
 UntilQuery = Annotated[

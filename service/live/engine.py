@@ -117,14 +117,24 @@ class Engine:
         <service.live.reads.Reads.stored_user_leaderboard_body>`)."""
         return await self.reads.stored_user_leaderboard_body(user_id, method)
 
-    def user_leaderboard(self, user_id: str, method: Method = "bt") -> dict[str, Any]:
-        """One user's leaderboard, refitted when its version is older than the current one.
+    def user_leaderboard(
+        self,
+        user_id: str,
+        method: Method = "bt",
+        window: tuple[float | None, float | None] | None = None,
+    ) -> dict[str, Any]:
+        """One user's leaderboard, refitted when its version is older than the current one;
+        with ``window``, the board of their votes in it (refitted, never stored).
 
         Raises
         ------
         NotAvailable
             When the user has no battle.
+        InputError
+            When the window cannot be cut or holds none of their votes.
         """
+        if window is not None and window != (None, None):
+            return self.writes.user_leaderboard(user_id, method, window)
         document = self.reads.stored_user_leaderboard(user_id, method)
         if document is not None:
             return document

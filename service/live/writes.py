@@ -21,6 +21,7 @@ import pandas as pd
 from ranking.io.text_checks import MAX_NAME_CHARS, is_text, short_repr, text_problem
 from ranking.io.validation import RowError, battles_from_records
 from ranking.types import CENTER, Method
+from ranking.windows import format_instant, window_mask
 from service.integrity import RECEIVED
 from service.live.context import LiveContext, LivePart
 from service.live.errors import InputError, NotAvailable
@@ -224,25 +225,65 @@ class Writes(LivePart):
 
     # -- personal boards -------------------------------------------------------------------
 
-    def user_leaderboard(self, user_id: str, method: Method = "bt") -> dict[str, Any]:
+    def user_leaderboard(
+        self,
+        user_id: str,
+        method: Method = "bt",
+        window: tuple[float | None, float | None] | None = None,
+    ) -> dict[str, Any]:
         """One user's leaderboard refitted on the current version (and stored).
+
+        With ``window`` (``since``, ``until``, unix seconds, either None), the board of the
+        user's votes in ``[since, until)``, shrunk toward the same prior, with ``window``
+        in the answer; it is not stored.
 
         Raises
         ------
         NotAvailable
             When the user has no battle.
+        InputError
+            When a window is asked of votes without ``tstamp``, or holds none of theirs.
         """
         served = self.versions.served()
         battles = self.history.user_battles(user_id)
         if battles.empty:
             raise NotAvailable(f"no battle of user {user_id!r} is known")
+        if window is not None and window != (None, None):
+            return self._windowed(served, user_id, battles, method, window)
         return self.refit_users(served, {user_id: battles}, (method,))[user_id][method]
+
+    def _windowed(
+        self,
+        served: Served,
+        user_id: str,
+        battles: pd.DataFrame,
+        method: Method,
+        window: tuple[float | None, float | None],
+    ) -> dict[str, Any]:
+        """The board of the user's votes in ``window``, not stored."""
+        since, until = window
+        option = "since" if since is not None else "until"
+        if "tstamp" not in battles.columns or battles["tstamp"].isna().all():
+            raise InputError(
+                f"{option}: this user's votes carry no tstamp, so they cannot be windowed"
+            )
+        stamps = battles["tstamp"].to_numpy(dtype=np.float64, na_value=np.nan)
+        kept = battles.loc[window_mask(stamps, since, until)]
+        if kept.empty:
+            raise InputError(f"{option}: none of this user's votes falls in that window")
+        boards = self.refit_users(served, {user_id: kept}, (method,), store=False)
+        ends = {"since": since, "until": until}
+        document = boards[user_id][method]
+        document["window"] = {k: format_instant(v) for k, v in ends.items() if v is not None}
+        return document
 
     def refit_users(
         self,
         served: Served,
         battles: dict[str, pd.DataFrame],
         methods: tuple[Method, ...] = METHODS,
+        *,
+        store: bool = True,
     ) -> UserBoards:
         """Refit and store the personal leaderboards of some users; returns them.
 
@@ -255,6 +296,8 @@ class Writes(LivePart):
         methods : tuple of {"bt", "elo"}
             The boards refitted; a Bradley-Terry one starts from the user's predicted
             prior when the version has a predictor.
+        store : bool
+            Whether to store them (a board of a time window is not).
         """
         # A provisional model (too few votes to rank publicly, e.g. a model an attacker
         # registered and voted up once) is no one's prior: it is on a user's board only
@@ -286,6 +329,7 @@ class Writes(LivePart):
                     queries=queries,
                 )
                 document["version"] = served.version
-                self.store.put_user(user_id, method, document)
+                if store:
+                    self.store.put_user(user_id, method, document)
                 documents[user_id][method] = document
         return documents

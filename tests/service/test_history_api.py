@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from ranking.windows import parse_instant
+from ranking.windows import format_instant, parse_instant
 from service.pipeline.artifacts import load_fit
-from tests.service.conftest import assert_error, open_client, service_settings
+from tests.service.conftest import ADMIN, assert_error, open_client, service_settings
 
 JUNE_1 = "2024-06-01"
 
@@ -122,3 +122,24 @@ def test_a_service_without_timestamps(tmp_path: Path) -> None:
     with open_client(service_settings(fit, store_path=tmp_path / "s.sqlite")) as c:
         assert_error(c.get(f"/v1/leaderboard?since={JUNE_1}"), 422, "since", "no tstamp")
         assert_error(c.get("/v1/leaderboard/history"), 422, "no tstamp")
+
+
+def test_a_users_own_board_of_a_window(client: TestClient, shared_fit_no_features: Path) -> None:
+    battles = load_fit(shared_fit_no_features).read_battles()
+    assert battles is not None
+    user = str(battles["user_id"].value_counts().index[0])
+    mine = battles[battles["user_id"] == user]
+    cut = float(mine["tstamp"].median())
+    path = f"/v1/users/{user}/leaderboard"
+    whole = client.get(path, headers=ADMIN).json()
+    assert "window" not in whole
+    later = client.get(f"{path}?since={cut}", headers=ADMIN).json()
+    assert later["window"] == {"since": format_instant(cut)}  # the user's own: not widened
+    assert later["n_battles"] == int((mine["tstamp"] >= cut).sum()) < whole["n_battles"]
+    # not stored: the board of all their votes is unchanged
+    assert client.get(path, headers=ADMIN).json() == whole
+    csv = client.get(f"{path}.csv?until={cut}", headers=ADMIN)
+    assert csv.status_code == 200
+    assert_error(client.get(f"{path}?since=2030-01-01", headers=ADMIN), 422, "since", "none")
+    assert_error(client.get(f"{path}?until=soon", headers=ADMIN), 422, "until", "'soon'")
+    assert client.get(f"{path}?since={cut}").status_code == 401  # still the user's only

@@ -31,6 +31,7 @@ from service.api.deps import (
 from service.api.fast_reads import FastRead, route_of
 from service.api.schemas import UserLeaderboardPublic, errors
 from service.api.tables import TABLE_RESPONSE, FormatQuery, add_file_routes, table_response
+from service.api.windows import SinceQuery, UntilQuery, parse_window
 from service.engine import MAX_USER_ID_CHARS, Engine
 from service.settings import Settings
 
@@ -55,7 +56,7 @@ async def stored_board(request: Request) -> Response | None:
     # multi-dict (built for the declared route only, when this leaves the request to it)
     query = dict(parse_qsl(request.scope["query_string"].decode("latin-1"), keep_blank_values=True))
     method = _METHODS.get(query.get("method", "bt"))
-    if method is None or query.get("format", "json") != "json":
+    if method is None or query.get("format", "json") != "json" or {"since", "until"} & set(query):
         return None
     engine: Engine = request.app.state.engine
     settings: Settings = request.app.state.settings
@@ -82,14 +83,23 @@ async def read_user_leaderboard(
     token: TokenQuery = None,
     method: Literal["bt", "elo"] = "bt",
     table_format: FormatQuery = "json",
+    since: SinceQuery = None,
+    until: UntilQuery = None,
 ) -> Any:
     """One user's leaderboard and its agreement with the aggregate.
 
     Needs that user's read token (returned when their first vote was ingested) or the
     admin key. Its rows as a file: ``leaderboard.csv`` and ``leaderboard.parquet`` beside
-    it (or ``?format=csv|parquet``).
+    it (or ``?format=csv|parquet``). With ``since`` or ``until``, the board of the user's
+    votes in that window (``[since, until)``, not widened: they are the user's own).
     """
     can_read_user(engine, settings, user_id, token, bearer)
+    if since is not None or until is not None:
+        window = parse_window(since, until)
+        document = await run_in_threadpool(engine.user_leaderboard, user_id, method, window)
+        if table_format == "json":
+            return document
+        return table_response(document, table_format, f"my-leaderboard-{method}")
     if table_format != "json":
         document = await run_in_threadpool(engine.user_leaderboard, user_id, method)
         return table_response(document, table_format, f"my-leaderboard-{method}")
@@ -110,9 +120,12 @@ def _file_route(table_format: TableFormat) -> Callable[..., Awaitable[Response]]
         bearer: BearerDep,
         token: TokenQuery = None,
         method: Literal["bt", "elo"] = "bt",
+        since: SinceQuery = None,
+        until: UntilQuery = None,
     ) -> Response:
         can_read_user(engine, settings, user_id, token, bearer)
-        document = await run_in_threadpool(engine.user_leaderboard, user_id, method)
+        window = parse_window(since, until)
+        document = await run_in_threadpool(engine.user_leaderboard, user_id, method, window)
         return table_response(document, table_format, f"my-leaderboard-{method}")
 
     return read_user_leaderboard_file

@@ -84,11 +84,14 @@ class LeaderboardPublic(BaseModel):
 
 
 class WindowPublic(BaseModel):
-    """The time window a board was fitted on: ``?since=&until=`` widened to whole periods
-    (each holding the segment minimums), in ISO time, UTC."""
+    """The time window a board was fitted on, in ISO time, UTC: on a public board
+    ``?since=&until=`` widened to whole periods (each holding the segment minimums), on a
+    user's own board the ends asked (an end not asked is open, and absent)."""
 
-    since: str = Field(description="the window's first instant")
-    until: str = Field(description="the instant after its last (not in the window)")
+    since: str | None = Field(default=None, description="the window's first instant")
+    until: str | None = Field(
+        default=None, description="the instant after its last (not in the window)"
+    )
 
 
 class StyleCoefficientPublic(BaseModel):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from service.api.schemas.explanation import ExplanationPublic
-from service.api.schemas.leaderboard import LeaderboardPublic
+from service.api.schemas.leaderboard import LeaderboardPublic, WindowPublic
 
 __all__ = ["UserLeaderboardPublic"]
 
@@ -24,3 +24,19 @@ class UserLeaderboardPublic(LeaderboardPublic):
     explanation: ExplanationPublic | None = Field(
         default=None, description="what moved the top models from the aggregate"
     )
+    window: WindowPublic | None = Field(
+        default=None,
+        description="with ?since= or ?until=: the window of the user's votes the board was "
+        "fitted on",
+    )
+
+    # No return annotation: one would replace this board's response schema by its type.
+    @model_serializer(mode="wrap")
+    def _absent_window_left_out(self, handler: SerializerFunctionWrapHandler):
+        """A board of all the user's votes is answered without the key, as stored."""
+        board = handler(self)
+        if board.get("window") is None:
+            board.pop("window", None)
+        elif isinstance(board["window"], dict):
+            board["window"] = {k: v for k, v in board["window"].items() if v is not None}
+        return board
