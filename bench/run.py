@@ -44,6 +44,7 @@ from bench import (
     service,
     soak,
     study,
+    style_control,
     style_taste,
     topic_names,
     topic_sample,
@@ -97,6 +98,10 @@ BENCHMARKS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "contextual_kernel": (
         "Z. The rating predictor's contextual fits: Newton on pairs, no design (issue 33)",
         contextual_kernel.run,
+    ),
+    "style_control": (
+        "AC. Style control on LLMFAO: features, scaling, ranks that change (issue 34)",
+        style_control.run,
     ),
     "style_taste": (
         "AB. A person's taste in answers, on LLMFAO's real voters (issue 34)",

@@ -117,9 +117,13 @@ def answer_style(texts: Sequence[str]) -> FloatArray:
     [[10.0, 1.0, 2.0, 1.0]]
     """
     out = np.zeros((len(texts), len(ANSWER_STYLE_FEATURES)), dtype=np.float64)
+    seen: dict[str, tuple[float, float, float, float]] = {}  # an answer shown in many votes
     for i, text in enumerate(texts):
         if text:
-            out[i] = _measure(str(text))
+            key = str(text)
+            if key not in seen:
+                seen[key] = _measure(key)
+            out[i] = seen[key]
     return out
 
 
