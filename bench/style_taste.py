@@ -52,9 +52,11 @@ from ranking.personal_style import (
     fit_user_style,
     fit_user_style_posterior,
     style_log_loss,
+    taste_strengths,
 )
 from ranking.style_control import fit_style_bt, style_covariance
-from ranking.types import FloatArray, IntArray, PairwiseData
+from ranking.types import CENTER, FloatArray, IntArray, PairwiseData
+from ranking.users import fit_user_ratings
 
 __all__ = ["TasteVotes", "Judged", "judge_later_votes", "llmfao_taste_votes", "run", "tell_apart"]
 
@@ -73,6 +75,8 @@ class TasteVotes:
     n_users: int
     differences: FloatArray
     dropped: int
+    style_a: FloatArray
+    style_b: FloatArray
 
 
 def llmfao_taste_votes(folder: Path = LLMFAO, limit: int | None = None) -> TasteVotes | None:
@@ -95,15 +99,33 @@ def llmfao_taste_votes(folder: Path = LLMFAO, limit: int | None = None) -> Taste
     battles = answers.attach(battles)
     texts_a, texts_b, present = vote_answers(battles)
     kept = battles.iloc[vote_order(battles)[present]].reset_index(drop=True)
-    differences = style_differences(answer_style(texts_a), answer_style(texts_b))
+    style_a, style_b = answer_style(texts_a), answer_style(texts_b)
     users, names = user_codes(kept)
     return TasteVotes(
         pairwise_from_battles(kept),
         np.asarray(users, dtype=np.intp),
         len(names),
-        differences,
+        style_differences(style_a, style_b),
         int((~present).sum()),
+        style_a,
+        style_b,
     )
+
+
+def model_covariates(votes: TasteVotes, rows: npt.NDArray[np.bool_]) -> FloatArray:
+    """``(k, p)`` each model's typical answer against the average answer, from the answers
+    of ``rows``: the mean covariate of its answers against the mean answer (for length,
+    a log ratio, exactly its mean log length less everyone's)."""
+    data = votes.data
+    models = np.concatenate([data.matchups[rows, 0], data.matchups[rows, 1]])
+    measures = np.concatenate([votes.style_a[rows], votes.style_b[rows]])
+    against = style_differences(measures, np.tile(measures.mean(axis=0), (len(measures), 1)))
+    counts = np.bincount(models, minlength=data.n_models)
+    sums = np.stack(
+        [np.bincount(models, weights=against[:, j], minlength=data.n_models) for j in range(4)],
+        axis=1,
+    )
+    return np.asarray(sums / np.maximum(counts, 1)[:, None], dtype=np.float64)
 
 
 def _aggregate(votes: TasteVotes, rows: npt.NDArray[np.bool_]) -> tuple[FloatArray, ...]:
@@ -150,6 +172,9 @@ class Judged:
     gain_votes: tuple[float, float]
     gain_heavy: tuple[float, float, int]
     style_gain_votes: tuple[float, float]
+    unseen: dict[str, tuple[float, float]]
+    unseen_gain: tuple[float, float, int]
+    board_gain: tuple[float, float, int]
 
 
 def judge_later_votes(votes: TasteVotes, method: StyleAlphaMethod = "cv") -> Judged:
@@ -183,6 +208,25 @@ def judge_later_votes(votes: TasteVotes, method: StyleAlphaMethod = "cv") -> Jud
     loss_user = style_log_loss(offsets[later], x[later], per_user[u], y)
     loss_product = style_log_loss(offsets[later], x[later], taste.coefficients[u], y)
     heavy = (np.bincount(users, minlength=n_users) >= HEAVY)[u]
+    # answers unseen: each model's typical answer stands in for its answer of the vote
+    typical = model_covariates(votes, earlier)
+    a, b = data.matchups[later, 0], data.matchups[later, 1]
+    mine = taste_strengths(theta, typical, per_user)  # (U, k)
+    everyone = taste_strengths(theta, typical, beta)
+    zero = np.zeros((int(later.sum()), 0))
+    unseen_raw = style_log_loss(raw[a] - raw[b], zero, np.zeros(0), y)
+    unseen_everyone = style_log_loss(everyone[a] - everyone[b], zero, np.zeros(0), y)
+    unseen_mine = style_log_loss(mine[u, a] - mine[u, b], zero, np.zeros(0), y)
+    # the personal board as it is: each voter's ratings shrunk toward the aggregate
+    boards = fit_user_ratings(data.select(earlier), users[earlier], n_users, rng=0).ratings
+    nats = (boards - CENTER) / ELO_PER_NAT
+    unseen_board = style_log_loss(nats[u, a] - nats[u, b], zero, np.zeros(0), y)
+    # the personal board, then this vote's answers' departure from the models' typical
+    # ones, under everyone's taste or the voter's own
+    departure = x[later] - (typical[a] - typical[b])
+    board_offsets = nats[u, a] - nats[u, b]
+    seen_everyone = style_log_loss(board_offsets, departure, beta, y)
+    seen_mine = style_log_loss(board_offsets, departure, per_user[u], y)
     return Judged(
         method,
         taste,
@@ -196,6 +240,16 @@ def judge_later_votes(votes: TasteVotes, method: StyleAlphaMethod = "cv") -> Jud
         _clustered(loss_aggregate - loss_user, u, n_users),
         _voter_means((loss_aggregate - loss_user)[heavy], u[heavy], n_users),
         _clustered(loss_raw - loss_aggregate, u, n_users),
+        {
+            "raw": _clustered(unseen_raw, u, n_users),
+            "everyone": _clustered(unseen_everyone, u, n_users),
+            "per_user": _clustered(unseen_mine, u, n_users),
+            "board": _clustered(unseen_board, u, n_users),
+            "board_everyone": _clustered(seen_everyone, u, n_users),
+            "board_mine": _clustered(seen_mine, u, n_users),
+        },
+        _voter_means(unseen_everyone - unseen_mine, u, n_users),
+        _voter_means(seen_everyone - seen_mine, u, n_users),
     )
 
 
@@ -224,6 +278,8 @@ def _judged_rows(judged: Judged, data_text: str) -> list[Row]:
     gain, gain_se, voters = judged.gain_voters
     pooled, pooled_se = judged.gain_votes
     heavy, heavy_se, heavy_voters = judged.gain_heavy
+    unseen_gain, unseen_se, unseen_voters = judged.unseen_gain
+    board_gain, board_se, board_voters = judged.board_gain
     held = taste.held_out
     rule = (
         f"gain {held.gain:+.4f} (se {held.se:.4f}) on the earlier votes' held-out ones"
@@ -242,6 +298,25 @@ def _judged_rows(judged: Judged, data_text: str) -> list[Row]:
             f"voter); voters with {HEAVY}+ votes {heavy:+.4f} (se {heavy_se:.4f}, "
             f"{heavy_voters} voters); per-user log-loss {judged.per_user[0]:.4f}; positive: "
             "per-user predicts better",
+        ),
+        make_row(
+            f"answers unseen (each model's typical answer): own against everyone's taste ({way})",
+            data_text,
+            ours=f"{unseen_gain:+.4f} per vote (se {unseen_se:.4f} over {unseen_voters} voters)",
+            notes=f"later votes' log-loss: raw board {judged.unseen['raw'][0]:.4f}, "
+            f"controlled + everyone's taste {judged.unseen['everyone'][0]:.4f}, controlled "
+            f"+ own taste {judged.unseen['per_user'][0]:.4f} (ranking.personal_style."
+            "taste_strengths: a person's board before any answer is seen); the personal "
+            f"board of per-user ratings {judged.unseen['board'][0]:.4f}",
+        ),
+        make_row(
+            f"the personal board, then the answers: own against everyone's taste ({way})",
+            data_text,
+            ours=f"{board_gain:+.4f} per vote (se {board_se:.4f} over {board_voters} voters)",
+            notes="later votes' log-loss: the personal board (per-user ratings) alone "
+            f"{judged.unseen['board'][0]:.4f}; with the answers' departure from the models' "
+            f"typical ones under everyone's taste {judged.unseen['board_everyone'][0]:.4f}, "
+            f"under the voter's own {judged.unseen['board_mine'][0]:.4f}",
         ),
         make_row(
             f"the fallback rule on the earlier votes ({way})",

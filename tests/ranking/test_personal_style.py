@@ -14,11 +14,13 @@ from scipy.special import expit
 from ranking.personal_style import (
     StyleAlphaMethod,
     StylePrior,
+    earlier_votes,
     fit_user_style,
     fit_user_style_posterior,
     style_log_loss,
     style_under_prior,
     style_win_probability,
+    taste_strengths,
     user_style_alpha,
 )
 
@@ -203,3 +205,21 @@ def test_one_user_refitted_under_the_prior_of_all_users_matches_their_fit() -> N
     same = style_under_prior(fallen, x[rows], y[rows], offsets[rows])
     assert same.coefficients[0] == pytest.approx(aggregate)
     assert not same.personal and not same.distinct.any()
+
+
+def test_taste_strengths_move_long_answering_models_for_who_likes_them() -> None:
+    theta = np.array([0.2, 0.0, -0.2])
+    typical = np.array([[1.0, 0.0], [0.0, 0.0], [-1.0, 0.0]])  # model 0 answers longest
+    likes_long, likes_short = np.array([0.5, 0.0]), np.array([-0.5, 0.0])
+    both = taste_strengths(theta, typical, np.stack([likes_long, likes_short]))
+    assert both.shape == (2, 3) and both.sum(axis=1) == pytest.approx([0.0, 0.0])
+    assert both[0] == pytest.approx([0.7, 0.0, -0.7])
+    assert both[1] == pytest.approx([-0.3, 0.0, 0.3])  # the short answerer now leads
+    assert taste_strengths(theta, typical, likes_long) == pytest.approx(both[0])
+
+
+def test_earlier_votes_are_each_users_first_half() -> None:
+    users = np.array([0, 1, 0, 0, 1, 2, 0, 1, 1, 1])
+    assert earlier_votes(users, 3).tolist() == [
+        True, True, True, False, True, True, False, True, False, False,
+    ]  # fmt: skip
