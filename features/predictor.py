@@ -46,7 +46,7 @@ from sklearn.utils.validation import check_is_fitted
 from features.evidence import learn_weights, time_split
 from features.persistence import Folder
 from features.prediction import Prediction, StyleMember
-from features.predictor_fit import STYLE_COMPONENTS, check_settings, fit_members
+from features.predictor_fit import STYLE_COMPONENTS, EarlierFit, check_settings, fit_members
 from features.profile import StyleSource, UserProfiler, UserProfiles
 from features.projection import pca_transform
 from features.query_context import user_query_context
@@ -170,20 +170,26 @@ class RatingPredictor(BaseEstimator):
         data = pairwise_from_battles(battles, models)
         users, user_ids = user_codes(battles)
         profiler = self.profiler if self.profiler is not None else UserProfiler()
-        profiles = profiler.fit_transform(battles, embeddings, progress)
+        earlier = EarlierFit.of(start, data, self, profiler)
+        profiles = profiler.fit_transform(battles, embeddings, progress, earlier.query_model)
         if tuple(profiles.user_ids) != user_ids:  # both sorted: a mismatch is a bug
             raise RuntimeError("profiles and votes disagree on the users")
         self.profiler_ = profiler
         self.models_ = data.models
         self.training_profiles_ = profiles  # not saved: see __getstate__
-        style = profiles.style(self.style_source)
-        self.style_center_ = style.mean(axis=0)
-        spread = style.std(axis=0)  # one prompt for all: a spread of rounding errors
-        shared = spread <= 1e-9 * np.maximum(np.abs(self.style_center_), 1.0)
-        self.style_scale_ = np.where(shared, 1.0, spread)
-        earlier = _members_of(start, data)
+        if earlier.style_center is not None and earlier.style_scale is not None:
+            # the earlier fit's standardisation, as its kept members read it
+            self.style_center_, self.style_scale_ = earlier.style_center, earlier.style_scale
+        else:
+            style = profiles.style(self.style_source)
+            self.style_center_ = style.mean(axis=0)
+            spread = style.std(axis=0)  # one prompt for all: a spread of rounding errors
+            shared = spread <= 1e-9 * np.maximum(np.abs(self.style_center_), 1.0)
+            self.style_scale_ = np.where(shared, 1.0, spread)
         fitted = fit_members(self, battles, data, users, profiles, progress, earlier)
         self.members_: list[StyleMember] = fitted.members
+        self.fold_models_ = fitted.fold_models
+        self.fold_users_ = pd.Series(fitted.fold_of_user.astype(np.int8), index=user_ids)
         self.aggregate_ = fit_bt(data.n_models, data.matchups, data.outcomes)
         split = time_split(self, battles, data, users, profiles, fitted, self.random_state)
         self.evidence_ = learn_weights(split.held)
@@ -416,11 +422,3 @@ class RatingPredictor(BaseEstimator):
         """How far, in Elo points, a user's ratings are expected to stray from prediction."""
         check_is_fitted(self, "members_")
         return ELO_PER_NAT / float(np.sqrt(self.blend_alpha_))
-
-
-def _members_of(start: RatingPredictor | None, data: PairwiseData) -> list[StyleMember]:
-    """The members of ``start`` if it is a fitted predictor of the models of ``data`` in
-    their order, else none."""
-    if start is None or not hasattr(start, "members_"):
-        return []
-    return start.members_ if tuple(start.models_) == tuple(data.models) else []

@@ -16,7 +16,7 @@ votes is then fitted once at the chosen penalty, and each fold's model starts fr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -26,8 +26,8 @@ import pandas as pd
 from sklearn.decomposition import PCA
 
 from features.prediction import StyleMember
-from features.profile import STYLE_SOURCES, UserProfiles
-from features.query_context import query_context_width, vote_query_context
+from features.profile import STYLE_SOURCES, UserProfiler, UserProfiles
+from features.query_context import QueryComponents, query_context_width, vote_query_context
 from features.style import style_features
 from ranking.contextual import (
     ALPHA_GRID,
@@ -35,13 +35,21 @@ from ranking.contextual import (
     fit_with_folds,
     search_alpha,
 )
+from ranking.pair_votes import pair_order
 from ranking.progress import Advance, Progress, start
 from ranking.types import FloatArray, PairwiseData
 
 if TYPE_CHECKING:
     from features.predictor import RatingPredictor
 
-__all__ = ["SEARCH_VOTES", "STYLE_COMPONENTS", "FittedMembers", "check_settings", "fit_members"]
+__all__ = [
+    "SEARCH_VOTES",
+    "STYLE_COMPONENTS",
+    "EarlierFit",
+    "FittedMembers",
+    "check_settings",
+    "fit_members",
+]
 
 #: Numbers of style components of the models :class:`RatingPredictor` averages.
 STYLE_COMPONENTS: tuple[int, ...] = (4, 8, 16)
@@ -104,6 +112,76 @@ class FittedMembers:
     fold_of_user: npt.NDArray[np.intp]
 
 
+@dataclass(frozen=True)
+class EarlierFit:
+    """What a refit takes from an earlier fit of the same models.
+
+    Attributes
+    ----------
+    members : sequence of StyleMember
+        Its members, in order: each member of the same number of style components keeps
+        its penalty (no search) and starts its solver from their coefficients where
+        their shape is this fit's.
+    fold_models : sequence of mapping of int to ContextualBT
+        Each member's models without each fold, where each fold's fit starts (with
+        ``bases`` only).
+    fold_of_user : pandas.Series or None
+        Each earlier user's fold, by user id: a user keeps it (with ``bases`` only).
+    bases : bool
+        Whether each member keeps its style components and their scale, so that its
+        coefficients mean the same in this fit (the predictor keeps its query components
+        and style standardisation too).
+    query_model : QueryComponents or None
+        The query components to keep (with ``bases``).
+    style_center, style_scale : ndarray or None
+        The style standardisation to keep (with ``bases``).
+    """
+
+    members: Sequence[StyleMember] = ()
+    fold_models: Sequence[Mapping[int, ContextualBT]] = ()
+    fold_of_user: pd.Series | None = None
+    bases: bool = False
+    query_model: QueryComponents | None = None
+    style_center: FloatArray | None = None
+    style_scale: FloatArray | None = None
+
+    @classmethod
+    def of(
+        cls,
+        start: RatingPredictor | None,
+        data: PairwiseData,
+        settings: RatingPredictor,
+        profiler: UserProfiler,
+    ) -> EarlierFit:
+        """What ``start`` lends the fit ``settings`` makes of ``data`` with ``profiler``.
+
+        Nothing unless ``start`` is a fitted predictor of the same models in the same
+        order. Its bases too where it was fitted over the same topic model (hence the
+        same embedding) as ``profiler``'s, and read with the same settings.
+        """
+        if start is None or not hasattr(start, "members_"):
+            return cls()
+        if tuple(start.models_) != tuple(data.models):
+            return cls()
+        same = (
+            hasattr(start, "fold_models_")
+            and start.profiler_.topic_model_ is profiler.topic_model
+            and (start.style_source, start.style_context, start.folds)
+            == (settings.style_source, settings.style_context, settings.folds)
+        )
+        if not same:
+            return cls(start.members_)
+        return cls(
+            start.members_,
+            start.fold_models_,
+            start.fold_users_,
+            bases=True,
+            query_model=start.profiler_.query_model_,
+            style_center=start.style_center_,
+            style_scale=start.style_scale_,
+        )
+
+
 def fit_members(
     predictor: RatingPredictor,
     battles: pd.DataFrame,
@@ -111,7 +189,7 @@ def fit_members(
     users: npt.NDArray[np.intp],
     profiles: UserProfiles,
     progress: Progress | None = None,
-    earlier: Sequence[StyleMember] = (),
+    earlier: EarlierFit | None = None,
 ) -> FittedMembers:
     """Fit the members the predictor averages, one per number of style components.
 
@@ -130,25 +208,32 @@ def fit_members(
         The training users' profiles.
     progress : Progress, optional
         Told of ``"rating predictor"``, in contextual Bradley-Terry fits.
-    earlier : sequence of StyleMember, optional
-        The members of an earlier fit, in order (a refit's): each member of the same
-        number of style components keeps its penalty (no search) and starts its solver
-        from its coefficients where their shape is this fit's. The optimum is the same
-        as without them; only the penalty search is skipped.
+    earlier : EarlierFit, optional
+        What an earlier fit lends (a refit's): penalties, starting points, and with
+        ``bases`` its style components, folds and fold models. The optima are those of
+        a fit on these bases without it; only the penalty search is skipped.
 
     Returns
     -------
     FittedMembers
     """
+    earlier = earlier if earlier is not None else EarlierFit()
     n_users = len(profiles.user_ids)
     rng = np.random.default_rng(predictor.random_state)
-    fold_of_user = rng.permutation(n_users) % predictor.folds
+    fold_of_user = _folds(profiles.user_ids, predictor.folds, rng, earlier.fold_of_user)
+    # the votes in the order the fits keep them (by model pair): their contexts are
+    # written in it, and no fit moves 1.8 GB of them again
+    order = pair_order(data.matchups, data.n_models)
+    matchups, outcomes, users = data.matchups[order], data.outcomes[order], users[order]
     fold = fold_of_user[users]
     user_style = predictor.standard_style(profiles.style(predictor.style_source))
     sizes = (predictor.style_components,) if predictor.style_components else STYLE_COMPONENTS
     searched_rows = _search_rows(users, n_users, rng)
     search_folds = np.unique(fold if searched_rows is None else fold[searched_rows])
-    before_by_size = {int(m.components.n_components_): m.model for m in earlier}
+    before_by_size = {int(m.components.n_components_): m for m in earlier.members}
+    folds_by_size = dict(
+        zip(before_by_size, earlier.fold_models, strict=False) if earlier.bases else ()
+    )
     searched = len(ALPHA_GRID) * len(search_folds) if predictor.alpha is None else 0
     kept = [_kept(before_by_size, n, user_style) is not None for n in sizes]
     fits = sum((0 if k else searched) + 1 + predictor.folds for k in kept)
@@ -158,35 +243,43 @@ def fit_members(
     crossed = np.zeros((n_users, data.n_models))
     for components in sizes:
         n = max(1, min(components, *user_style.shape))
-        with np.errstate(invalid="ignore", divide="ignore"):  # styles that never vary
-            pca = PCA(n, random_state=predictor.random_state).fit(user_style)
-        spread = pca.transform(user_style).std(axis=0)
-        # a direction along which the training users do not differ (every voter judged
-        # the same prompts, say) is left out: scaled to unit variance, a rounding error
-        # of 1e-12 would become a new user's style of a billion standard deviations
-        scale = np.where(spread > MIN_STYLE_SPREAD, spread, np.inf)
+        member = before_by_size.get(n)  # the same bounded size as _kept's
+        if earlier.bases and member is not None:
+            pca, scale = member.components, member.scale
+        else:
+            pca, scale = _style_components(predictor, user_style, n)
         user_contexts = predictor.member_contexts(profiles, pca, scale)
-        contexts = _vote_contexts(predictor, battles, users, user_contexts, pca, scale)
-        before = before_by_size.get(n)  # the same bounded size as _kept's
+        contexts = _vote_contexts(predictor, battles, order, users, user_contexts, pca, scale)
+        before = None if member is None else member.model
         if before is not None and predictor.alpha is None:
             alpha, fold_models = before.alpha, dict[int, ContextualBT]()
         else:
-            alpha, fold_models = _penalty(predictor, data, contexts, fold, searched_rows, advance)
+            alpha, fold_models = _penalty(
+                predictor,
+                matchups,
+                outcomes,
+                data.n_models,
+                contexts,
+                fold,
+                searched_rows,
+                advance,
+            )
         shape = (data.n_models, contexts.shape[1])
         first = before if before is not None and before.coef.shape == shape else None
         if fold_models:  # the search's fold fits at the penalty are reused
             advance(len(fold_models))
         left = [f for f in range(predictor.folds) if f not in fold_models]
-        # the votes' contexts, sorted in place by pair: the fits keep no second copy
+        # the contexts are in the fits' order already: they are kept, not copied
         model, more = fit_with_folds(
-            data.matchups,
-            data.outcomes,
+            matchups,
+            outcomes,
             contexts,
             data.n_models,
             fold,
             left,
             alpha=alpha,
             start=first,
+            fold_starts=folds_by_size.get(n),
             advance=advance,
         )
         fold_models |= more
@@ -201,9 +294,43 @@ def fit_members(
     return FittedMembers(members, crossed, all_fold_models, fold_of_user)
 
 
+def _folds(
+    user_ids: npt.ArrayLike,
+    folds: int,
+    rng: np.random.Generator,
+    earlier: pd.Series | None,
+) -> npt.NDArray[np.intp]:
+    """Each user's fold: the users shuffled, then dealt out in turn, so that the folds
+    are as even as they can be. With ``earlier`` (user id to fold), a user it holds
+    keeps their fold, and only the others are dealt: a refit's fold models start from
+    the earlier fit's of the same users."""
+    ids = np.asarray(user_ids)
+    if earlier is None:
+        return rng.permutation(len(ids)) % folds
+    known = pd.Series(earlier).reindex(pd.Index(ids))
+    known = known.where((known >= 0) & (known < folds))
+    fold = known.to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
+    new = np.flatnonzero(np.isnan(fold))
+    fold[new] = rng.permutation(new.size) % folds
+    return fold.astype(np.intp)
+
+
+def _style_components(
+    predictor: RatingPredictor, user_style: FloatArray, n: int
+) -> tuple[PCA, FloatArray]:
+    """``n`` principal components of the users' standardised styles, and their scale."""
+    with np.errstate(invalid="ignore", divide="ignore"):  # styles that never vary
+        pca = PCA(n, random_state=predictor.random_state).fit(user_style)
+    spread = pca.transform(user_style).std(axis=0)
+    # a direction along which the training users do not differ (every voter judged
+    # the same prompts, say) is left out: scaled to unit variance, a rounding error
+    # of 1e-12 would become a new user's style of a billion standard deviations
+    return pca, np.where(spread > MIN_STYLE_SPREAD, spread, np.inf)
+
+
 def _kept(
-    earlier: dict[int, ContextualBT], components: int, user_style: FloatArray
-) -> ContextualBT | None:
+    earlier: dict[int, StyleMember], components: int, user_style: FloatArray
+) -> StyleMember | None:
     """The earlier fit's model of a member of ``components`` style components, if any
     (the number a member keeps is bounded by the users' style, as in :func:`fit_members`)."""
     return earlier.get(max(1, min(components, *user_style.shape)))
@@ -228,7 +355,9 @@ def _search_rows(
 
 def _penalty(
     predictor: RatingPredictor,
-    data: PairwiseData,
+    matchups: npt.NDArray[np.intp],
+    outcomes: FloatArray,
+    n_models: int,
     contexts: FloatArray,
     fold: npt.NDArray[np.intp],
     rows: npt.NDArray[np.intp] | None,
@@ -243,17 +372,10 @@ def _penalty(
     if predictor.alpha is not None:
         return predictor.alpha, {}
     if rows is None:
-        search = search_alpha(
-            data.matchups, data.outcomes, contexts, data.n_models, fold, advance=advance
-        )
+        search = search_alpha(matchups, outcomes, contexts, n_models, fold, advance=advance)
         return search.alpha, dict(search.fold_models)
     search = search_alpha(
-        data.matchups[rows],
-        data.outcomes[rows],
-        contexts[rows],
-        data.n_models,
-        fold[rows],
-        advance=advance,
+        matchups[rows], outcomes[rows], contexts[rows], n_models, fold[rows], advance=advance
     )
     return search.alpha, {}
 
@@ -261,12 +383,14 @@ def _penalty(
 def _vote_contexts(
     predictor: RatingPredictor,
     battles: pd.DataFrame,
+    rows: npt.NDArray[np.intp],
     users: npt.NDArray[np.intp],
     user_contexts: FloatArray,
     components: PCA,
     scale: FloatArray,
 ) -> FloatArray:
-    """Each vote's context: 1, its query's topic (one-hot) and components, and style.
+    """The context of each vote of ``rows`` (positions in ``battles``), in that order:
+    1, its query's topic (one-hot) and components, and style. ``users`` are the rows'.
 
     The style part is the voter's standardised mean style (``style_context="user"``),
     or the query's own (``"query"``). A preference for a style belongs to the person,
@@ -276,18 +400,21 @@ def _vote_contexts(
     p = predictor.profiler_
     present = battles["prompt"].notna().to_numpy()
     width = query_context_width(p)
-    out = np.empty((len(battles), 1 + width + components.n_components_))
+    out = np.empty((len(rows), 1 + width + components.n_components_))
     out[:, 0] = 1.0
-    vote_query_context(p, present, out=out[:, 1 : 1 + width])  # written in place
+    vote_query_context(p, present, rows, out=out[:, 1 : 1 + width])  # written in place
     style = out[:, 1 + width :]
     if predictor.style_context == "user":
         style[:] = user_contexts[users, 1 + width :]
     else:
         style[:] = 0.0
-        raw = style_features(battles["prompt"][present].astype(str).tolist())
-        parts = {"raw": [raw], "relative": [p.relative_style(raw, p.labels_)]}
+        asked = present[rows]
+        prompts = battles["prompt"].to_numpy()[rows[asked]]
+        labels = p.labels_[(np.cumsum(present) - 1)[rows[asked]]]  # of the fitted queries
+        raw = style_features([str(q) for q in prompts])
+        parts = {"raw": [raw], "relative": [p.relative_style(raw, labels)]}
         parts["both"] = parts["raw"] + parts["relative"]
-        style[present] = predictor.style_part(
+        style[asked] = predictor.style_part(
             np.hstack(parts[predictor.style_source]), components, scale
         )
     return out

@@ -260,6 +260,7 @@ class UserProfiler(BaseEstimator):
         battles: pd.DataFrame,
         embeddings: Embeddings | None = None,
         progress: Progress | None = None,
+        query_model: QueryComponents | None = None,
     ) -> UserProfiles:
         """Fit, and return the training users' profiles (embedding each query once).
 
@@ -272,6 +273,11 @@ class UserProfiler(BaseEstimator):
             of vectors by prompt text (:meth:`features.topics.TopicModel.fit`).
         progress : Progress, optional
             Told of the topic model's stages (:meth:`features.topics.TopicModel.fit`).
+        query_model : QueryComponents, optional
+            Fitted query components to apply rather than fit (a refit's, kept from the
+            earlier fit of the same topic model, so that the components mean what its
+            coefficients were fitted on). Used when it has ``query_components``
+            components over vectors of this embedding's width; fitted afresh otherwise.
         """
         for name in ("smoothing", "topic_prior"):
             value = getattr(self, name)
@@ -305,7 +311,8 @@ class UserProfiler(BaseEstimator):
                 logger.warning("query components: 1 distinct prompt, so none, not %d", k)
             else:
                 components = QueryComponents(int(k), whiten=self.query_whiten)
-                self.query_model_ = components.fit(vectors)
+                kept = _kept_query_model(query_model, components, vectors.shape[1])
+                self.query_model_ = kept if kept is not None else components.fit(vectors)
                 query = self.query_model_.transform(vectors)[inverse]
                 self.query_mean_ = query.mean(axis=0)
                 self.query_context_ = query
@@ -530,3 +537,13 @@ class UserProfiler(BaseEstimator):
             blocks.append(query_means)
         values = np.hstack([*blocks, np.log1p(votes)[:, None]])
         return UserProfiles(user_ids=names, values=values, feature_names=self.feature_names_)
+
+
+def _kept_query_model(
+    kept: QueryComponents | None, wanted: QueryComponents, width: int
+) -> QueryComponents | None:
+    """``kept`` where it is a fit of ``wanted``'s settings on vectors of ``width``."""
+    if kept is None or not hasattr(kept, "pca_"):
+        return None
+    same = (kept.n_components, kept.whiten) == (wanted.n_components, wanted.whiten)
+    return kept if same and kept.pca_.n_features_in_ == width else None

@@ -23,7 +23,7 @@ profile's topic shares and mean style is the user's predicted rating.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -309,19 +309,28 @@ def _fold_fits(
     alpha: float,
     start: ContextualBT | None,
     advance: Advance | None,
+    *,
+    curvature: FloatArray | None = None,
+    fold_starts: Mapping[int, ContextualBT] | None = None,
 ) -> dict[int, ContextualBT]:
-    """:func:`fit_folds` of votes grouped already (``fold`` in their stored order). With
-    ``start``, its loss's Hessian, scaled to each fold's weight, is Newton's first."""
+    """:func:`fit_folds` of votes grouped already (``fold`` in their stored order).
+
+    Each fold's fit starts from its model in ``fold_starts`` where it has one of this
+    shape, else from ``start``. Newton's first Hessian is ``curvature`` (the loss's, of
+    all votes), or else the loss's at ``start``, scaled to each fold's weight.
+    """
     first = None if start is None else start.coef
-    curvature = (
-        None if first is None or not len(labels) else votes.loss_hessian(first, votes.weights)
-    )
+    if curvature is None and first is not None and len(labels):
+        curvature = votes.loss_hessian(first, votes.weights)
+    shape = (votes.n_models, votes.p)
     total = max(float(votes.weights.sum()), 1e-300)
     models = {}
     for f in labels:
         weights = votes.weights * (fold != f)
         share = None if curvature is None else curvature * (weights.sum() / total)
-        coef = newton_fit(votes, alpha, weights=weights, start=first, curvature=share)
+        earlier = None if fold_starts is None else fold_starts.get(f)
+        begin = earlier.coef if earlier is not None and earlier.coef.shape == shape else first
+        coef = newton_fit(votes, alpha, weights=weights, start=begin, curvature=share)
         models[f] = _centred(coef, alpha)
         if advance is not None:
             advance(1)
@@ -338,18 +347,25 @@ def fit_with_folds(
     *,
     alpha: float,
     start: ContextualBT | None = None,
+    fold_starts: Mapping[int, ContextualBT] | None = None,
     advance: Advance | None = None,
 ) -> tuple[ContextualBT, dict[int, ContextualBT]]:
     """The model of every vote, then :func:`fit_folds` started from it, on one copy.
 
     ``contexts`` (float64, one row per vote) is **sorted in place** by model pair and
     kept while fitting, so that the fits hold no second copy of it: the caller must not
-    read it afterwards. ``advance`` is told of the model of all votes, then of each fold.
+    read it afterwards. Votes given in :func:`~ranking.pair_votes.pair_order` are not
+    moved. ``advance`` is told of the model of all votes, then of each fold.
+
+    ``start`` and ``fold_starts`` are an earlier fit's models of all votes and of each
+    fold (a refit's, after a few more votes): each fit starts from its own and converges
+    in a step or two. Started so, the loss's Hessian at ``start`` serves as the first of
+    every fit. They change the path, not the optimum.
 
     Returns
     -------
     model : ContextualBT
-        The fit of every vote at ``alpha``, started from ``start`` if given.
+        The fit of every vote at ``alpha``.
     folds : dict of int to ContextualBT
         For each fold of ``labels``, the model of the votes outside it.
     """
@@ -358,11 +374,15 @@ def fit_with_folds(
         _check_start(start, n_models, c.shape[1])
     votes = PairVotes(matchups, outcomes, c, n_models, copy=False)
     first = None if start is None else start.coef
-    model = _centred(newton_fit(votes, alpha, start=first), alpha)
+    curvature = None if first is None else votes.loss_hessian(first, votes.weights)
+    coef = newton_fit(votes, alpha, start=first, curvature=curvature)
+    model = _centred(coef, alpha)
     if advance is not None:
         advance(1)
     fold = np.asarray(folds)[votes.rows]
-    return model, _fold_fits(votes, fold, labels, alpha, model, advance)
+    return model, _fold_fits(
+        votes, fold, labels, alpha, model, advance, curvature=curvature, fold_starts=fold_starts
+    )
 
 
 def held_out_log_loss(

@@ -33,7 +33,7 @@ from threadpoolctl import threadpool_limits
 
 from ranking.types import FloatArray
 
-__all__ = ["NEWTON_MAX_COEFFICIENTS", "PairVotes", "newton_fit"]
+__all__ = ["NEWTON_MAX_COEFFICIENTS", "PairVotes", "newton_fit", "pair_order"]
 
 #: Coefficients (``n_models * p``) up to which :func:`newton_fit` takes Newton steps;
 #: past it, L-BFGS on the same gradient (a Cholesky of 3,000 coefficients is ~9 GFLOP).
@@ -42,6 +42,18 @@ NEWTON_MAX_COEFFICIENTS = 3_000
 #: A fit is done once no coefficient moves by more than this in a step (natural-log
 #: units: a millionth of an Elo point is about 6e-9 of them).
 STEP_TOLERANCE = 1e-8
+
+
+def pair_order(matchups: npt.ArrayLike, n_models: int) -> npt.NDArray[np.intp]:
+    """The order :class:`PairVotes` stores votes in: by unordered model pair, stably.
+
+    A caller that builds the contexts in this order (``contexts[i]`` the context of vote
+    ``order[i]``), with the matchups and outcomes taken in it too, gives
+    ``PairVotes(..., copy=False)`` votes it uses as they are, without reordering them.
+    """
+    m = np.asarray(matchups, dtype=np.intp)
+    key = np.minimum(m[:, 0], m[:, 1]) * n_models + np.maximum(m[:, 0], m[:, 1])
+    return np.argsort(key, kind="stable")
 
 
 @dataclass(frozen=True)
@@ -70,8 +82,9 @@ class PairVotes:
         Only these votes (read from the whole arrays, not from a copy of those rows).
     copy : bool
         False sorts ``contexts`` (a float64 array of every vote, no ``rows``) in place, a
-        column at a time, and keeps it rather than a sorted copy: the caller's array is
-        then in the stored order. Half the memory, for a caller that lets it go.
+        block of columns at a time, and keeps it rather than a sorted copy: the caller's
+        array is then in the stored order. Half the memory, for a caller that lets it go;
+        votes given in :func:`pair_order` already are kept as they are.
 
     Attributes
     ----------
@@ -111,9 +124,10 @@ class PairVotes:
         self.p = int(c.shape[1])
         if copy or rows is not None or c is not contexts or not c.flags.writeable:
             self.contexts = c[self.rows]
+        elif np.array_equal(self.rows, np.arange(len(self.rows))):  # in pair order already
+            self.contexts = c
         else:
-            for j in range(c.shape[1]):  # a column's gather at a time: no second array
-                c[:, j] = c[self.rows, j]
+            _sort_in_place(c, self.rows)
             self.contexts = c
         # the lower model's score: the outcome if it was listed first, else its reverse
         first_is_low = m[self.rows, 0] == low[order]
@@ -190,6 +204,19 @@ class PairVotes:
         return float(weights @ (np.logaddexp(0.0, d) - self.scores * d) / total)
 
 
+#: Columns :func:`_sort_in_place` gathers at a time: 128 bytes of a row, two cache lines.
+SORT_BLOCK = 16
+
+
+def _sort_in_place(c: FloatArray, order: npt.NDArray[np.intp]) -> None:
+    """Reorder the rows of ``c`` to ``c[order]`` in place, a block of columns at a time:
+    no second copy of ``c`` (1.8 GB at two million votes of 110 columns), only one of
+    :data:`SORT_BLOCK` columns (a column at a time reads one double per cache line: 29.8 s
+    against 8.6 s for two million rows of 127 columns in random order, measured)."""
+    for j in range(0, c.shape[1], SORT_BLOCK):
+        c[:, j : j + SORT_BLOCK] = c[order, j : j + SORT_BLOCK]
+
+
 def newton_fit(
     votes: PairVotes,
     alpha: float,
@@ -262,17 +289,25 @@ def _newton(
     for _ in range(max_iter):
         step = linalg.cho_solve(factor, grad.ravel()).reshape(shape)
         slope = float(grad.ravel() @ step.ravel())  # the decrease a full step promises
+        before = np.linalg.norm(grad)
         t = 1.0
-        while True:  # backtracking on the objective (Armijo)
-            trial = coef - t * step
-            if votes.objective(trial, w, alpha) <= value - 1e-4 * t * slope or t < 1e-10:
-                break
+        # backtracking on the objective (Armijo); a full step, the usual case, is
+        # measured with its gradient in the same pass over the votes
+        trial = coef - step
+        trial_grad: FloatArray | None
+        trial_value, trial_grad, _ = votes.derivatives(trial, w, alpha, hessian=False)
+        while trial_value > value - 1e-4 * t * slope and t >= 1e-10:
             t *= 0.5
+            trial = coef - t * step
+            trial_value = votes.objective(trial, w, alpha)
+            trial_grad = None
         coef = trial
         if np.max(np.abs(t * step)) < STEP_TOLERANCE:
             break
-        before = np.linalg.norm(grad)
-        value, grad, _ = votes.derivatives(coef, w, alpha, hessian=False)
+        if trial_grad is None:
+            value, grad, _ = votes.derivatives(coef, w, alpha, hessian=False)
+        else:
+            value, grad = trial_value, trial_grad
         if t < 1.0 or np.linalg.norm(grad) > 0.25 * before:  # progress slowed: a new Hessian
             value, grad, hessian = votes.derivatives(coef, w, alpha)
             assert hessian is not None

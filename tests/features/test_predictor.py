@@ -294,3 +294,36 @@ def test_a_refit_started_from_an_earlier_fit_keeps_its_penalties_and_reaches_its
     fewer = fewer[fewer["model_b"] != first.models_[0]]
     fit(first, fewer)
     assert searches == [1]  # other models: the penalty is searched again
+
+
+def test_a_refit_over_the_same_topic_model_keeps_its_bases_and_each_users_fold(
+    labelled_battles: pd.DataFrame,
+) -> None:
+    """Over the earlier fit's own topic model, a refit keeps the bases its coefficients
+    were fitted on (query components, style standardisation and components), so that
+    its fits start where the earlier ones ended; each earlier user keeps their fold, and
+    a new user is dealt one. On the same votes it predicts what the earlier fit does."""
+    users = sorted(labelled_battles["user_id"].unique())
+    newcomers = set(users[:4])
+    earlier_votes = labelled_battles[~labelled_battles["user_id"].isin(newcomers)]
+
+    def fit(battles: pd.DataFrame, start: RatingPredictor | None) -> RatingPredictor:
+        topics = TopicModel("tfidf", n_topics=3) if start is None else start.profiler_.topic_model_
+        predictor = RatingPredictor(UserProfiler(topics), style_components=2, folds=3)
+        return predictor.fit(battles, start=start)
+
+    first = fit(earlier_votes, None)
+    again = fit(labelled_battles, first)
+    assert again.profiler_.query_model_ is first.profiler_.query_model_
+    np.testing.assert_array_equal(again.style_center_, first.style_center_)
+    (member,), (earlier_member,) = again.members_, first.members_
+    assert member.components is earlier_member.components
+    assert member.model.alpha == earlier_member.model.alpha
+    assert np.abs(member.model.coef - earlier_member.model.coef).max() > 1e-4  # refitted
+    both = first.fold_users_.index
+    np.testing.assert_array_equal(again.fold_users_[both], first.fold_users_)
+    assert set(again.fold_users_.index) - set(both) == newcomers
+    assert again.fold_users_.isin(range(3)).all()
+
+    same = fit(earlier_votes, first)
+    np.testing.assert_allclose(same.training_predictions_, first.training_predictions_, atol=1e-6)

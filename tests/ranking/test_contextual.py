@@ -272,3 +272,43 @@ def test_the_model_and_its_folds_on_one_copy_equal_separate_fits() -> None:
         np.testing.assert_allclose(models[f].coef, separate[f].coef, atol=1e-7)
     assert not np.array_equal(mine, contexts)  # sorted in place: the caller lets it go
     np.testing.assert_array_equal(np.sort(mine, axis=0), np.sort(contexts, axis=0))
+
+
+def test_a_refit_from_earlier_fold_models_reaches_the_same_models() -> None:
+    """Started from a fit of fewer votes (a refit's), the model of all votes and each
+    fold's model from the earlier fold's are the fits of these votes: the starts and the
+    Hessian they lend change the path, not the optimum."""
+    from ranking.contextual import fit_with_folds
+
+    data, _ = simulate_votes(5, 2400, seed=13)
+    rng = np.random.default_rng(13)
+    contexts = np.column_stack([np.ones(2400), rng.normal(size=(2400, 2))])
+    folds = rng.integers(0, 3, 2400)
+    before = slice(0, 2000)
+    earlier, earlier_folds = fit_with_folds(
+        data.matchups[before],
+        data.outcomes[before],
+        contexts[before].copy(),
+        5,
+        folds[before],
+        [0, 1, 2],
+        alpha=0.7,
+    )
+    fresh, fresh_folds = fit_with_folds(
+        data.matchups, data.outcomes, contexts.copy(), 5, folds, [0, 1, 2], alpha=0.7
+    )
+    model, models = fit_with_folds(
+        data.matchups,
+        data.outcomes,
+        contexts.copy(),
+        5,
+        folds,
+        [0, 1, 2],
+        alpha=0.7,
+        start=earlier,
+        fold_starts=earlier_folds,
+    )
+    np.testing.assert_allclose(model.coef, fresh.coef, atol=1e-7)
+    for f in (0, 1, 2):
+        assert np.abs(earlier_folds[f].coef - fresh_folds[f].coef).max() > 1e-3
+        np.testing.assert_allclose(models[f].coef, fresh_folds[f].coef, atol=1e-7)

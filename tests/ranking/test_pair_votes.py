@@ -140,3 +140,28 @@ def test_a_borrowed_curvature_changes_the_path_not_the_optimum() -> None:
     np.testing.assert_allclose(fold, fresh, atol=1e-7)
     far = newton_fit(votes, 0.5, weights=fold_weights, start=whole + 3.0, curvature=borrowed)
     np.testing.assert_allclose(far, fresh, atol=1e-7)  # a poor start: fresh Hessians take over
+
+
+def test_votes_given_in_pair_order_are_kept_as_they_are() -> None:
+    """Contexts written in :func:`pair_order` are stored as given (not gathered again)
+    and fit as the same votes in any other order do."""
+    matchups, y, c, w = _votes(seed=8)
+    order = pair_votes.pair_order(matchups, 5)
+    mine = c[order]
+    kept = mine.copy()
+    ordered = PairVotes(matchups[order], y[order], mine, 5, w[order], copy=False)
+    assert ordered.contexts is mine
+    np.testing.assert_array_equal(ordered.rows, np.arange(len(y)))
+    np.testing.assert_array_equal(mine, kept)
+    shuffled = PairVotes(matchups, y, c, 5, w)
+    np.testing.assert_array_equal(shuffled.rows, order)
+    np.testing.assert_allclose(newton_fit(ordered, 0.4), newton_fit(shuffled, 0.4), atol=1e-12)
+
+
+def test_sorting_a_block_of_columns_at_a_time_equals_a_gather() -> None:
+    rng = np.random.default_rng(9)
+    c = rng.normal(size=(50, 2 * pair_votes.SORT_BLOCK + 3))
+    order = rng.permutation(50)
+    expected = c[order]
+    pair_votes._sort_in_place(c, order)
+    np.testing.assert_array_equal(c, expected)
