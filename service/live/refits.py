@@ -70,6 +70,7 @@ class Refits(LivePart):
                 rng=self.fit.config.seed,
                 min_votes=self.settings.min_model_votes,
                 integrity=self.integrity,
+                repeat_cap=self.fit.config.repeat_cap,
             )
             snapshot = replace(Snapshot.from_dict(document), store_battles=n_stored)
             if self.settings.refit_predictor and "prompt" in battles.columns:

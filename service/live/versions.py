@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from ranking.io.frames import pairwise_from_battles
+from ranking.io.repeat_codes import cap_battles
 from ranking.leaderboard import fit_leaderboard
 from ranking.types import Leaderboard
 from service.integrity import screen_battles
@@ -80,7 +81,9 @@ class Versions(LivePart):
             return snapshot
         least = self.settings.min_model_votes
         counted, evidence = screen_battles(battles, self.integrity)
-        data = pairwise_from_battles(battles[counted], models=list(snapshot.models))
+        config = self.fit.config  # the fit's cap on a prompt's votes, as it fitted them
+        kept, _ = cap_battles(battles[counted], config.repeat_cap, rng=config.seed)
+        data = pairwise_from_battles(kept, models=list(snapshot.models))
         leaderboards = dict(snapshot.leaderboards)
         if not counted.all():
             boards = fit_aggregates(data, rng=self.fit.config.seed)

@@ -37,6 +37,7 @@ import pandas as pd
 
 from ranking.analysis import UserAnalysis
 from ranking.io.frames import pairwise_from_battles, user_codes
+from ranking.io.repeat_codes import RepeatCap, cap_battles
 from ranking.leaderboard import fit_leaderboard, read_leaderboard
 from ranking.pairwise import ELO_PER_NAT
 from ranking.types import Leaderboard
@@ -271,6 +272,7 @@ def refit_snapshot(
     rng: np.random.Generator | int | None = 0,
     min_votes: int | None = None,
     integrity: IntegrityConfig | None = None,
+    repeat_cap: RepeatCap = None,
 ) -> dict[str, Any]:
     """A new snapshot fitted on ``battles``: aggregates, per-user agreement and shrinkage.
 
@@ -288,12 +290,22 @@ def refit_snapshot(
     integrity : IntegrityConfig, optional
         Screen the votes first (:func:`service.integrity.screen_battles`): the aggregates
         count only those kept, and the evidence is published as ``integrity``.
+    repeat_cap : int, "auto" or None
+        The aggregates keep at most this many votes of one prompt (the fit's
+        ``FitConfig.repeat_cap``, :func:`ranking.io.repeat_codes.cap_battles`, seeded by
+        ``rng`` where it is an int); None counts every vote.
     """
     data = pairwise_from_battles(battles)
     public_data, evidence = data, None
     if integrity is not None:
         counted, evidence = screen_battles(battles, integrity)
         public_data = pairwise_from_battles(battles[counted], models=data.models)
+    if repeat_cap is not None:
+        public = battles if integrity is None else battles[counted]
+        seed = rng if isinstance(rng, int) else 0
+        kept, effect = cap_battles(public, repeat_cap, rng=seed)
+        if effect is not None and effect.n_repeated:
+            public_data = pairwise_from_battles(kept, models=data.models)
     aggregates = fit_aggregates(public_data, rng=rng)
     correlations: dict[str, Any] = {}
     user_alpha = previous.get("user_alpha")
