@@ -27,6 +27,9 @@ class Command(NamedTuple):
 COMMANDS: dict[str, Command] = {
     "leaderboard": Command("leaderboard", "aggregate leaderboard of a battle log"),
     "users": Command("users", "per-user leaderboards and their agreement with the aggregate"),
+    "history": Command(
+        "history", "a board per period of a battle log, and the models that drifted"
+    ),
     "topics": Command("topics", "topics of the users' queries, with sizes and top words"),
     "fit": Command("fit", "fit aggregate and per-user ratings, agreement and evaluation into DIR"),
     "recommend": Command(
