@@ -57,6 +57,8 @@ from ranking.personal_style import (
 from ranking.style_control import fit_style_bt, style_covariance
 from ranking.types import CENTER, FloatArray, IntArray, PairwiseData
 from ranking.users import fit_user_ratings
+from service.personal import fit_taste_prior, typical_answer_style
+from service.pipeline.style import fit_style_document
 
 __all__ = ["TasteVotes", "Judged", "judge_later_votes", "llmfao_taste_votes", "run", "tell_apart"]
 
@@ -77,6 +79,7 @@ class TasteVotes:
     dropped: int
     style_a: FloatArray
     style_b: FloatArray
+    battles: pd.DataFrame
 
 
 def llmfao_taste_votes(folder: Path = LLMFAO, limit: int | None = None) -> TasteVotes | None:
@@ -109,23 +112,17 @@ def llmfao_taste_votes(folder: Path = LLMFAO, limit: int | None = None) -> Taste
         int((~present).sum()),
         style_a,
         style_b,
+        kept,
     )
 
 
 def model_covariates(votes: TasteVotes, rows: npt.NDArray[np.bool_]) -> FloatArray:
     """``(k, p)`` each model's typical answer against the average answer, from the answers
-    of ``rows``: the mean covariate of its answers against the mean answer (for length,
-    a log ratio, exactly its mean log length less everyone's)."""
+    of ``rows`` (:func:`service.personal.typical_answer_style`, as the product reads it)."""
     data = votes.data
-    models = np.concatenate([data.matchups[rows, 0], data.matchups[rows, 1]])
-    measures = np.concatenate([votes.style_a[rows], votes.style_b[rows]])
-    against = style_differences(measures, np.tile(measures.mean(axis=0), (len(measures), 1)))
-    counts = np.bincount(models, minlength=data.n_models)
-    sums = np.stack(
-        [np.bincount(models, weights=against[:, j], minlength=data.n_models) for j in range(4)],
-        axis=1,
+    return typical_answer_style(
+        votes.style_a[rows], votes.style_b[rows], data.matchups[rows], data.n_models
     )
-    return np.asarray(sums / np.maximum(counts, 1)[:, None], dtype=np.float64)
 
 
 def _aggregate(votes: TasteVotes, rows: npt.NDArray[np.bool_]) -> tuple[FloatArray, ...]:
@@ -175,6 +172,8 @@ class Judged:
     unseen: dict[str, tuple[float, float]]
     unseen_gain: tuple[float, float, int]
     board_gain: tuple[float, float, int]
+    refitted_gain: tuple[float, float, int]
+    refitted_told: int
 
 
 def judge_later_votes(votes: TasteVotes, method: StyleAlphaMethod = "cv") -> Judged:
@@ -227,6 +226,21 @@ def judge_later_votes(votes: TasteVotes, method: StyleAlphaMethod = "cv") -> Jud
     board_offsets = nats[u, a] - nats[u, b]
     seen_everyone = style_log_loss(board_offsets, departure, beta, y)
     seen_mine = style_log_loss(board_offsets, departure, per_user[u], y)
+    # the voter's taste refitted on top of their own board (the earlier votes' departures
+    # from the models' typical answers, the board as offsets): no model preference left
+    # for the taste to soak up
+    e_a, e_b, e_u = data.matchups[earlier, 0], data.matchups[earlier, 1], users[earlier]
+    on_board = fit_user_style(
+        x[earlier] - (typical[e_a] - typical[e_b]), data.outcomes[earlier],
+        nats[e_u, e_a] - nats[e_u, e_b], e_u, n_users, beta, aggregate_covariance=covariance,
+        method=method,
+        earlier=earlier_votes(e_u, n_users) if method == "later" else None,
+    )  # fmt: skip
+    on_board_beta, _ = fit_user_style_posterior(
+        x[earlier] - (typical[e_a] - typical[e_b]), data.outcomes[earlier],
+        nats[e_u, e_a] - nats[e_u, e_b], e_u, n_users, beta, on_board.alpha,
+    )  # fmt: skip
+    seen_refitted = style_log_loss(board_offsets, departure, on_board_beta[u], y)
     return Judged(
         method,
         taste,
@@ -247,9 +261,12 @@ def judge_later_votes(votes: TasteVotes, method: StyleAlphaMethod = "cv") -> Jud
             "board": _clustered(unseen_board, u, n_users),
             "board_everyone": _clustered(seen_everyone, u, n_users),
             "board_mine": _clustered(seen_mine, u, n_users),
+            "board_refitted": _clustered(seen_refitted, u, n_users),
         },
         _voter_means(unseen_everyone - unseen_mine, u, n_users),
         _voter_means(seen_everyone - seen_mine, u, n_users),
+        _voter_means(seen_everyone - seen_refitted, u, n_users),
+        int(on_board.distinct.any(axis=1).sum()),
     )
 
 
@@ -280,6 +297,7 @@ def _judged_rows(judged: Judged, data_text: str) -> list[Row]:
     heavy, heavy_se, heavy_voters = judged.gain_heavy
     unseen_gain, unseen_se, unseen_voters = judged.unseen_gain
     board_gain, board_se, board_voters = judged.board_gain
+    refit_gain, refit_se, refit_voters = judged.refitted_gain
     held = taste.held_out
     rule = (
         f"gain {held.gain:+.4f} (se {held.se:.4f}) on the earlier votes' held-out ones"
@@ -319,6 +337,14 @@ def _judged_rows(judged: Judged, data_text: str) -> list[Row]:
             f"under the voter's own {judged.unseen['board_mine'][0]:.4f}",
         ),
         make_row(
+            f"own taste refitted on top of the personal board, against everyone's ({way})",
+            data_text,
+            ours=f"{refit_gain:+.4f} per vote (se {refit_se:.4f} over {refit_voters} voters)",
+            notes=f"later votes' log-loss {judged.unseen['board_refitted'][0]:.4f} (everyone's "
+            f"taste {judged.unseen['board_everyone'][0]:.4f}); voters told apart on the "
+            f"earlier votes: {judged.refitted_told}",
+        ),
+        make_row(
             f"the fallback rule on the earlier votes ({way})",
             data_text,
             ours="per-user taste kept" if taste.personal else "falls back to the aggregate",
@@ -344,7 +370,22 @@ def _rows(votes: TasteVotes, label: str) -> list[Row]:
         *_judged_rows(cv, data_text),
         *_judged_rows(judge_later_votes(votes, "later"), data_text),
     ]
-    for method in ("cv", "later"):
+    document = fit_style_document(votes.battles)
+    methods: tuple[StyleAlphaMethod, ...] = ("cv", "later")
+    for method in methods:
+        prior = fit_taste_prior(votes.battles, document, method=method)
+        if prior is not None:
+            rows.append(
+                make_row(
+                    f"the product on all votes: fit_taste_prior (alpha by {method})",
+                    data_text,
+                    ours="per-user taste kept" if prior.personal else "falls back to everyone's",
+                    notes="each voter's taste beyond their own board (the answers' departures "
+                    "from the models' typical ones, the voter's shrunk ratings as offsets); "
+                    f"prior sd {ELO_PER_NAT / math.sqrt(prior.alpha):.0f} points per doubling",
+                )
+            )
+    for method in methods:
         every, beta = tell_apart(votes, method)
         distinct = np.asarray(every.distinct.any(axis=1), dtype=bool)
         length = np.asarray(every.distinct[:, 0], dtype=bool)

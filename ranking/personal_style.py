@@ -36,6 +36,7 @@ product then says that everyone's taste is used.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -148,14 +149,29 @@ class UserStyle:
         units per unit of covariate."""
         return 1.0 / math.sqrt(self.alpha)
 
-    def prior(self, covariance: npt.ArrayLike | None = None, scaling: str = "") -> StylePrior:
+    def prior(
+        self,
+        covariance: npt.ArrayLike | None = None,
+        scaling: str = "",
+        models: tuple[str, ...] = (),
+        typical: npt.ArrayLike | None = None,
+    ) -> StylePrior:
         """The :class:`StylePrior` that fits one more user as these users were fitted;
         ``covariance`` is the aggregate's (zeros where not given), ``scaling`` how the
-        covariates were made."""
+        covariates were made, ``typical`` the ``models``' typical answers where the taste
+        was fitted on departures from them."""
         p = self.aggregate.size
         cov = np.zeros((p, p)) if covariance is None else np.asarray(covariance, dtype=np.float64)
+        usual = None if typical is None else np.asarray(typical, dtype=np.float64).reshape(-1, p)
         return StylePrior(
-            self.features, self.aggregate, cov.reshape(p, p), self.alpha, self.personal, scaling
+            self.features,
+            self.aggregate,
+            cov.reshape(p, p),
+            self.alpha,
+            self.personal,
+            scaling,
+            models,
+            usual,
         )
 
     def points(self, per_unit: npt.ArrayLike) -> tuple[FloatArray, FloatArray, FloatArray]:
@@ -186,6 +202,12 @@ class StylePrior:
         How the covariates were made from the answers (the aggregate fit's, e.g.
         ``"mixed"``: :func:`features.answer_style.style_differences`); empty where not
         recorded.
+    models : tuple of str
+        The models of ``typical``.
+    typical : ndarray or None
+        ``(len(models), p)`` each model's typical answer against the average answer, where
+        the users' taste was fitted on their votes' departures from the two models'
+        typical answers (None: on the covariates themselves).
     """
 
     features: tuple[str, ...]
@@ -194,6 +216,19 @@ class StylePrior:
     alpha: float
     personal: bool
     scaling: str = ""
+    models: tuple[str, ...] = ()
+    typical: FloatArray | None = None
+
+    def typical_of(self, models: Sequence[str]) -> FloatArray:
+        """``(len(models), p)`` the typical answers of ``models``, by name (zeros for a
+        model this prior lacks, or everywhere without ``typical``)."""
+        out = np.zeros((len(models), self.aggregate.size))
+        if self.typical is not None:
+            row = {m: j for j, m in enumerate(self.models)}
+            for i, model in enumerate(models):
+                if model in row:
+                    out[i] = self.typical[row[model]]
+        return out
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready, for a fit directory."""
@@ -204,6 +239,8 @@ class StylePrior:
             "alpha": self.alpha,
             "personal": self.personal,
             "scaling": self.scaling,
+            "models": list(self.models),
+            "typical": None if self.typical is None else self.typical.tolist(),
         }
 
     @classmethod
@@ -218,6 +255,10 @@ class StylePrior:
             float(document["alpha"]),  # type: ignore[arg-type]
             bool(document["personal"]),
             str(document.get("scaling", "")),
+            tuple(str(m) for m in document.get("models", ())),  # type: ignore[attr-defined]
+            None
+            if document.get("typical") is None
+            else np.asarray(document["typical"], dtype=np.float64).reshape(-1, p),
         )
 
 

@@ -8,11 +8,15 @@ learnt how people's taste in answers varies (a :class:`ranking.personal_style.St
 the explanation also gives the user's taste in answers
 (:func:`features.explanation.answer_taste`), refitted from their answered votes under that
 prior: the same shrinkage the fit of all users used, and its fallback to everyone's taste.
+A taste is what the answers do beyond the user's own ratings of the two models: each
+vote's odds start from the board's ratings, and its covariates are the answers'
+departures from the two models' typical answers (:func:`typical_answer_style`), so that a
+liking for a model is not read as a liking for its usual length.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -45,9 +49,9 @@ from ranking.users import fit_user_ratings, user_board_odds
 
 __all__ = [
     "Source",
-    "controlled_ratings",
     "fit_taste_prior",
     "personal_leaderboard",
+    "typical_answer_style",
 ]
 
 #: ``fitted``: the user's votes shrunk toward the aggregate; ``blended``: toward the
@@ -73,7 +77,6 @@ def personal_leaderboard(
     confidence: float = 0.95,
     queries: QueryParts | None = None,
     taste_prior: StylePrior | None = None,
-    controlled: npt.ArrayLike | None = None,
 ) -> dict[str, Any]:
     """The leaderboard document of one user (docs/SPEC.md section 4).
 
@@ -101,11 +104,10 @@ def personal_leaderboard(
         What the user's queries say and how they moved ``prior``
         (:func:`features.explanation.query_parts`), for the explanation.
     taste_prior : StylePrior, optional
-        What the fit of all users learnt of their taste in answers: with it, the votes
-        of ``battles`` that carry both answers give the user's taste in the explanation.
-    controlled : array_like, optional
-        ``(k,)`` the style-controlled aggregate's ratings (Elo scale, NaN where it has
-        none), each taste vote's odds before style; ``aggregate`` where not given.
+        What the fit of all users learnt of their taste in answers
+        (:func:`fit_taste_prior`): with it, the votes of ``battles`` that carry both
+        answers give the user's taste in the explanation, fitted beyond the ratings of
+        this board.
 
     Returns
     -------
@@ -152,11 +154,8 @@ def personal_leaderboard(
         queries,
         from_prediction=prior is not None and queries is not None,
         note=_note(method, prior is not None, queries is not None),
-        taste=_taste(
-            votes, models, taste_prior, reference if controlled is None else controlled,
-            confidence,
-        ),
-    )  # fmt: skip
+        taste=_taste(votes, models, taste_prior, fit.ratings[0], confidence),
+    )
     return {
         **board.to_dict(),
         "user_id": user_id,
@@ -168,9 +167,10 @@ def personal_leaderboard(
 
 def _answered(
     votes: pd.DataFrame, models: tuple[str, ...], features: tuple[str, ...], scaling: str
-) -> tuple[pd.DataFrame, PairwiseData, FloatArray]:
-    """The votes with both answers in vote order, their arrays over ``models``, and their
-    style covariates (``scaling``, the columns of ``features``)."""
+) -> tuple[pd.DataFrame, PairwiseData, FloatArray, FloatArray, FloatArray]:
+    """The votes with both answers, in vote order; their arrays over ``models``; their
+    style covariates (``scaling``, the columns of ``features``); and the two answers'
+    measures (:func:`features.answer_style.answer_style`)."""
     if not {"answer_a", "answer_b"} <= set(votes.columns):
         answered = votes.iloc[:0]
     else:
@@ -180,21 +180,76 @@ def _answered(
         answered = votes.loc[both.astype(bool)]
     answered = answered.iloc[vote_order(answered)]
     data = pairwise_from_battles(answered, models=models)
-    rule = cast(Scaling, scaling if scaling in SCALINGS else DEFAULT_SCALING)
-    texts_a = answered["answer_a"].tolist() if len(answered) else []
-    texts_b = answered["answer_b"].tolist() if len(answered) else []
-    differences = style_differences(answer_style(texts_a), answer_style(texts_b), scaling=rule)
+    style_a = answer_style(answered["answer_a"].tolist() if len(answered) else [])
+    style_b = answer_style(answered["answer_b"].tolist() if len(answered) else [])
+    differences = style_differences(style_a, style_b, scaling=_scaling(scaling))
     # by name: a fit gives no coefficient to a covariate that never varied
     columns = [ANSWER_STYLE_FEATURES.index(f) for f in features]
-    return answered, data, differences[:, columns]
+    return answered, data, differences[:, columns], style_a, style_b
+
+
+def _scaling(scaling: str) -> Scaling:
+    return cast(Scaling, scaling if scaling in SCALINGS else DEFAULT_SCALING)
+
+
+def typical_answer_style(
+    style_a: FloatArray,
+    style_b: FloatArray,
+    matchups: npt.ArrayLike,
+    n_models: int,
+    *,
+    scaling: str = DEFAULT_SCALING,
+) -> FloatArray:
+    """Each model's typical answer against the average answer, in covariate units.
+
+    Parameters
+    ----------
+    style_a, style_b : ndarray
+        ``(n, k)`` the measures of each vote's two answers
+        (:func:`features.answer_style.answer_style`).
+    matchups : array_like of int
+        ``(n, 2)`` the vote's two models.
+    n_models : int
+        Number of models.
+    scaling : str
+        How measures become covariates (:func:`features.answer_style.style_differences`).
+
+    Returns
+    -------
+    ndarray
+        ``(n_models, k)``: the mean covariate of the model's answers against the mean
+        answer of all (for length, a log ratio, exactly the model's mean log length less
+        everyone's); zeros for a model without an answer.
+    """
+    pairs = np.asarray(matchups, dtype=np.intp).reshape(-1, 2)
+    models = np.concatenate([pairs[:, 0], pairs[:, 1]])
+    measures = np.concatenate([style_a, style_b])
+    if not len(measures):
+        return np.zeros((n_models, len(ANSWER_STYLE_FEATURES)))
+    mean = np.tile(measures.mean(axis=0), (len(measures), 1))
+    against = style_differences(measures, mean, scaling=_scaling(scaling))
+    # centred on the answers' mean, so that the average answer sits at zero (the mean of
+    # log ratios against the mean measure is not zero): only differences are used
+    against -= against.mean(axis=0)
+    counts = np.bincount(models, minlength=n_models)
+    sums = np.stack(
+        [np.bincount(models, against[:, j], minlength=n_models) for j in range(against.shape[1])],
+        axis=1,
+    )
+    typical: FloatArray = sums / np.maximum(counts, 1)[:, None]
+    return typical
 
 
 def _offsets(data: PairwiseData, ratings: npt.ArrayLike) -> FloatArray:
-    """Each vote's log-odds before style: ``theta_a - theta_b`` of Elo ``ratings`` over
-    ``data.models`` (a model they lack at the centre)."""
+    """Each vote's log-odds before its answers: ``theta_a - theta_b`` of Elo ``ratings``
+    (``(k,)`` over ``data.models``, or ``(n, k)`` each vote's voter's)."""
     elo = np.asarray(ratings, dtype=np.float64)
     theta = (np.where(np.isfinite(elo), elo, CENTER) - CENTER) / ELO_PER_NAT
-    offsets: FloatArray = theta[data.matchups[:, 0]] - theta[data.matchups[:, 1]]
+    a, b = data.matchups[:, 0], data.matchups[:, 1]
+    rows = np.arange(a.size)
+    offsets: FloatArray = (
+        theta[a] - theta[b] if theta.ndim == 1 else theta[rows, a] - theta[rows, b]
+    )
     return offsets
 
 
@@ -202,37 +257,20 @@ def _taste(
     votes: pd.DataFrame,
     models: tuple[str, ...],
     prior: StylePrior | None,
-    controlled: npt.ArrayLike,
+    ratings: npt.ArrayLike,
     confidence: float,
 ) -> Taste | None:
-    """The user's taste in answers from their votes with both answers; None without a
-    prior or without answer fields."""
+    """The user's taste in answers: how their votes' answers, against the two models'
+    typical ones, move them beyond their own ratings of the models; None without a prior
+    or without answer fields."""
     if prior is None or not {"answer_a", "answer_b"} <= set(votes.columns):
         return None
-    _, data, differences = _answered(votes, models, prior.features, prior.scaling)
-    offsets = _offsets(data, controlled)
-    style = style_under_prior(prior, differences, data.outcomes, offsets, confidence=confidence)
+    _, data, differences, _, _ = _answered(votes, models, prior.features, prior.scaling)
+    typical = prior.typical_of(models)
+    departure = differences - (typical[data.matchups[:, 0]] - typical[data.matchups[:, 1]])
+    offsets = _offsets(data, ratings)
+    style = style_under_prior(prior, departure, data.outcomes, offsets, confidence=confidence)
     return answer_taste(style)
-
-
-def controlled_ratings(
-    style_document: Mapping[str, Any] | None, models: Sequence[str]
-) -> FloatArray | None:
-    """The style-controlled board's ratings of ``models`` (NaN where it has none), as
-    :func:`personal_leaderboard` takes them (``controlled``); None without a board.
-
-    Parameters
-    ----------
-    style_document : mapping or None
-        The fit's style-controlled board (``style_control.json``:
-        :meth:`ranking.style_control.StyleControl.to_dict`).
-    models : sequence of str
-        The models, in the order wanted.
-    """
-    if style_document is None:
-        return None
-    rating = {str(row["model"]): float(row["rating"]) for row in style_document["models"]}
-    return np.array([rating.get(str(m), np.nan) for m in models], dtype=np.float64)
 
 
 def fit_taste_prior(
@@ -245,10 +283,14 @@ def fit_taste_prior(
     """What all users' votes say of how taste in answers varies: the prior each user's
     taste is refitted under (:func:`personal_leaderboard`'s ``taste_prior``).
 
-    Every user's coefficients are fitted at once (:func:`ranking.personal_style.
-    fit_user_style`), each vote's odds before style from the style-controlled board, the
-    prior mean its coefficients (their variance from its intervals), and the spread of
-    tastes and the fallback rule learnt from the users.
+    A person's taste is what their votes' answers do beyond their own ratings of the two
+    models: each vote's odds start from the user's shrunk ratings
+    (:func:`ranking.users.fit_user_ratings`), and its covariates are the two answers'
+    departures from the two models' typical answers (:func:`typical_answer_style`), so a
+    liking for a model is not read as a liking for its usual length. Every user's
+    coefficients are fitted at once (:func:`ranking.personal_style.fit_user_style`),
+    shrunk toward the style-controlled board's (their variance from its intervals), with
+    the spread of tastes and the fallback rule learnt from the users.
 
     Parameters
     ----------
@@ -274,24 +316,30 @@ def fit_taste_prior(
     if not coefficients:
         return None
     features = tuple(str(c["feature"]) for c in coefficients)
+    scaling = str(control["scaling"])
     voted = battles.loc[battles["user_id"].notna()]
     models = tuple(sorted(set(voted["model_a"].astype(str)) | set(voted["model_b"].astype(str))))
-    answered, data, differences = _answered(voted, models, features, str(control["scaling"]))
-    if not len(answered):
+    answered, data, differences, style_a, style_b = _answered(voted, models, features, scaling)
+    if not len(data.outcomes):
         return None
     codes, names = user_codes(answered)
-    controlled = controlled_ratings(style_document, models)
-    offsets = _offsets(data, np.full(len(models), np.nan) if controlled is None else controlled)
+    boards = fit_user_ratings(data, codes, len(names), rng=rng).ratings  # (U, k), Elo
+    columns = [ANSWER_STYLE_FEATURES.index(f) for f in features]
+    typical = typical_answer_style(style_a, style_b, data.matchups, data.n_models, scaling=scaling)[
+        :, columns
+    ]
+    departure = differences - (typical[data.matchups[:, 0]] - typical[data.matchups[:, 1]])
+    offsets = _offsets(data, boards[codes])
     z = float(norm.ppf(0.5 + float(style_document.get("confidence", 0.95)) / 2.0))
     beta = np.array([float(c["coefficient"]) for c in coefficients]) / ELO_PER_NAT
     width = np.array([float(c["upper"]) - float(c["lower"]) for c in coefficients])
     covariance = np.diag((width / (2.0 * z * ELO_PER_NAT)) ** 2)
     earlier = earlier_votes(codes, len(names)) if method == "later" else None
     style = fit_user_style(
-        differences, data.outcomes, offsets, codes, len(names), beta, features=features,
+        departure, data.outcomes, offsets, codes, len(names), beta, features=features,
         aggregate_covariance=covariance, method=method, earlier=earlier, rng=rng,
     )  # fmt: skip
-    return style.prior(covariance, str(control["scaling"]))
+    return style.prior(covariance, scaling, models, typical)
 
 
 def _note(method: Method, predicted: bool, queries: bool) -> str | None:

@@ -223,3 +223,18 @@ def test_earlier_votes_are_each_users_first_half() -> None:
     assert earlier_votes(users, 3).tolist() == [
         True, True, True, False, True, True, False, True, False, False,
     ]  # fmt: skip
+
+
+def test_a_prior_keeps_the_models_typical_answers_by_name() -> None:
+    typical = np.array([[0.5, 0.0], [-0.5, 0.1]])
+    prior = StylePrior(
+        ("length", "headers"), np.zeros(2), np.eye(2), 2.0, True, "mixed", ("a", "b"), typical
+    )
+    again = StylePrior.from_dict(prior.to_dict())
+    assert again.models == ("a", "b") and again.typical == pytest.approx(typical)
+    assert again.typical_of(["b", "new", "a"]) == pytest.approx(
+        np.array([[-0.5, 0.1], [0.0, 0.0], [0.5, 0.0]])
+    )
+    plain = StylePrior(("length",), np.zeros(1), np.eye(1), 2.0, True)
+    assert plain.typical_of(["a"]).tolist() == [[0.0]]
+    assert StylePrior.from_dict(plain.to_dict()).typical is None

@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from features.answer_style import ANSWER_STYLE_FEATURES
+from features.answer_style import ANSWER_STYLE_FEATURES, answer_style
 from ranking.io.validation import battles_from_records
 from ranking.personal_style import StylePrior
 from service.api.schemas.users import UserLeaderboardPublic
-from service.personal import controlled_ratings, fit_taste_prior, personal_leaderboard
+from service.personal import fit_taste_prior, personal_leaderboard, typical_answer_style
 from service.pipeline.style import fit_style_document
 
 MODELS = ("a", "b", "c", "d")
@@ -194,10 +194,10 @@ def test_the_prior_of_all_users_then_one_users_taste_under_it() -> None:
     prior = fit_taste_prior(battles, document)
     assert prior is not None and prior.features[0] == "length"
     assert prior.personal  # every user far from everyone: per-user taste kept
-    controlled = controlled_ratings(document, MODELS)
-    assert controlled is not None and np.isfinite(controlled).all()
+    assert prior.models == MODELS and prior.typical is not None
+    assert np.abs(prior.typical).max() < 0.3  # every model answers long and short alike
     mine = battles[battles["user_id"] == "short0"]
-    taste = board(mine, taste_prior=prior, controlled=controlled)["explanation"]["taste"]
+    taste = board(mine, taste_prior=prior)["explanation"]["taste"]
     length = taste["features"][0]
     assert length["distinct"] and length["sentence"].startswith("You prefer shorter answers")
     # the order of votes judges the earlier by the later ones too
@@ -210,4 +210,30 @@ def test_no_prior_without_a_style_board_or_user_ids() -> None:
     document = fit_style_document(battles)
     assert fit_taste_prior(battles, None) is None
     assert fit_taste_prior(battles.drop(columns=["user_id"]), document) is None
-    assert controlled_ratings(None, MODELS) is None
+
+
+def test_a_model_that_answers_long_is_not_a_taste_for_length() -> None:
+    # model a always answers long, the others short; the user simply likes model a
+    rng = np.random.default_rng(5)
+    votes, answers = [], []
+    for _ in range(120):
+        other = str(rng.choice(MODELS[1:]))
+        a_first = bool(rng.random() < 0.5)
+        pair = ("a", other) if a_first else (other, "a")
+        votes.append((*pair, "model_a" if a_first else "model_b"))
+        answers.append((LONG, SHORT) if a_first else (SHORT, LONG))
+    battles = frame(*votes)
+    battles["answer_a"] = [x for x, _ in answers]
+    battles["answer_b"] = [y for _, y in answers]
+    style_a = answer_style(battles["answer_a"].tolist())
+    style_b = answer_style(battles["answer_b"].tolist())
+    matchups = np.array([[MODELS.index(x), MODELS.index(y)] for x, y, _ in votes])
+    typical = typical_answer_style(style_a, style_b, matchups, len(MODELS))
+    assert typical[0, 0] > 0 > typical[1:, 0].max()  # a answers longer than the rest
+    prior = StylePrior(
+        TASTE.features, TASTE.aggregate, TASTE.covariance, 4.0, True, "mixed", MODELS, typical
+    )
+    taste = board(battles, taste_prior=prior)["explanation"]["taste"]
+    # every answer is its model's usual one: nothing is left to read as a taste
+    assert not taste["features"][0]["distinct"]
+    assert taste["features"][0]["points"] == pytest.approx(taste["features"][0]["everyone"])
