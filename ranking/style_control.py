@@ -260,13 +260,15 @@ def fit_style_bt(
         decrement = 0.5 * float(grad @ step)
         if decrement < tol:
             return params[:k], params[k:]
-        t = 1.0
+        t = 1.0  # backtracking (Armijo) line search on the penalised objective
         while True:
             trial = params - t * step
             trial_value = _objective(trial, k, m, y, x, w, prior)
-            if trial_value <= value - 0.25 * t * 2.0 * decrement or t < 1e-10:
+            if trial_value <= value - 0.5 * t * decrement:
                 break
             t *= 0.5
+            if t < 1e-10:  # no step decreases it: rounding has the last word, converged
+                return params[:k], params[k:]
         params, value = trial, trial_value
     raise RuntimeError(f"Style-controlled Bradley-Terry did not converge in {max_iter} steps.")
 
