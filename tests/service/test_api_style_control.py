@@ -90,3 +90,12 @@ def test_about_says_whether_there_is_one(
 ) -> None:
     assert style_client.get("/v1/about").json()["style_control"] is True
     assert client_no_features.get("/v1/about").json()["style_control"] is False
+
+
+def test_the_file_routes_take_it_too(style_client: TestClient) -> None:
+    response = style_client.get("/v1/leaderboard.csv?style=control")
+    assert response.status_code == 200
+    controlled = style_client.get("/v1/leaderboard?style=control").json()
+    first = response.text.splitlines()[1].split(",")[0]
+    assert first == controlled["models"][0]["model"]
+    assert_error(style_client.get("/v1/leaderboard.parquet?style=other"), 422, "style")

@@ -143,7 +143,11 @@ def _file_route(table_format: TableFormat) -> Callable[..., Awaitable[Response]]
         where: WhereQuery = None,
         since: SinceQuery = None,
         until: UntilQuery = None,
+        style: StyleQuery = "raw",
     ) -> Response:
+        if style == "control":
+            board = _style_board(engine, method, where, since, until)
+            return table_response(board, table_format, "leaderboard-bt-style")
         document = await _board(engine, method, where, since, until)
         return table_response(document, table_format, f"leaderboard-{method}")
 
