@@ -1,8 +1,9 @@
 """A simulated arena where one model wins by the length of its answers alone.
 
 Three models of one strength; ``long`` answers four times longer than the others (each
-answer's length varying about its model's), and voters pick the longer answer more often (``by`` natural-log odds per doubling). The
-raw board ranks ``long`` first; a board with style control must not.
+answer's length varying about its model's), and voters pick the longer answer more often
+(``by`` natural-log odds per doubling). The raw board ranks ``long`` first; a board with
+style control must not.
 """
 
 from __future__ import annotations
