@@ -292,10 +292,11 @@ def coarsen_grid(
     user = np.asarray(users)
     dated = grid.codes >= 0
     per_period = np.bincount(grid.codes[dated], minlength=grid.n_periods)
-    members: list[set[int]] = [set() for _ in range(grid.n_periods)]
-    for p, u in zip(grid.codes[dated].tolist(), user[dated].tolist(), strict=True):
-        if u >= 0:
-            members[p].add(u)
+    known = dated & (user >= 0)
+    width = int(user[known].max()) + 1 if known.any() else 1
+    pairs = np.unique(grid.codes[known].astype(np.int64) * width + user[known])
+    cuts = np.searchsorted(pairs // width, np.arange(grid.n_periods + 1))
+    members = [set((pairs[a:b] % width).tolist()) for a, b in zip(cuts, cuts[1:], strict=False)]
     merged = np.empty(grid.n_periods, dtype=np.intp)
     closed: list[int] = []  # the last original period of each merged one
     votes, cell = 0, 0

@@ -24,6 +24,7 @@ __all__ = [
     "HISTORY_FILE",
     "MIN_USERS",
     "MIN_VOTES",
+    "MODEL_MIN_VOTES",
     "NotDated",
     "Window",
     "battle_history",
