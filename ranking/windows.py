@@ -294,7 +294,8 @@ def coarsen_grid(
     per_period = np.bincount(grid.codes[dated], minlength=grid.n_periods)
     known = dated & (user >= 0)
     width = int(user[known].max()) + 1 if known.any() else 1
-    pairs = np.unique(grid.codes[known].astype(np.int64) * width + user[known])
+    pairs = np.sort(grid.codes[known].astype(np.int64) * width + user[known])
+    pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]] if pairs.size else pairs
     cuts = np.searchsorted(pairs // width, np.arange(grid.n_periods + 1))
     members = [set((pairs[a:b] % width).tolist()) for a, b in zip(cuts, cuts[1:], strict=False)]
     merged = np.empty(grid.n_periods, dtype=np.intp)
