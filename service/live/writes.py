@@ -20,6 +20,7 @@ import pandas as pd
 
 from ranking.io.text_checks import MAX_NAME_CHARS, is_text, short_repr, text_problem
 from ranking.io.validation import RowError, battles_from_records
+from ranking.personal_style import StylePrior
 from ranking.types import CENTER, Method
 from ranking.windows import format_instant, window_mask
 from service.integrity import RECEIVED
@@ -27,7 +28,7 @@ from service.live.context import LiveContext, LivePart
 from service.live.errors import InputError, NotAvailable
 from service.live.priors import predicted_priors_and_parts
 from service.live.versions import Versions
-from service.personal import personal_leaderboard
+from service.personal import fit_taste_prior, personal_leaderboard
 from service.served import METHODS, Served
 from service.store import Store
 from service.votes import battle_documents, elo_update
@@ -100,6 +101,8 @@ class Writes(LivePart):
         # Personal refits of one process in turn, so a slower refit that read fewer votes
         # never overwrites a later one.
         self._users_lock = threading.Lock()
+        # Each person's taste in answers, learnt from the fit's votes on first use.
+        self._taste: tuple[StylePrior | None] | None = None
 
     # -- votes -----------------------------------------------------------------------------
 
@@ -277,6 +280,19 @@ class Writes(LivePart):
         document["window"] = {k: format_instant(v) for k, v in ends.items() if v is not None}
         return document
 
+    def taste_prior(self) -> StylePrior | None:
+        """How people's taste in answers varies, learnt from the fit's votes with answers
+        (:func:`service.personal.fit_taste_prior`, once); None where the fit has no
+        style-controlled board or no user ids."""
+        if self._taste is None:
+            try:
+                fitted = fit_taste_prior(self.history.fit_battles, self.fit.style_control)
+            except (ValueError, RuntimeError) as exc:  # the boards go on without a taste
+                log.warning("no taste in answers on personal boards: %s", exc)
+                fitted = None
+            self._taste = (fitted,)
+        return self._taste[0]
+
     def refit_users(
         self,
         served: Served,
@@ -327,6 +343,7 @@ class Writes(LivePart):
                     else None,
                     alpha=served.snapshot.user_alpha,
                     queries=queries,
+                    taste_prior=self.taste_prior(),
                 )
                 document["version"] = served.version
                 if store:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.service.conftest import ADMIN, INGEST, assert_error
+from service.cli import main
+from tests.service.conftest import ADMIN, INGEST, assert_error, open_client, service_settings
 
 QUERIES = [
     "Why does my Python loop raise IndexError: list index out of range?",
@@ -188,3 +193,65 @@ def test_queries_far_from_every_topic_do_not_name_one(client: TestClient) -> Non
     check_explanation(explanation, client.post("/v1/recommend", json={"queries": far}).json())
     assert explanation["topics"] and not any(t["fits"] for t in explanation["topics"])
     assert explanation["sentences"][0] == "None of our topics fits your queries closely."
+
+
+# --- a person's taste in answers, end to end (issue 34, item 2) ---
+
+
+def taste_log(path: Path, per_user: int = 120, seed: int = 0) -> Path:
+    """Votes with answers of 16 users: half pick the longer answer more often (1.5
+    nats per doubling), half the shorter; each answer's length varies about its model's."""
+    rng = np.random.default_rng(seed)
+    names = np.array(["long", "mid", "short"])
+    words = np.array([300, 150, 80])
+    rows = []
+    for k in range(16):
+        taste = 1.5 if k % 2 == 0 else -1.5
+        for _ in range(per_user):
+            i, j = rng.choice(3, 2, replace=False)
+            a = int(words[i] * 2.0 ** rng.normal(0.0, 0.8)) + 1
+            b = int(words[j] * 2.0 ** rng.normal(0.0, 0.8)) + 1
+            p = 1.0 / (1.0 + np.exp(-taste * np.log2(a / b)))
+            rows.append(
+                {
+                    "model_a": names[i],
+                    "model_b": names[j],
+                    "winner": "model_a" if rng.random() < p else "model_b",
+                    "user_id": f"{'long' if taste > 0 else 'short'}-lover-{k}",
+                    "answer_a": "word " * a,
+                    "answer_b": "word " * b,
+                }
+            )
+    pd.DataFrame(rows).to_json(path, orient="records", lines=True)
+    return path
+
+
+@pytest.fixture(scope="module")
+def taste_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    folder = tmp_path_factory.mktemp("taste-fit")
+    log = taste_log(folder / "votes.jsonl")
+    assert main(["-q", "fit", str(log), "--out", str(folder / "fit"), "--no-features"]) == 0
+    with open_client(service_settings(folder / "fit", store_path=folder / "s.sqlite")) as c:
+        yield c
+
+
+def test_a_users_board_says_their_taste_in_answers(taste_client: TestClient) -> None:
+    short = taste_client.get("/v1/users/short-lover-1/leaderboard", headers=ADMIN)
+    assert short.status_code == 200, short.text
+    taste = short.json()["explanation"]["taste"]
+    assert taste is not None and taste["source"] == "person" and taste["n_votes"] == 120
+    length = taste["features"][0]
+    assert length["feature"] == "length" and length["distinct"]
+    assert length["points"] < length["everyone"]
+    assert length["sentence"].startswith("You prefer shorter answers than most: -")
+    assert length["sentence"] in short.json()["explanation"]["sentences"]
+    long = taste_client.get("/v1/users/long-lover-0/leaderboard", headers=ADMIN).json()
+    assert long["explanation"]["taste"]["features"][0]["sentence"].startswith(
+        "You prefer longer answers than most: +"
+    )
+    # a vote without answers since does not change what the answered votes say
+    vote = {"user_id": "short-lover-1", "model_a": "long", "model_b": "mid", "winner": "tie"}
+    answer = taste_client.post("/v1/battles", json={"battles": [vote]}, headers=INGEST)
+    assert answer.status_code == 200, answer.text
+    again = taste_client.get("/v1/users/short-lover-1/leaderboard", headers=ADMIN).json()
+    assert again["n_battles"] == 121 and again["explanation"]["taste"]["n_votes"] == 120
