@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from ranking.analysis import UserAnalysis
+from ranking.io.answer_texts import has_answers
 from ranking.io.frames import pairwise_from_battles, user_codes
 from ranking.noise import NULL_REPLICATES
 from ranking.progress import Progress
@@ -133,8 +134,10 @@ def fit_all(
         aggregates = fit_aggregates(public, rng=config.seed, progress=progress, stopwatch=watch)
         with watch.step(substep("aggregate boards", "repeated prompts")):
             repeats = repeats_document(config, effect, data, aggregates)
-    with watch.step("style control"):  # only when the votes carry answers
-        style_control = fit_style_document(battles, seed=config.seed)
+    style_control = None
+    if has_answers(battles):  # a step of its own only when the votes carry answers
+        with watch.step("style control"):
+            style_control = fit_style_document(battles, seed=config.seed)
     with watch.step("per-user fits"):
         analyses = fit_users(
             data,
