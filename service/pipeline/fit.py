@@ -137,7 +137,9 @@ def fit_all(
     style_control = None
     if has_answers(battles):  # a step of its own only when the votes carry answers
         with watch.step("style control"):
-            style_control = fit_style_document(battles, seed=config.seed)
+            style_control = fit_style_document(
+                battles, seed=config.seed, repeat_cap=config.repeat_cap
+            )
     with watch.step("per-user fits"):
         analyses = fit_users(
             data,

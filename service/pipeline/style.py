@@ -18,6 +18,7 @@ import pandas as pd
 
 from features.answer_style import fit_style_control
 from ranking.io.answer_texts import has_answers
+from ranking.io.repeat_codes import RepeatCap, cap_battles
 from ranking.leaderboard import read_leaderboard
 from ranking.provisional import split_provisional
 
@@ -27,7 +28,9 @@ __all__ = ["STYLE_FILE", "fit_style_document", "public_style_board"]
 STYLE_FILE = "style_control.json"
 
 
-def fit_style_document(battles: pd.DataFrame, *, seed: int = 0) -> dict[str, Any] | None:
+def fit_style_document(
+    battles: pd.DataFrame, *, seed: int = 0, repeat_cap: RepeatCap = None
+) -> dict[str, Any] | None:
     """The style-controlled board of ``battles`` as a JSON document, or None without
     answers.
 
@@ -36,8 +39,12 @@ def fit_style_document(battles: pd.DataFrame, *, seed: int = 0) -> dict[str, Any
     battles : pandas.DataFrame
         The fit's battle frame.
     seed : int
-        The fit's seed (the board's intervals are sandwich: nothing is drawn but its odds,
-        from a fixed seed).
+        The fit's seed: that of the repeated prompts' sample (the board's intervals are
+        sandwich; its odds are drawn with a fixed seed).
+    repeat_cap : int, "auto" or None
+        The fit's cap on a prompt's votes (:func:`ranking.io.repeat_codes.cap_battles`,
+        the votes the public boards keep with the same seed), so that the controlled
+        board and the raw one beside it stand on the public boards' votes.
 
     Returns
     -------
@@ -48,7 +55,8 @@ def fit_style_document(battles: pd.DataFrame, *, seed: int = 0) -> dict[str, Any
     """
     if not has_answers(battles):
         return None
-    return fit_style_control(battles, rng=seed).to_dict()
+    kept, _ = cap_battles(battles, repeat_cap, rng=seed)
+    return fit_style_control(kept, rng=seed).to_dict()
 
 
 def public_style_board(document: Mapping[str, Any], min_votes: int) -> dict[str, Any]:

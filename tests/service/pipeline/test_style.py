@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ranking.io.repeat_codes import cap_battles
 from service.cli import main
 from service.pipeline.artifacts import load_fit
 from service.pipeline.style import STYLE_FILE, fit_style_document, public_style_board
@@ -51,7 +52,16 @@ def test_plb_fit_keeps_it_in_the_fit_directory(tmp_path: Path) -> None:
     fit = load_fit(tmp_path / "fit")
     assert (tmp_path / "fit" / STYLE_FILE).is_file()
     assert fit.style_control is not None
-    assert fit.style_control["n_battles"] == 300
+    assert fit.style_control["n_battles"] == fit.leaderboards["bt"]["n_battles"] == 300
     assert fit.style_control["style_control"]["coefficients"][0]["feature"] == "length"
     assert load_fit(tmp_path / "bare").style_control is None
     assert not (tmp_path / "bare" / STYLE_FILE).exists()
+
+
+def test_it_stands_on_the_votes_the_public_boards_keep() -> None:
+    battles = length_battles(900)  # 50 prompts, 18 votes each
+    document = fit_style_document(battles, seed=3, repeat_cap=10)
+    assert document is not None
+    assert document["n_battles"] == 500
+    kept, _ = cap_battles(battles, 10, rng=3)
+    assert document == fit_style_document(kept, seed=3)
