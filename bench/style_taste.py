@@ -307,7 +307,7 @@ def _judged_rows(judged: Judged, data_text: str) -> list[Row]:
     way = f"alpha by {judged.method}"
     return [
         make_row(
-            f"per-user style against aggregate style, later votes ({way})",
+            f"own style against everyone's, everyone's ratings as offsets, later votes ({way})",
             data_text,
             ours=f"{gain:+.4f} per vote (se {gain_se:.4f} over {voters} voters)",
             goal="> 0 by 2 se to show per-user taste",
@@ -345,7 +345,7 @@ def _judged_rows(judged: Judged, data_text: str) -> list[Row]:
             f"earlier votes: {judged.refitted_told}",
         ),
         make_row(
-            f"the fallback rule on the earlier votes ({way})",
+            f"the fallback rule, everyone's ratings as offsets, earlier votes ({way})",
             data_text,
             ours="per-user taste kept" if taste.personal else "falls back to the aggregate",
             notes=f"{rule}; prior sd {ELO_PER_NAT * taste.prior_sd:.0f} points per "
@@ -397,8 +397,7 @@ def _rows(votes: TasteVotes, label: str) -> list[Row]:
         held = every.held_out
         rows.append(
             make_row(
-                f"voters whose taste is told apart from the aggregate (all votes, alpha by "
-                f"{method})",
+                f"voters told apart, everyone's ratings as offsets (all votes, alpha by {method})",
                 data_text,
                 ours=f"{int(distinct.sum())} of {votes.n_users}",
                 notes=f"on length: {int(length.sum())}; of the {int(heavy.sum())} voters with "
