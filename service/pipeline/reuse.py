@@ -178,8 +178,10 @@ class KeptStyle(TextCache):
     def rows(self, texts: Sequence[str], compute: Any) -> list[npt.NDArray[Any]]:
         """The row of each text: looked up, or (texts the table lacks) computed."""
         missing = [t for t in dict.fromkeys(texts) if t not in self.table]
-        extra = dict(zip(missing, compute(missing), strict=True)) if missing else {}
         table = self.table
+        if not missing and isinstance(table, RowTable | Chained):
+            return list(table.rows(texts))  # one lookup of them all
+        extra = dict(zip(missing, compute(missing), strict=True)) if missing else {}
         return [extra[t] if t in extra else table[t] for t in texts]
 
 

@@ -137,6 +137,31 @@ class Chained(Mapping[str, Rows]):
     def __len__(self) -> int:
         return len(self.first) + sum(text not in self.first for text in self.second)
 
+    def __bool__(self) -> bool:  # without counting: a count reads every text of both
+        return bool(self.first) or bool(self.second)
+
+    def rows(self, texts: Sequence[str]) -> Rows:
+        """The rows of ``texts`` (each held by either table), stacked
+        ``(len(texts), width)``: each table's rows in one lookup."""
+        first = np.fromiter((t in self.first for t in texts), bool, len(texts))
+        mine = [t for t, f in zip(texts, first, strict=True) if f]
+        theirs = [t for t, f in zip(texts, first, strict=True) if not f]
+        if not theirs:
+            return _stacked_rows(self.first, mine)
+        if not mine:
+            return _stacked_rows(self.second, theirs)
+        a, b = _stacked_rows(self.first, mine), _stacked_rows(self.second, theirs)
+        out = np.empty((len(texts), a.shape[1]), dtype=np.result_type(a, b))
+        out[first], out[~first] = a, b
+        return out
+
+
+def _stacked_rows(table: Mapping[str, Rows], texts: Sequence[str]) -> Rows:
+    """``table``'s rows of ``texts`` in one array: by its own ``rows`` where it has one."""
+    if isinstance(table, RowTable | Chained):
+        return table.rows(texts)
+    return np.stack([np.asarray(table[t]) for t in texts])
+
 
 @dataclass(frozen=True)
 class Shelf:
