@@ -38,7 +38,7 @@ DEFAULT_UNIT = "auto"
 #: The fewest periods ``"auto"`` aims for.
 AUTO_PERIODS = 4
 #: The most periods an equal split may ask for.
-MAX_PERIODS = 1000
+MAX_PERIODS = 100
 
 _NUMBER = re.compile(r"[+-]?\d+(\.\d*)?")
 #: Unix seconds in the 64-bit range of nanoseconds pandas and numpy date types hold.

@@ -20,7 +20,7 @@ UnitQuery = Annotated[
     str,
     Query(
         description="auto (the coarsest of month, week, day giving 4 periods), month, week, "
-        "day, or a number of equal periods (1-1000)"
+        "day, or a number of equal periods (1-100)"
     ),
 ]
 
