@@ -136,7 +136,7 @@ def parse_unit(text: str) -> str | int:
     Raises
     ------
     ValueError
-        Naming the value when it is none of these, or a number outside 1-1000.
+        Naming the value when it is none of these, or a number outside 1-100.
     """
     value = text.strip().lower()
     if value == DEFAULT_UNIT or value in UNITS:
