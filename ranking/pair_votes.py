@@ -23,6 +23,7 @@ Hessian's solve would cost more than it saves, and L-BFGS runs on the same gradi
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,9 +36,15 @@ from ranking.types import FloatArray
 
 __all__ = ["NEWTON_MAX_COEFFICIENTS", "PairVotes", "newton_fit", "pair_order"]
 
+logger = logging.getLogger(__name__)
+
 #: Coefficients (``n_models * p``) up to which :func:`newton_fit` takes Newton steps;
 #: past it, L-BFGS on the same gradient (a Cholesky of 3,000 coefficients is ~9 GFLOP).
 NEWTON_MAX_COEFFICIENTS = 3_000
+
+#: Relative error of the objective (a sum of one loss a vote) within which a step that
+#: promised less is accepted on its own merit.
+ROUNDING = 1e-12
 
 #: A fit is done once no coefficient moves by more than this in a step (natural-log
 #: units: a millionth of an Elo point is about 6e-9 of them).
@@ -286,7 +293,9 @@ def _newton(
         hessian = curvature + alpha * np.eye(coef.size)
     assert hessian is not None
     factor = linalg.cho_factor(hessian)
+    hessians, halvings, steps = int(curvature is None), 0, 0
     for _ in range(max_iter):
+        steps += 1
         step = linalg.cho_solve(factor, grad.ravel()).reshape(shape)
         slope = float(grad.ravel() @ step.ravel())  # the decrease a full step promises
         before = np.linalg.norm(grad)
@@ -296,8 +305,13 @@ def _newton(
         trial = coef - step
         trial_grad: FloatArray | None
         trial_value, trial_grad, _ = votes.derivatives(trial, w, alpha, hessian=False)
-        while trial_value > value - 1e-4 * t * slope and t >= 1e-10:
+        # a sum of millions of losses is exact to about 1e-13 of itself: a step whose
+        # promised decrease is below that is judged by the step alone, not halved until
+        # rounding errors agree
+        noise = ROUNDING * max(abs(value), 1.0)
+        while trial_value > value - 1e-4 * t * slope + noise and t >= 1e-10:
             t *= 0.5
+            halvings += 1
             trial = coef - t * step
             trial_value = votes.objective(trial, w, alpha)
             trial_grad = None
@@ -310,8 +324,10 @@ def _newton(
             value, grad = trial_value, trial_grad
         if t < 1.0 or np.linalg.norm(grad) > 0.25 * before:  # progress slowed: a new Hessian
             value, grad, hessian = votes.derivatives(coef, w, alpha)
+            hessians += 1
             assert hessian is not None
             factor = linalg.cho_factor(hessian)
+    logger.debug("Newton: %d steps, %d Hessians, %d halvings", steps, hessians, halvings)
     return coef
 
 

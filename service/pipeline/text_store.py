@@ -105,6 +105,9 @@ class RowTable(Mapping[str, Rows]):
     def __getitem__(self, text: str) -> Rows:
         return self.array[self._index[text]]
 
+    def __contains__(self, text: object) -> bool:  # Mapping's would read the row
+        return text in self._index
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._index)
 
