@@ -1,0 +1,64 @@
+"""A refit after 1% new votes at bench R's scale (issue 33): the times, step by step.
+
+Bench Y (:mod:`bench.refit`) compares a refit with a full fit on 5,000 simulated users,
+ratings included. At bench R's scale (100,000 users, 2,009,134 votes, 1,544,948 distinct
+prompts) a full fit takes most of an hour here, so this script times the refit alone::
+
+    PYTHONPATH=. python -m bench.refit_at_scale [FOLDER]
+
+It fits all but the latest 1% of the votes (by time) into ``FOLDER/earlier`` once (kept
+between runs; about 8 minutes on a quiet machine), then refits every vote from it into
+``FOLDER/refit`` as ``plb fit LOG --reuse FOLDER/earlier`` does, and prints the refit's
+wall seconds, its steps and its peak memory. The log is bench R's, made by
+:func:`bench.scale._log` the first time.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from bench.refit import NEW_SHARE, _fit
+from bench.scale import _log
+from ranking.io.ingest import read_battles
+from service.pipeline import FitConfig
+from service.pipeline.reuse import Earlier
+
+__all__ = ["main"]
+
+USERS, PER_USER = 100_000, 20
+
+
+def main(folder: str = "bench/out/refit-at-scale") -> None:
+    """Fit the earlier votes into ``folder`` if not there yet, then time the refit."""
+    root = Path(folder)
+    battles = read_battles(str(_log(USERS, PER_USER))).battles
+    battles = battles.sort_values("tstamp", kind="stable").reset_index(drop=True)
+    cut = int(round(len(battles) * (1 - NEW_SHARE)))
+    config = FitConfig(embedding="tfidf", seed=0)
+    if not (root / "earlier" / "manifest.json").exists():
+        shutil.rmtree(root / "earlier", ignore_errors=True)
+        seconds, _ = _fit(battles.iloc[:cut].reset_index(drop=True), config, root / "earlier")
+        print(f"earlier fit of {cut:,} votes: {seconds:.1f} s", flush=True)
+    from features.predictor import RatingPredictor  # noqa: F401 (imported before timing)
+
+    started = time.perf_counter()
+    earlier = Earlier.load(root / "earlier")
+    loaded = time.perf_counter() - started
+    shutil.rmtree(root / "refit", ignore_errors=True)
+    seconds, refit = _fit(battles, config, root / "refit", earlier)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(
+        f"refit of {len(battles):,} votes: {seconds + loaded:.1f} s "
+        f"(reading the earlier fit {loaded:.1f} s); peak RSS {peak:,.0f} MB"
+    )
+    print("reuse:", json.dumps(refit.features.reuse))
+    print("steps (s):", json.dumps({k: round(v, 1) for k, v in refit.timings.items()}))
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:2])
