@@ -20,6 +20,7 @@ __all__ = [
     "centred_inverse",
     "elo_bootstrap_plan",
     "interval_ranks",
+    "moderate_sandwich",
     "moderated_covariance",
     "normal_intervals",
     "percentile_intervals",
@@ -158,16 +159,30 @@ def moderated_covariance(
     Natural-log units, ``(k, k)``.
     """
     bread, meat = _bread_and_meat(theta, matchups, outcomes, weights, alpha)
-    sandwich = bread @ meat @ bread
-    sandwich = 0.5 * (sandwich + sandwich.T)
     w = np.ones(len(outcomes)) if weights is None else np.asarray(weights, dtype=np.float64)
     n = np.bincount(np.ravel(matchups), weights=np.repeat(w, 2), minlength=theta.shape[0])
+    return moderate_sandwich(bread, meat, n, prior_votes)
+
+
+def moderate_sandwich(
+    bread: FloatArray, meat: FloatArray, votes: npt.ArrayLike, prior_votes: float
+) -> FloatArray:
+    """The sandwich ``bread @ meat @ bread`` with each variance moderated toward the
+    model-based ``bread``'s by the parameter's ``votes`` against ``prior_votes``, and the
+    sandwich's correlations kept.
+
+    A parameter whose sandwich variance is zero keeps its moderated variance,
+    uncorrelated. Shared by the raw board (:func:`moderated_covariance`) and the
+    style-controlled one (:mod:`ranking.style_control`).
+    """
+    votes = np.asarray(votes, dtype=np.float64)
+    sandwich = bread @ meat @ bread
+    sandwich = 0.5 * (sandwich + sandwich.T)
     s_var, b_var = np.clip(np.diag(sandwich), 0.0, None), np.clip(np.diag(bread), 0.0, None)
-    variance = (n * s_var + prior_votes * b_var) / (n + prior_votes)
+    variance = (votes * s_var + prior_votes * b_var) / (votes + prior_votes)
     s_sd = np.sqrt(s_var)
     scale = np.divide(np.sqrt(variance), s_sd, out=np.zeros_like(s_sd), where=s_sd > 0)
     covariance: FloatArray = sandwich * scale[:, None] * scale[None, :]
-    # A model whose sandwich variance is zero keeps its moderated variance, uncorrelated.
     alone = s_sd <= 0
     covariance[alone, alone] = variance[alone]
     return covariance

@@ -37,6 +37,7 @@ from ranking.bt import DEFAULT_ALPHA
 from ranking.bt_solver import pair_matrices
 from ranking.intervals import (
     MODERATION_VOTES,
+    moderate_sandwich,
     normal_intervals,
     percentile_intervals,
 )
@@ -317,18 +318,8 @@ def style_covariance(
     centre = np.eye(k + p)
     centre[:k, :k] -= 1.0 / k
     bread = centre @ np.linalg.inv(hess + shift) @ centre
-    sandwich = bread @ meat @ bread
-    sandwich = 0.5 * (sandwich + sandwich.T)
     n = np.concatenate([np.bincount(m.ravel(), np.repeat(w, 2), minlength=k), np.full(p, w.sum())])
-    s_var = np.clip(np.diag(sandwich), 0.0, None)
-    b_var = np.clip(np.diag(bread), 0.0, None)
-    variance = (n * s_var + prior_votes * b_var) / (n + prior_votes)
-    s_sd = np.sqrt(s_var)
-    scale = np.divide(np.sqrt(variance), s_sd, out=np.zeros_like(s_sd), where=s_sd > 0)
-    covariance: FloatArray = sandwich * scale[:, None] * scale[None, :]
-    alone = s_sd <= 0
-    covariance[alone, alone] = variance[alone]
-    return covariance
+    return moderate_sandwich(bread, meat, n, prior_votes)
 
 
 def style_log_loss(
