@@ -14,7 +14,6 @@ frame in the order of :func:`ranking.io.frames.pairwise_from_battles`.
 
 from __future__ import annotations
 
-import gzip
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -24,7 +23,7 @@ import pandas as pd
 
 from ranking.io.chunks import BattleLogError, PathArg
 from ranking.io.frames import vote_order
-from ranking.io.prompt_texts import PromptTexts, _id_text, _records
+from ranking.io.prompt_texts import PromptTexts, _id_text, side_records
 from ranking.types import BoolArray
 
 __all__ = [
@@ -147,16 +146,8 @@ def read_answer_texts(
         without one of the fields, a prompt id without a text, or no answer at all. Two
         answers of one model to one prompt keep the first.
     """
-    try:
-        with open(path, "rb") as raw:
-            data = gzip.decompress(raw.read()) if os.fspath(path).endswith(".gz") else raw.read()
-        text = data.decode("utf-8-sig")
-    except FileNotFoundError:
-        raise BattleLogError(path, "file not found") from None
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise BattleLogError(path, "cannot read file", detail=str(exc)) from None
     texts: dict[tuple[str, str], str] = {}
-    for row, record in _records(path, text):
+    for row, record in side_records(path):
         if not isinstance(record, dict):
             raise BattleLogError(path, "record is not an object", row=row)
         for column in (prompt_column, model_column, answer_column):

@@ -79,6 +79,26 @@ def _id_text(value: Any) -> str | None:
     return None
 
 
+def side_records(path: PathArg) -> Iterator[tuple[int, Any]]:
+    """The records of a file kept beside a log (prompt texts, answers), with their row
+    numbers: JSON Lines, JSON or CSV, optionally gzip-compressed.
+
+    Raises
+    ------
+    BattleLogError
+        Naming the file, when it cannot be found, read or decoded (before any record).
+    """
+    try:
+        with open(path, "rb") as raw:
+            data = gzip.decompress(raw.read()) if os.fspath(path).endswith(".gz") else raw.read()
+        text = data.decode("utf-8-sig")
+    except FileNotFoundError:
+        raise BattleLogError(path, "file not found") from None
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise BattleLogError(path, "cannot read file", detail=str(exc)) from None
+    return _records(path, text)
+
+
 def _records(file: PathArg, text: str) -> Iterator[tuple[int, Any]]:
     """The file's records with their 1-based row numbers (a CSV header is not a row)."""
     name = os.fspath(file).lower().removesuffix(".gz")
@@ -130,16 +150,8 @@ def read_prompt_texts(
         Naming the file (and the row, field and value) for a file that cannot be read,
         a record without an id or a text, or an id given two different texts.
     """
-    try:
-        with open(path, "rb") as raw:
-            data = gzip.decompress(raw.read()) if os.fspath(path).endswith(".gz") else raw.read()
-        text = data.decode("utf-8-sig")
-    except FileNotFoundError:
-        raise BattleLogError(path, "file not found") from None
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise BattleLogError(path, "cannot read file", detail=str(exc)) from None
     texts: dict[str, str] = {}
-    for row, record in _records(path, text):
+    for row, record in side_records(path):
         if not isinstance(record, dict):
             raise BattleLogError(path, "record is not an object", row=row)
         if id_column not in record or text_column not in record:
