@@ -205,11 +205,13 @@ def _run_on_cluster(args: argparse.Namespace, config: FitConfig) -> None:
         ) from None
     from service.scale import ClusterError, connect, describe, fit_distributed
 
-    if config.repeat_cap is not None:
-        progress.note("the Dask fit counts every vote of every prompt (no --repeat-cap yet)")
     shape = log_shape(args)
     try:
         with connect(args.scheduler) as client:
+            if config.repeat_cap is not None:  # said once the cluster answers, not before
+                progress.note(
+                    "the Dask fit counts every vote of every prompt (no --repeat-cap yet)"
+                )
             fitted = fit_distributed(
                 client,
                 [str(p) for p in args.battles],
