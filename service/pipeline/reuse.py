@@ -26,7 +26,15 @@ from features.text_cache import TextCache
 from ranking.progress import Progress, start
 from service.pipeline.artifacts import PREDICTOR_DIR, TOPICS_DIR
 from service.pipeline.config import FitConfig
-from service.pipeline.text_store import TEXTS_DIR, Chained, RowTable, Shelf, open_shelf
+from service.pipeline.text_store import (
+    TEXTS_DIR,
+    Chained,
+    Keys,
+    RowTable,
+    Shelf,
+    open_shelf,
+    text_keys,
+)
 
 __all__ = [
     "Earlier",
@@ -215,10 +223,11 @@ def _joined(found: RowTable, missing: list[str], rows: Any) -> Mapping[str, Any]
 
 
 def _complete(
-    shelf: Shelf, texts: list[str], compute: Any
+    shelf: Shelf, texts: list[str], compute: Any, wanted: Keys | None
 ) -> tuple[Shelf, Mapping[str, Any], dict[str, int]]:
-    """Every row of ``texts``: those ``shelf`` keeps, the others computed and added."""
-    found, missing = shelf.lookup(texts)
+    """Every row of ``texts`` (their keys ``wanted``, if computed already): those
+    ``shelf`` keeps, the others computed and added."""
+    found, missing = shelf.lookup(texts, wanted)
     counts = {"kept": len(found), "computed": len(missing)}
     if not missing:
         return shelf, found, counts
@@ -253,15 +262,17 @@ def kept_rows(
 
     advance = start(progress, "prompts' rows kept by text", 1, "lookups")
     counts: dict[str, dict[str, int]] = {}
+    # a refit looks the texts up on two shelves: they are hashed once
+    wanted = None if earlier is None else text_keys(texts)
     style_shelf, style, counts["style"] = _complete(
-        _shelf(earlier, "style", style_identity()), texts, style_features
+        _shelf(earlier, "style", style_identity()), texts, style_features, wanted
     )
     identity = None if embedder is None else embedding_identity(embedder)
     if identity is None:
         advance(1)
         return KeptRows(None, KeptStyle(style), (style_shelf,), counts)
     shelf = _shelf(earlier, "embeddings", identity)
-    found, missing = shelf.lookup(texts)
+    found, missing = shelf.lookup(texts, wanted)
     advance(1)
     counts["embeddings"] = {"kept": len(found), "computed": len(missing)}
     if not missing:

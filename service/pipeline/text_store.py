@@ -42,6 +42,7 @@ import pyarrow.parquet as pq
 __all__ = [
     "MAX_PARTS",
     "Chained",
+    "Keys",
     "TEXTS_DIR",
     "RowTable",
     "Shelf",
@@ -192,16 +193,20 @@ class Shelf:
         """The shelf's folder name: the hash of its kind and identity."""
         return producer_id(self.kind, self.identity)
 
-    def lookup(self, texts: Sequence[str]) -> tuple[RowTable, list[str]]:
+    def lookup(
+        self, texts: Sequence[str], wanted: Keys | None = None
+    ) -> tuple[RowTable, list[str]]:
         """The kept rows of ``texts`` (distinct), and the texts not kept, in their order.
 
-        A part that cannot be read (removed since, damaged) is skipped with a warning: its
-        rows are computed again.
+        ``wanted``, when given, is :func:`text_keys` of ``texts`` computed already (a fit
+        looks the same texts up on two shelves). A part that cannot be read (removed
+        since, damaged) is skipped with a warning: its rows are computed again.
         """
         keys, values = self._read()
         if not len(keys):
             return RowTable([], np.zeros((0, 0))), list(texts)
-        wanted = text_keys(texts)
+        if wanted is None:
+            wanted = text_keys(texts)
         index = pd.Index(keys[:, 0])  # the first half finds a row, both must match
         if not index.is_unique:  # the same text added twice: its first row
             first = ~index.duplicated()
