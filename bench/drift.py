@@ -19,7 +19,6 @@ prints the rows; ``python -m bench.run drift`` writes them into bench/RESULTS.md
 
 from __future__ import annotations
 
-import argparse
 import logging
 import math
 from collections.abc import Sequence
@@ -27,7 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from bench.common import Row, make_row
+from bench.common import Row, make_row, quick_option
 from ranking.history import fit_history
 from ranking.types import PairwiseData
 
@@ -147,11 +146,9 @@ def run(quick: bool = False) -> list[Row]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Print the rows (``python -m bench.drift [--quick]``)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="3 arenas a cell")
-    args = parser.parse_args(argv)
+    quick = quick_option("bench.drift", __doc__, "3 arenas a cell", argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    for row in run(args.quick):
+    for row in run(quick):
         print(row)
 
 

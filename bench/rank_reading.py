@@ -21,7 +21,6 @@ the first 5,000 Arena votes and 20 Elo replicates.
 
 from __future__ import annotations
 
-import argparse
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,7 +30,7 @@ from unittest import mock
 import numpy as np
 import numpy.typing as npt
 
-from bench.common import Row, make_row
+from bench.common import Row, make_row, quick_option
 
 __all__ = ["ARENA_LOG", "LLMFAO_LOG", "MIN_VOTES", "reading_rows", "run"]
 
@@ -173,11 +172,9 @@ def run(quick: bool = False) -> list[Row]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Print the rows (``python -m bench.rank_reading [--quick]``)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="5,000 Arena votes, 20 replicates")
-    args = parser.parse_args(argv)
+    quick = quick_option("bench.rank_reading", __doc__, "5,000 Arena votes, 20 replicates", argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    for row in run(args.quick):
+    for row in run(quick):
         print(row)
 
 

@@ -30,7 +30,6 @@ Nothing is timed. ``python -m bench.repeats [--quick]`` prints the rows;
 
 from __future__ import annotations
 
-import argparse
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -39,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.common import Row, make_row
+from bench.common import Row, make_row, quick_option
 
 __all__ = ["CAPS", "SEEDS", "held_out_scores", "run"]
 
@@ -315,11 +314,9 @@ def run(quick: bool = False) -> list[Row]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Print the rows (``python -m bench.repeats [--quick]``)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="one seed, small arenas")
-    args = parser.parse_args(argv)
+    quick = quick_option("bench.repeats", __doc__, "one seed, small arenas", argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    for row in run(args.quick):
+    for row in run(quick):
         print(row)
 
 
