@@ -231,9 +231,11 @@ def fit_members(
     searched_rows = _search_rows(users, n_users, rng)
     search_folds = np.unique(fold if searched_rows is None else fold[searched_rows])
     before_by_size = {int(m.components.n_components_): m for m in earlier.members}
-    folds_by_size = dict(
-        zip(before_by_size, earlier.fold_models, strict=False) if earlier.bases else ()
-    )
+    # each member's fold models beside it, keyed as before_by_size (the last of a size)
+    folds_by_size = {
+        int(m.components.n_components_): folds
+        for m, folds in zip(earlier.members, earlier.fold_models, strict=False)
+    }
     searched = len(ALPHA_GRID) * len(search_folds) if predictor.alpha is None else 0
     kept = [_kept(before_by_size, n, user_style) is not None for n in sizes]
     fits = sum((0 if k else searched) + 1 + predictor.folds for k in kept)
