@@ -88,9 +88,11 @@ audit:
 		cat "$$err"; \
 	fi
 
-## test: install everything, lint, audit the dependencies, run the whole test suite
+## test: install everything, lint, audit the dependencies, run the whole test suite on
+## TEST_WORKERS processes (pytest-xdist; tests marked xdist_group share one worker)
+TEST_WORKERS ?= 2
 test: install-test lint audit
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 ## bench: the benchmarks of bench/, results in bench/RESULTS.md
 bench: EXTRA_PACKAGES := wrk
