@@ -16,6 +16,27 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 ARENA_140K = SHARED / "data" / "arena-140k" / "battles.csv.gz"
 
 
+#: Fixture scopes built once per module (or class): their tests share one xdist worker.
+_SHARED_SCOPES = frozenset({"module", "class", "package"})
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep a module's tests on one worker under ``pytest -n N --dist loadgroup``.
+
+    A test that uses a fixture built once per module (a fit, a served app) joins its
+    module's ``xdist_group``, so that fixture is built once, not once per worker; every
+    other test goes to whichever worker is free. Runs before xdist reads the groups.
+    """
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None or item.get_closest_marker("xdist_group"):
+            continue
+        scopes = {d.scope for defs in info.name2fixturedefs.values() for d in defs}
+        if scopes & _SHARED_SCOPES:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
 @pytest.fixture(scope="session")
 def arena_path() -> Path:
     """The shared real Chatbot Arena log; tests that need it skip where it is absent."""
