@@ -24,23 +24,16 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from bertopic.backend import BaseEmbedder
 
-from features.query_text import SERVING_BATCH_SIZE
+from features.embedder_base import ProgressEmbedder, embed
 from features.style import STYLE_FEATURES, style_features
 from features.text_cache import CacheInfo, TextCache, stacked
 from ranking.progress import Progress
 
-__all__ = [
-    "SERVING_BATCH_SIZE",
-    "CacheInfo",
-    "CachedEmbedder",
-    "cache_embeddings",
-    "cached_style_features",
-]
+__all__ = ["CachedEmbedder", "cache_embeddings", "cached_style_features"]
 
 
-class CachedEmbedder(BaseEmbedder):
+class CachedEmbedder(ProgressEmbedder):
     """``embedder`` with a least-recently-used cache of ``max_items`` vectors by text.
 
     Thread-safe (:class:`features.text_cache.TextCache`): the service embeds from several
@@ -77,7 +70,6 @@ class CachedEmbedder(BaseEmbedder):
         self, documents: Sequence[str], verbose: bool = False, *, progress: Progress | None = None
     ) -> npt.NDArray[np.float32]:
         """Embeddings of ``documents``, ``(n, d)``: cached ones looked up, the rest embedded."""
-        from features.embeddings import embed
 
         def compute(missing: list[str]) -> npt.NDArray[np.float32]:
             return np.asarray(embed(self.embedder, missing, progress), dtype=np.float32)

@@ -17,7 +17,8 @@ takes any of them as its injected ``embedding_model``:
     several threads use several cores. The default.
 ``static``
     A static (bag-of-token-vectors) model distilled from all-MiniLM-L6-v2 by model2vec on
-    this machine, the first time it is asked for, and cached under :func:`cache_dir`.
+    this machine, the first time it is asked for, and cached under
+    :func:`features.model_files.cache_dir`.
 ``tfidf``
     TF-IDF and truncated SVD (scikit-learn), fitted on the topic model's own corpus: the
     fallback where PyTorch is not installed.
@@ -33,62 +34,33 @@ Which backend is the default, and why, is measured in ``bench/topics.py``.
 
 from __future__ import annotations
 
-import logging
-import warnings
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from bertopic.backend import BaseEmbedder
 
-from features.light_embedders import (
-    STATIC_DIMENSIONS,
-    StaticEmbedder,
-    TfidfEmbedder,
-    distilled_static_model,
-)
-from features.model_files import cache_dir, minilm_path, offline
+from features.embedder_base import ProgressEmbedder
+from features.light_embedders import StaticEmbedder, TfidfEmbedder
+from features.model_files import load_minilm
 from features.onnx_minilm import OnnxMiniLMEmbedder
 from features.query_text import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_TEXT,
     SERVING_BATCH_SIZE,
-    TEXTS,
     embed_in_batches,
     length_batches,
     select_text,
 )
 from ranking.progress import Progress
 
-__all__ = [
-    "BACKENDS",
-    "DEFAULT_MAX_TOKENS",
-    "DEFAULT_TEXT",
-    "SERVING_BATCH_SIZE",
-    "MiniLMEmbedder",
-    "OnnxMiniLMEmbedder",
-    "StaticEmbedder",
-    "STATIC_DIMENSIONS",
-    "TEXTS",
-    "TfidfEmbedder",
-    "cache_dir",
-    "distilled_static_model",
-    "embed",
-    "length_batches",
-    "load_minilm",
-    "make_embedder",
-    "minilm_path",
-    "select_text",
-]
-
-logger = logging.getLogger(__name__)
+__all__ = ["BACKENDS", "MiniLMEmbedder", "make_embedder"]
 
 BACKENDS = ("minilm", "minilm-int8", "minilm-onnx", "static", "tfidf")
 
 
-class MiniLMEmbedder(BaseEmbedder):
+class MiniLMEmbedder(ProgressEmbedder):
     """all-MiniLM-L6-v2 sentence embeddings (384 dimensions, unit length).
 
     Parameters
@@ -185,46 +157,6 @@ class MiniLMEmbedder(BaseEmbedder):
         state = self.__dict__.copy()
         state["_model"] = None
         return state
-
-
-@lru_cache(maxsize=2)
-def load_minilm(quantize: bool = False) -> Any:
-    """all-MiniLM-L6-v2 as a ``SentenceTransformer`` (PyTorch), int8 when ``quantize``.
-
-    One loaded network per process and setting; loading costs about half a second.
-    """
-    offline()
-    import torch
-    from sentence_transformers import SentenceTransformer
-    from transformers.utils import logging as transformers_logging
-
-    transformers_logging.set_verbosity_error()
-    transformers_logging.disable_progress_bar()
-    model = SentenceTransformer(str(minilm_path()), device="cpu")
-    model.eval()
-    if quantize:
-        with warnings.catch_warnings():  # eager-mode quantisation is deprecated, still works
-            warnings.simplefilter("ignore")
-            model = torch.ao.quantization.quantize_dynamic(
-                model, {torch.nn.Linear}, dtype=torch.qint8
-            )
-    return model
-
-
-def embed(
-    embedder: BaseEmbedder, documents: Sequence[str], progress: Progress | None = None
-) -> npt.NDArray[np.floating[Any]]:
-    """``embedder.embed(documents)``, telling ``progress`` of it where the backend can.
-
-    The backends of this module count the queries they have embedded (the stage
-    ``"embedding queries"``); any other BERTopic backend is called as BERTopic calls it.
-    """
-    from features.embedding_cache import CachedEmbedder  # it calls this function
-
-    ours = MiniLMEmbedder | OnnxMiniLMEmbedder | StaticEmbedder | TfidfEmbedder | CachedEmbedder
-    if isinstance(embedder, ours):
-        return embedder.embed(documents, progress=progress)
-    return np.asarray(embedder.embed(list(documents)))
 
 
 def make_embedder(

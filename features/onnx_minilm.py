@@ -33,9 +33,9 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from bertopic.backend import BaseEmbedder
 
-from features.model_files import cache_dir, minilm_path, offline
+from features.embedder_base import ProgressEmbedder
+from features.model_files import cache_dir, load_minilm, minilm_path, offline
 from features.query_text import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_TEXT,
@@ -85,8 +85,6 @@ def exported_model(target: Path | None = None) -> Path:
 def _export(path: Path) -> None:
     """The full-precision network with its pooling, as one ONNX graph at ``path``."""
     import torch
-
-    from features.embeddings import load_minilm  # PyTorch's network: only to export it
 
     network = load_minilm()[0]
     transformer = getattr(network, "auto_model", None) or network.model
@@ -147,7 +145,7 @@ def _tokenizer(max_tokens: int) -> Any:
     return tokenizer
 
 
-class OnnxMiniLMEmbedder(BaseEmbedder):
+class OnnxMiniLMEmbedder(ProgressEmbedder):
     """all-MiniLM-L6-v2 sentence embeddings by ONNX Runtime, int8 (384 dimensions, unit length).
 
     Parameters

@@ -30,7 +30,7 @@ def distinct_vectors(
     Parameters
     ----------
     embedder : BERTopic-style backend
-        Embeds what ``embeddings`` lacks (:func:`features.embeddings.embed`).
+        Embeds what ``embeddings`` lacks (:func:`features.embedder_base.embed`).
     texts : list of str
         Queries, duplicates allowed.
     embeddings : mapping of str to vector, or array of shape (len(texts), d), optional
@@ -48,7 +48,7 @@ def distinct_vectors(
     docs : list of str
         The distinct texts, in the rows' order.
     """
-    from features.embeddings import embed
+    from features.embedder_base import embed
 
     # by hash, then the distinct texts sorted: np.unique's order, in half its time
     codes, distinct = pd.factorize(pd.Series(texts, dtype=object), sort=True)

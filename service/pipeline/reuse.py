@@ -257,7 +257,7 @@ def kept_rows(
         measuring the new prompts' style), then ``"embedding queries"`` of what is
         embedded.
     """
-    from features.embeddings import embed
+    from features.embedder_base import embed
     from features.style import style_features
 
     advance = start(progress, "prompts' rows kept by text", 1, "lookups")
@@ -294,7 +294,7 @@ def keep_fitted_embeddings(
     identity = embedding_identity(topic_model.embedder_)
     if identity is None:
         return kept
-    from features.embeddings import embed
+    from features.embedder_base import embed
 
     vectors = np.asarray(embed(topic_model.embedder_, texts, progress), dtype=np.float32)
     shelf = Shelf("embeddings", identity).add(texts, vectors)

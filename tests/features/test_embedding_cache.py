@@ -124,7 +124,7 @@ def test_serving_embeds_in_small_batches_cached_or_not() -> None:
     than the fit's 64); ``serve=False`` leaves the fitted size."""
     from types import SimpleNamespace
 
-    from features.embedding_cache import SERVING_BATCH_SIZE
+    from features.query_text import SERVING_BATCH_SIZE
 
     def served(max_items: int, **options: bool) -> int:
         backend = make_embedder("minilm-int8")  # the network loads only when it embeds

@@ -9,15 +9,10 @@ import numpy as np
 import pytest
 from bertopic.backend import BaseEmbedder
 
-from features.embeddings import (
-    BACKENDS,
-    DEFAULT_MAX_TOKENS,
-    MiniLMEmbedder,
-    embed,
-    make_embedder,
-    minilm_path,
-    select_text,
-)
+from features.embedder_base import embed
+from features.embeddings import BACKENDS, MiniLMEmbedder, make_embedder
+from features.model_files import minilm_path
+from features.query_text import DEFAULT_MAX_TOKENS, select_text
 from tests.conftest import RecordedProgress
 
 SENTENCES = [

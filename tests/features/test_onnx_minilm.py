@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from features.embeddings import load_minilm, make_embedder
+from features.embeddings import make_embedder
+from features.model_files import load_minilm
 from features.onnx_minilm import OnnxMiniLMEmbedder, _tokenizer, exported_model
 
 TRICKY = [
