@@ -53,17 +53,14 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from data.prompt_topics import LEXICON, NAME_WEIGHT, group_clusters
+from data.prompt_topics import group_clusters
 from data.prompts import TOPICS, WRITING_TRAITS, check_writing
 
 __all__ = [
     "CHOICE_STRENGTH",
-    "LEXICON",
-    "NAME_WEIGHT",
     "RealPrompts",
     "choose_prompts",
     "default_real_prompts_path",
-    "group_clusters",
     "load_real_prompts",
     "measure_traits",
 ]

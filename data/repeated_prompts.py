@@ -28,7 +28,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from data.simulate import ELO_PER_NAT, Simulation
+from data.truth import Simulation
+from ranking.pairwise import ELO_PER_NAT
 from ranking.types import CENTER
 
 __all__ = ["RepeatedArena", "with_repeated_prompts"]

@@ -53,7 +53,8 @@ shows only through which real prompts they write. A topic without prompts in the
 gets no votes: users' mixtures are renormalised over the topics the file covers (and the
 truth uses the renormalised mixtures). Everything else is drawn as without ``prompts``.
 
-The default sample in ``data/sample`` is ``write_simulation(simulate(400, 60, 15, rng=0),
+The default sample in ``data/sample`` is
+``data.simulation_files.write_simulation(simulate(400, 60, 15, rng=0),
 "data/sample")``.
 """
 
@@ -69,32 +70,12 @@ import pandas as pd
 
 from data.prompts import TOPICS, WRITING_TRAITS, generate_prompts
 from data.real_prompts import CHOICE_STRENGTH, RealPrompts, choose_prompts, load_real_prompts
-from data.simulation_files import load_simulation, load_truth, write_simulation
-from data.truth import (
-    STYLE_TRAITS,
-    Simulation,
-    SimulationParams,
-    Truth,
-    mean_spearman,
-    spearman_with_population,
-)
+from data.truth import STYLE_TRAITS, Simulation, SimulationParams
 from data.world import TOPIC_WORLD, draw_models, model_names
 from ranking.pairwise import ELO_PER_NAT
 from ranking.types import CENTER
 
-__all__ = [
-    "ELO_PER_NAT",
-    "STYLE_TRAITS",
-    "Simulation",
-    "SimulationParams",
-    "Truth",
-    "load_simulation",
-    "load_truth",
-    "mean_spearman",
-    "simulate",
-    "spearman_with_population",
-    "write_simulation",
-]
+__all__ = ["simulate"]
 
 _WINNERS = np.array(["model_a", "model_b", "tie", "tie (bothbad)"], dtype=object)
 _LOG = logging.getLogger(__name__)

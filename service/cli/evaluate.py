@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from data.simulate import load_truth
+from data.simulation_files import load_truth
 from ranking.evaluation import MIN_VOTES, evaluate_personalisation
 from ranking.io.frames import pairwise_from_battles, user_codes
 from service.cli import progress

@@ -7,7 +7,9 @@ import math
 import os
 
 from data.real_prompts import load_real_prompts
-from data.simulate import mean_spearman, simulate, write_simulation
+from data.simulate import simulate
+from data.simulation_files import write_simulation
+from data.truth import mean_spearman
 from service.cli.commands import COMMANDS
 from service.cli.common import (
     UsageError,

@@ -8,16 +8,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from data.prompt_topics import group_clusters
 from data.prompts import TOPICS, WRITING_TRAITS
 from data.real_prompts import (
     RealPrompts,
     choose_prompts,
     default_real_prompts_path,
-    group_clusters,
     load_real_prompts,
     measure_traits,
 )
-from data.simulate import load_simulation, simulate, write_simulation
+from data.simulate import simulate
+from data.simulation_files import load_simulation, write_simulation
 
 # Cluster names and texts the lexicon was not written for, one cluster per topic.
 CLUSTERS: dict[str, tuple[str, list[str]]] = {

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from data.repeated_prompts import with_repeated_prompts
-from data.simulate import Simulation, simulate
+from data.simulate import simulate
+from data.truth import Simulation
 from ranking.repeats import prompt_codes
 
 

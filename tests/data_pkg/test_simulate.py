@@ -13,16 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from data.prompts import TOPICS, WRITING_TRAITS, generate_prompts
-from data.simulate import (
-    Simulation,
-    SimulationParams,
-    load_simulation,
-    load_truth,
-    mean_spearman,
-    simulate,
-    spearman_with_population,
-    write_simulation,
-)
+from data.simulate import simulate
+from data.simulation_files import load_simulation, load_truth, write_simulation
+from data.truth import Simulation, SimulationParams, mean_spearman, spearman_with_population
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
 COLUMNS = ["battle_id", "user_id", "prompt", "model_a", "model_b", "winner", "tstamp", "topic"]

@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from data.simulate import Simulation, simulate
+from data.simulate import simulate
+from data.truth import Simulation
 from features.per_prompt import person_deviation, predict_prompts, prompt_profiles, rank_prompt
 from features.prediction import Prediction
 from features.predictor import RatingPredictor

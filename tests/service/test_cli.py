@@ -11,7 +11,8 @@ import pytest
 from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 
-from data.simulate import simulate, write_simulation
+from data.simulate import simulate
+from data.simulation_files import write_simulation
 from ranking.pairwise import ELO_PER_NAT
 from service.cli import main
 from service.pipeline.artifacts import load_fit

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from data.simulate import simulate, write_simulation
+from data.simulate import simulate
+from data.simulation_files import write_simulation
 from service.cli import main
 from service.cli.evaluate import format_new_users
 from service.cli.evaluation_summary import summarise_new_users

@@ -11,7 +11,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from data.simulate import simulate, write_simulation
+from data.simulate import simulate
+from data.simulation_files import write_simulation
 from service.cli import main
 
 

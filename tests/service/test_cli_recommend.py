@@ -10,7 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from data.simulate import simulate, write_simulation
+from data.simulate import simulate
+from data.simulation_files import write_simulation
 from service.cli import main
 from service.cli.common import UsageError
 from service.cli.recommend import read_queries

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from data.simulate import load_truth
+from data.simulation_files import load_truth
 from service.cli import main
 
 

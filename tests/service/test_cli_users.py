@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from data.simulate import simulate, write_simulation
+from data.simulate import simulate
+from data.simulation_files import write_simulation
 from service.cli import main
 
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from data.simulate import simulate, write_simulation
+from data.simulate import simulate
+from data.simulation_files import write_simulation
 from service.cli import main
 from service.pipeline.artifacts import load_fit
 from service.report import SECTIONS, build_report

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from data.simulate import simulate, write_simulation
+from data.simulate import simulate
+from data.simulation_files import write_simulation
 from service.cli import main
 from service.pipeline.timings import SEPARATOR, Stopwatch, substep, timed_stages
 

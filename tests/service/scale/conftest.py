@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from data.simulate import simulate, write_simulation
+from data.simulate import simulate
+from data.simulation_files import write_simulation
 from service.cli import main
 from service.pipeline.artifacts import FitArtifacts, load_fit
 from service.scale.cluster import local_cluster

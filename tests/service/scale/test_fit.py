@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from data.simulate import simulate, write_simulation
+from data.simulate import simulate
+from data.simulation_files import write_simulation
 from service.cli import main
 from tests.service.scale.conftest import assert_same_fit, fitted
 
