@@ -42,7 +42,9 @@ def test_ceiling_table_runs_on_a_small_simulation(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from bench.ceiling import main as ceiling_main
-    from data.simulate import simulate, write_simulation
+
+    from data.simulate import simulate
+    from data.simulation_files import write_simulation
 
     write_simulation(simulate(80, 40, 6, rng=3), tmp_path / "sim")
     ceiling_main([str(tmp_path / "sim")])

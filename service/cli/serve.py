@@ -64,7 +64,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def _demo_simulate(sim: Path, users: int) -> None:
     """The demo's arena: ``plb simulate``'s defaults, ``users`` users."""
-    from data.simulate import simulate, write_simulation
+    from data.simulate import simulate
+    from data.simulation_files import write_simulation
 
     write_simulation(simulate(users), sim)
 

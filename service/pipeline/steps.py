@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from data.simulate import load_truth
+from data.simulation_files import load_truth
 from ranking.analysis import UserAnalysis, analyse_users
 from ranking.evaluation import MIN_VOTES, EvaluationRow, evaluate_personalisation, latest_split
 from ranking.io.repeat_codes import thin_repeated
