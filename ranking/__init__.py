@@ -30,15 +30,10 @@ if TYPE_CHECKING:
     from ranking.bt import fit_bt
     from ranking.elo import online_elo
     from ranking.evaluation import EvaluationRow, evaluate_personalisation
+    from ranking.io.chunks import BattleLogError, NotABattleIdError
     from ranking.io.column_map import ColumnMap
     from ranking.io.frames import filter_battles, pairwise_from_battles, user_codes
-    from ranking.io.ingest import (
-        BattleLogError,
-        IngestResult,
-        NotABattleIdError,
-        read_battles,
-        read_frame,
-    )
+    from ranking.io.ingest import IngestResult, read_battles, read_frame
     from ranking.io.prompt_texts import PromptTexts, read_prompt_texts
     from ranking.leaderboard import fit_leaderboard
     from ranking.provisional import split_provisional
@@ -91,11 +86,11 @@ _HOMES: dict[str, str] = {
     "filter_battles": "io.frames",
     "pairwise_from_battles": "io.frames",
     "user_codes": "io.frames",
-    "BattleLogError": "io.ingest",
+    "BattleLogError": "io.chunks",
+    "NotABattleIdError": "io.chunks",
     "IngestResult": "io.ingest",
     "read_battles": "io.ingest",
     "read_frame": "io.ingest",
-    "NotABattleIdError": "io.ingest",
     "ColumnMap": "io.column_map",
     "PromptTexts": "io.prompt_texts",
     "read_prompt_texts": "io.prompt_texts",

@@ -29,7 +29,7 @@ from typing import NamedTuple, TypedDict, Unpack, cast
 import numpy as np
 import numpy.typing as npt
 
-from ranking.bt_solver import Problem, newton, pair_matrices
+from ranking.bt_solver import Problem, newton
 from ranking.types import FloatArray, IntArray, Matchups, Outcomes, Ratings, Weights
 
 __all__ = [
@@ -45,7 +45,6 @@ __all__ = [
     "fit_bt_grouped",
     "fit_bt_posterior",
     "grouped_votes",
-    "pair_matrices",
 ]
 
 #: Prior precision (natural-log units) of a plain fit: negligible next to any real data.

@@ -29,15 +29,12 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-from ranking.pair_counts import PairCounts, Pairs, collect_pairs
+from ranking.pair_counts import Pairs
 from ranking.types import FloatArray, IntArray
 
 __all__ = [
     "NOT_CONVERGED",
     "NOT_POSITIVE",
-    "PairCounts",
-    "Pairs",
-    "collect_pairs",
     "derivative_loop",
     "newton_loop",
     "objective_loop",

@@ -21,12 +21,12 @@ import numpy as np
 
 from ranking.bt_kernel import (
     NOT_POSITIVE,
-    collect_pairs,
     derivative_loop,
     newton_loop,
     objective_loop,
     posterior_loop,
 )
+from ranking.pair_counts import collect_pairs
 from ranking.types import FloatArray, IntArray, Matchups, Outcomes, Weights
 
 __all__ = ["Problem", "group_batches", "newton", "pair_matrices"]
@@ -81,7 +81,7 @@ class Problem:
     """Votes of many groups, with the prior, ready for repeated evaluation.
 
     The rows are collapsed once into per-group pair counts
-    (:func:`ranking.bt_kernel.collect_pairs`); every evaluation and Newton step after that
+    (:func:`ranking.pair_counts.collect_pairs`); every evaluation and Newton step after that
     is a compiled pass over them, ranges of groups in threads when there are many.
     """
 

@@ -6,7 +6,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import expit, ndtri
 
-from ranking.bt import DEFAULT_ALPHA, bt_hessian, fit_bt_grouped, pair_matrices
+from ranking.bt import DEFAULT_ALPHA, bt_hessian, fit_bt_grouped
+from ranking.bt_solver import pair_matrices
 from ranking.elo import INITIAL, K_FACTOR
 from ranking.elo_kernel import bootstrap_elo_rows
 from ranking.progress import Advance, Progress, start

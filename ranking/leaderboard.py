@@ -43,12 +43,9 @@ from ranking.types import (
 
 __all__ = [
     "DEFAULT_INTERVAL",
-    "ODDS_FIELDS",
-    "RankedRating",
     "build_leaderboard",
     "fit_leaderboard",
     "read_leaderboard",
-    "split_provisional",
     "with_interval_odds",
 ]
 

@@ -3,7 +3,7 @@
 Rows that passed :func:`ranking.io.validation.validate_battles` become the battle frame
 every reader returns (:func:`to_battle_frame`: categoricals for models and winner,
 ``string`` ids, ``float64`` time stamps); :func:`drop_duplicate_ids` drops the rows whose
-``battle_id`` was met before. :mod:`ranking.io.validation` re-exports all of it.
+``battle_id`` was met before.
 """
 
 from __future__ import annotations

@@ -24,8 +24,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ranking.io.column_map import ALIASES, BATTLE_COLUMNS, MissingColumn
-from ranking.io.records import loads_record
-from ranking.io.validation import RowError, frame_from_records
+from ranking.io.records import frame_from_records, loads_record
+from ranking.io.validation import RowError
 
 __all__ = [
     "CHUNKERS",

@@ -25,12 +25,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ranking.io.arrow_tables import NA_TEXT, TABLES, Fallback, missing
+from ranking.io.arrow_tables import NA_TEXT, Fallback, missing
 from ranking.io.battle_frame import WINNERS
 from ranking.io.column_map import ALIASES, BATTLE_COLUMNS, DEFAULT_MAP, ColumnMap, Renaming
-from ranking.io.duplicate_ids import repeated_ids
 
-__all__ = ["TABLES", "ColumnarFile", "Fallback", "repeated_ids"]
+__all__ = ["ColumnarFile"]
 
 _TRUE, _FALSE = ("True", "TRUE", "true"), ("False", "FALSE", "false")
 #: Columns kept as text whatever they look like (the CSV row path reads them as ``str``),

@@ -124,7 +124,7 @@ def differing_repeats(
     Parameters
     ----------
     battles : pandas.DataFrame
-        A battle frame (:func:`ranking.io.validation.to_battle_frame`).
+        A battle frame (:func:`ranking.io.battle_frame.to_battle_frame`).
     repeated : numpy.ndarray of bool
         The rows whose ``battle_id`` was met in an earlier row of ``battles``
         (:func:`repeated_ids` without ``known``).

@@ -35,37 +35,25 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from ranking.io.arrow_tables import TABLES
+from ranking.io.battle_frame import REQUIRED_COLUMNS, to_battle_frame
 from ranking.io.chunks import (
     CHUNKERS,
     BattleLogError,
     Chunk,
     ColumnMapError,
-    NotABattleIdError,
     PathArg,
     row_numbers,
 )
 from ranking.io.column_map import DEFAULT_MAP, ColumnMap, MissingColumn
-from ranking.io.columnar import TABLES, ColumnarFile
+from ranking.io.columnar import ColumnarFile
 from ranking.io.prompt_texts import PromptTexts
+from ranking.io.records import normalise_columns
 from ranking.io.settle import Origin, settle
-from ranking.io.validation import (
-    REQUIRED_COLUMNS,
-    RowError,
-    normalise_columns,
-    to_battle_frame,
-    validate_battles,
-)
+from ranking.io.validation import RowError, validate_battles
 from ranking.progress import Advance, Progress, start
 
-__all__ = [
-    "SUFFIXES",
-    "BattleLogError",
-    "ColumnMapError",
-    "IngestResult",
-    "NotABattleIdError",
-    "read_battles",
-    "read_frame",
-]
+__all__ = ["SUFFIXES", "IngestResult", "read_battles", "read_frame"]
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +82,7 @@ class IngestResult:
     Attributes
     ----------
     battles : pandas.DataFrame
-        The typed battle frame (see :func:`ranking.io.validation.to_battle_frame`).
+        The typed battle frame (see :func:`ranking.io.battle_frame.to_battle_frame`).
     n_read : int
         Records read from the files, including skipped and duplicate ones.
     n_skipped : int

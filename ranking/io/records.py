@@ -21,10 +21,9 @@ import numpy.typing as npt
 import pandas as pd
 
 from ranking.io.column_map import ALIASES, BATTLE_COLUMNS, DEFAULT_MAP, ColumnMap
-from ranking.io.text_checks import NOT_TEXT, is_text
+from ranking.io.text_checks import is_text
 
 __all__ = [
-    "NOT_TEXT",
     "BadNumber",
     "InvalidText",
     "Whole",

@@ -1,12 +1,11 @@
-"""Row-level validation and normalisation of battle records (docs/SPEC.md section 1).
+"""Row-level validation of battle records (docs/SPEC.md section 1).
 
 In-memory frames and records only, no files, so that the file reader
 (:mod:`ranking.io.ingest`) and ``POST /v1/battles`` share one definition of a valid battle:
-:func:`normalise_columns` (aliases, prompt, nested columns; from :mod:`ranking.io.records`,
-with :func:`frame_from_records`), :func:`validate_battles`
-(one boolean mask per check), :func:`to_battle_frame` (compact dtypes),
-:func:`drop_duplicate_ids` (these two from :mod:`ranking.io.battle_frame`), and
-:func:`battles_from_records` chaining them for dicts.
+:func:`validate_battles` (one boolean mask per check), and :func:`battles_from_records`
+chaining it for dicts with :func:`ranking.io.records.normalise_columns` (aliases, prompt,
+nested columns), :func:`ranking.io.battle_frame.to_battle_frame` (compact dtypes) and
+:func:`ranking.io.battle_frame.drop_duplicate_ids`.
 """
 
 from __future__ import annotations
@@ -20,16 +19,13 @@ import numpy.typing as npt
 import pandas as pd
 
 from ranking.io.battle_frame import (
-    REQUIRED_COLUMNS,
     WINNERS,
     drop_duplicate_ids,
-    empty_battle_frame,
     numbers,
     to_battle_frame,
 )
-from ranking.io.column_map import ALIASES, BATTLE_COLUMNS, DEFAULT_MAP, ColumnMap
+from ranking.io.column_map import BATTLE_COLUMNS, DEFAULT_MAP, ColumnMap
 from ranking.io.records import (
-    NOT_TEXT,
     BadNumber,
     InvalidText,
     Whole,
@@ -43,25 +39,13 @@ from ranking.io.text_checks import (
     MAX_LABEL_CHARS,
     MAX_NAME_CHARS,
     MAX_PROMPT_CHARS,
+    NOT_TEXT,
     number_problem,
     short_repr,
     text_problem,
 )
 
-__all__ = [
-    "ALIASES",
-    "BATTLE_COLUMNS",
-    "REQUIRED_COLUMNS",
-    "WINNERS",
-    "RowError",
-    "battles_from_records",
-    "drop_duplicate_ids",
-    "empty_battle_frame",
-    "frame_from_records",
-    "normalise_columns",
-    "to_battle_frame",
-    "validate_battles",
-]
+__all__ = ["RowError", "battles_from_records", "validate_battles"]
 
 _WINNER_REASON = "is not one of " + ", ".join(WINNERS)
 _Mask = npt.NDArray[np.bool_]
@@ -150,7 +134,7 @@ def validate_battles(
     Parameters
     ----------
     frame : pandas.DataFrame
-        Output of :func:`normalise_columns`.
+        Output of :func:`ranking.io.records.normalise_columns`.
     allow_self_battles : bool, default False
         Let ``model_b`` equal ``model_a`` pass (a file reader drops and counts such
         votes, which carry no information, instead of rejecting the file).
@@ -358,7 +342,7 @@ def battles_from_records(
     Returns
     -------
     battles : pandas.DataFrame
-        The accepted battles, typed as by :func:`to_battle_frame`.
+        The accepted battles, typed as by :func:`ranking.io.battle_frame.to_battle_frame`.
     errors : list of RowError
         One per rejected record; ``index`` is its position in ``records``.
     n_duplicates : int

@@ -12,9 +12,10 @@ from typing import Any, Protocol, cast
 
 import pandas as pd
 
+from ranking.io.chunks import BattleLogError
 from ranking.io.column_map import ColumnMap
 from ranking.io.exports import TABLE_FORMATS, TableFormat, leaderboard_bytes
-from ranking.io.ingest import BattleLogError, IngestResult, read_battles
+from ranking.io.ingest import IngestResult, read_battles
 from ranking.io.prompt_texts import PromptTexts
 from service.cli import progress
 from service.cli.errors import UsageError
@@ -23,7 +24,6 @@ from service.cli.log_shape import LogShape, add_shape_options, log_shape, shape_
 __all__ = [
     "EMBEDDINGS",
     "LeftOut",
-    "UsageError",
     "add_input_options",
     "add_output_options",
     "add_topic_options",

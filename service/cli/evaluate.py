@@ -14,7 +14,6 @@ from ranking.io.frames import pairwise_from_battles, user_codes
 from service.cli import progress
 from service.cli.commands import COMMANDS
 from service.cli.common import (
-    UsageError,
     add_input_options,
     add_output_options,
     check_at_least,
@@ -24,6 +23,7 @@ from service.cli.common import (
     emit,
     load_input,
 )
+from service.cli.errors import UsageError
 from service.cli.evaluation_summary import summarise_new_users
 from service.cli.tables import format_table
 from service.pipeline import evaluation_document, truth_matrix

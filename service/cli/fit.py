@@ -13,7 +13,6 @@ from service.cli import progress
 from service.cli.commands import COMMANDS
 from service.cli.common import (
     LeftOut,
-    UsageError,
     add_input_options,
     add_out_dir_option,
     add_output_options,
@@ -29,6 +28,7 @@ from service.cli.common import (
     read_input,
     report_left_out,
 )
+from service.cli.errors import UsageError
 from service.cli.evaluate import format_evaluation
 from service.cli.log_shape import log_shape
 from service.cli.repeats import add_repeat_options, check_repeat_options, format_repeats

@@ -9,7 +9,6 @@ from ranking.io.frames import pairwise_from_battles
 from ranking.windows import parse_unit
 from service.cli.commands import COMMANDS
 from service.cli.common import (
-    UsageError,
     add_input_options,
     add_output_options,
     battles_phrase,
@@ -18,6 +17,7 @@ from service.cli.common import (
     emit,
     read_input,
 )
+from service.cli.errors import UsageError
 from service.cli.tables import format_table
 from service.cli.window import add_window_options, check_window_options
 from service.pipeline.history import NotDated, dated

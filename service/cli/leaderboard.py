@@ -8,12 +8,11 @@ import math
 import numpy as np
 
 from ranking.io.frames import filter_battles, pairwise_from_battles
-from ranking.leaderboard import RankedRating, fit_leaderboard
-from ranking.types import Leaderboard
+from ranking.leaderboard import fit_leaderboard
+from ranking.types import Leaderboard, RankedRating
 from service.cli import progress
 from service.cli.commands import COMMANDS
 from service.cli.common import (
-    UsageError,
     add_input_options,
     add_method_option,
     add_output_options,
@@ -26,6 +25,7 @@ from service.cli.common import (
     emit,
     read_input,
 )
+from service.cli.errors import UsageError
 from service.cli.repeats import (
     add_repeat_options,
     cap_segment,

@@ -12,7 +12,7 @@ from ranking.io.frames import pairwise_from_battles
 from ranking.io.repeat_codes import cap_battles
 from ranking.leaderboard import fit_leaderboard
 from ranking.repeats import FLOOR, RATIO, board_shift
-from service.cli.common import UsageError
+from service.cli.errors import UsageError
 
 __all__ = ["add_repeat_options", "cap_segment", "check_repeat_options", "format_repeats"]
 

@@ -8,7 +8,8 @@ import tempfile
 from pathlib import Path
 
 from service.cli.commands import COMMANDS
-from service.cli.common import UsageError, add_output_options, emit
+from service.cli.common import add_output_options, emit
+from service.cli.errors import UsageError
 from service.pipeline.artifacts import load_fit
 
 __all__ = ["add_parser", "run", "write_atomically"]

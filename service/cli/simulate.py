@@ -11,13 +11,8 @@ from data.simulate import simulate
 from data.simulation_files import write_simulation
 from data.truth import mean_spearman
 from service.cli.commands import COMMANDS
-from service.cli.common import (
-    UsageError,
-    add_out_dir_option,
-    add_output_options,
-    check_seed,
-    emit,
-)
+from service.cli.common import add_out_dir_option, add_output_options, check_seed, emit
+from service.cli.errors import UsageError
 
 __all__ = ["add_parser"]
 

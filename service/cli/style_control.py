@@ -17,7 +17,7 @@ from features.answer_style import NO_ANSWERS, coefficient_phrase, fit_style_cont
 from ranking.io.answer_texts import LLMFAO_ANSWERS, read_answer_texts
 from ranking.io.chunks import BattleLogError
 from ranking.style_control import StyleControl
-from service.cli.common import UsageError
+from service.cli.errors import UsageError
 from service.cli.log_shape import log_shape
 from service.cli.tables import format_leaderboard, format_table
 

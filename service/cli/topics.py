@@ -11,7 +11,6 @@ import pandas as pd
 from service.cli import progress
 from service.cli.commands import COMMANDS
 from service.cli.common import (
-    UsageError,
     add_input_options,
     add_output_options,
     add_seed_option,
@@ -21,6 +20,7 @@ from service.cli.common import (
     emit,
     load_input,
 )
+from service.cli.errors import UsageError
 from service.cli.tables import format_table
 
 __all__ = ["add_parser"]

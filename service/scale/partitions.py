@@ -26,10 +26,11 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from ranking.io.battle_frame import WINNERS, empty_battle_frame
+from ranking.io.chunks import BattleLogError
 from ranking.io.column_map import ColumnMap
-from ranking.io.ingest import BattleLogError, IngestResult, read_battles, read_frame
+from ranking.io.ingest import IngestResult, read_battles, read_frame
 from ranking.io.prompt_texts import PromptTexts
-from ranking.io.validation import WINNERS, empty_battle_frame
 from service.scale.cluster import WORKER_TIMEOUT_S, gather, settle
 
 __all__ = ["ROW", "InputError", "ReadReport", "battles_frame", "read_by_user"]

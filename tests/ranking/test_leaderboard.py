@@ -7,8 +7,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ranking.leaderboard import fit_leaderboard, read_leaderboard, split_provisional
+from ranking.leaderboard import fit_leaderboard, read_leaderboard
 from ranking.pairwise import collapse
+from ranking.provisional import split_provisional
 from ranking.types import Leaderboard, PairwiseData
 from tests.conftest import RecordedProgress, simulate_votes
 

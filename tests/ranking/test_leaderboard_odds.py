@@ -13,15 +13,10 @@ from ranking.intervals import (
     replicate_summary,
     sandwich_intervals,
 )
-from ranking.leaderboard import (
-    ODDS_FIELDS,
-    RankedRating,
-    fit_leaderboard,
-    read_leaderboard,
-    split_provisional,
-)
+from ranking.leaderboard import fit_leaderboard, read_leaderboard
 from ranking.pairwise import collapse
-from ranking.types import Leaderboard, PairwiseData
+from ranking.provisional import split_provisional
+from ranking.types import ODDS_FIELDS, Leaderboard, PairwiseData, RankedRating
 from tests.conftest import simulate_votes
 
 

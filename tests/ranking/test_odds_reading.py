@@ -9,12 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ranking.intervals import interval_ranks
-from ranking.leaderboard import (
-    build_leaderboard,
-    fit_leaderboard,
-    split_provisional,
-    with_interval_odds,
-)
+from ranking.leaderboard import build_leaderboard, fit_leaderboard, with_interval_odds
 from ranking.odds import (
     RankOdds,
     gaussian_draws,
@@ -24,6 +19,7 @@ from ranking.odds import (
     reading_order,
 )
 from ranking.pairwise import ModelCounts
+from ranking.provisional import split_provisional
 from ranking.types import Interval, Leaderboard, Method, RankedRating
 from tests.conftest import simulate_votes
 

@@ -13,7 +13,7 @@ import pytest
 from data.simulate import simulate
 from data.simulation_files import write_simulation
 from service.cli import main
-from service.cli.common import UsageError
+from service.cli.errors import UsageError
 from service.cli.recommend import read_queries
 
 QUERIES = [

@@ -12,15 +12,9 @@ import pandas as pd
 import pytest
 
 from ranking.io import ingest
+from ranking.io.chunks import BattleLogError, ColumnMapError, NotABattleIdError
 from ranking.io.column_map import DEFAULT_MAP, PRESETS, ColumnMap, MissingColumn
-from ranking.io.ingest import (
-    BattleLogError,
-    ColumnMapError,
-    IngestResult,
-    NotABattleIdError,
-    read_battles,
-    read_frame,
-)
+from ranking.io.ingest import IngestResult, read_battles, read_frame
 from ranking.io.prompt_texts import PromptTexts, read_prompt_texts
 
 LLMFAO = Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "llmfao"

@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 import ranking.io.arrow_tables as arrow_tables
 import ranking.io.duplicate_ids as duplicate_ids
 import ranking.io.ingest as ingest
-from ranking.io.columnar import repeated_ids
-from ranking.io.ingest import BattleLogError, IngestResult, read_battles
+from ranking.io.chunks import BattleLogError
+from ranking.io.duplicate_ids import repeated_ids
+from ranking.io.ingest import IngestResult, read_battles
 
 CSV = (
     '"id","model_a","model_b","winner","tstamp","turn","score","flag","maybe","lang","empty"\n'

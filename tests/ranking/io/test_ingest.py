@@ -11,15 +11,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ranking.io.ingest import (
-    SUFFIXES,
-    BattleLogError,
-    IngestResult,
-    NotABattleIdError,
-    read_battles,
-    read_frame,
-)
-from ranking.io.validation import BATTLE_COLUMNS, WINNERS
+from ranking.io.battle_frame import WINNERS
+from ranking.io.chunks import BattleLogError, NotABattleIdError
+from ranking.io.column_map import BATTLE_COLUMNS
+from ranking.io.ingest import SUFFIXES, IngestResult, read_battles, read_frame
 from tests.conftest import RecordedProgress
 
 DATA = Path(__file__).parents[2] / "data" / "ingest"

@@ -9,18 +9,10 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ranking.io.validation import (
-    ALIASES,
-    BATTLE_COLUMNS,
-    REQUIRED_COLUMNS,
-    WINNERS,
-    RowError,
-    battles_from_records,
-    drop_duplicate_ids,
-    normalise_columns,
-    to_battle_frame,
-    validate_battles,
-)
+from ranking.io.battle_frame import REQUIRED_COLUMNS, WINNERS, drop_duplicate_ids, to_battle_frame
+from ranking.io.column_map import ALIASES, BATTLE_COLUMNS
+from ranking.io.records import normalise_columns
+from ranking.io.validation import RowError, battles_from_records, validate_battles
 from ranking.types import WINNER_OUTCOME
 
 WINNER_ERROR = "is not one of model_a, model_b, tie, tie (bothbad), both_bad"
