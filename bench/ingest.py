@@ -31,15 +31,11 @@ import pyarrow.parquet as pq
 
 from bench.common import Row, best_of, error_text, make_row
 from bench.synthetic import write_battle_csv
-from ranking.io.battle_frame import concat_battle_frames
+from ranking.io.battle_frame import concat_battle_frames, drop_duplicate_ids, to_battle_frame
 from ranking.io.chunks import CHUNKERS
 from ranking.io.ingest import IngestResult, read_battles
-from ranking.io.validation import (
-    drop_duplicate_ids,
-    normalise_columns,
-    to_battle_frame,
-    validate_battles,
-)
+from ranking.io.records import normalise_columns
+from ranking.io.validation import validate_battles
 
 __all__ = ["rows_read_battles", "run"]
 

@@ -59,8 +59,8 @@ import pandas as pd
 
 from bench.common import Row, make_row
 from data.simulate import simulate
+from ranking.io.battle_frame import to_battle_frame
 from ranking.io.frames import pairwise_from_battles
-from ranking.io.validation import to_battle_frame
 from ranking.leaderboard import fit_leaderboard
 from service.integrity import RECEIVED, IntegrityConfig, counted_mask, screen_battles
 from service.served import live_elo_leaderboard, live_window

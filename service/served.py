@@ -20,13 +20,9 @@ from typing import Any
 import numpy as np
 
 from ranking.io.frames import pairwise_from_battles
-from ranking.leaderboard import (
-    build_leaderboard,
-    read_leaderboard,
-    split_provisional,
-    with_interval_odds,
-)
+from ranking.leaderboard import build_leaderboard, read_leaderboard, with_interval_odds
 from ranking.pairwise import ModelCounts, model_counts
+from ranking.provisional import split_provisional
 from ranking.types import SCALE, Method
 from service.pipeline.snapshot import Snapshot
 from service.votes import battle_frame, elo_update

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 
 from ranking.elo import online_elo
+from ranking.io.battle_frame import empty_battle_frame, to_battle_frame
 from ranking.io.frames import pairwise_from_battles
-from ranking.io.validation import empty_battle_frame, to_battle_frame
 
 __all__ = ["battle_documents", "battle_frame", "elo_update"]
 

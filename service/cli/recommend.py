@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from service.cli import progress
 from service.cli.commands import COMMANDS
-from service.cli.common import UsageError, add_output_options, emit, load_battles
+from service.cli.common import add_output_options, emit, load_battles
+from service.cli.errors import UsageError
 from service.cli.tables import format_table, odds_line
 from service.pipeline.artifacts import FitArtifacts, load_fit
 from service.recommendation import recommendation, unknown_models, vote_prompts

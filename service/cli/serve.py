@@ -17,7 +17,8 @@ from typing import Any
 
 from service.cli import progress
 from service.cli.commands import COMMANDS
-from service.cli.common import UsageError, check_at_least, read_log
+from service.cli.common import check_at_least, read_log
+from service.cli.errors import UsageError
 from service.cli.report import write_atomically
 from service.pipeline import FitConfig, fit_all, load_fit, manifest_document, write_result
 

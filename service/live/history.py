@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ranking.io.validation import empty_battle_frame, to_battle_frame
+from ranking.io.battle_frame import empty_battle_frame, to_battle_frame
 from service.pipeline.artifacts import FitArtifacts
 from service.store import Store
 from service.votes import battle_frame

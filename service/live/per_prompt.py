@@ -18,8 +18,9 @@ from typing import Any
 
 import pandas as pd
 
+from ranking.io.battle_frame import to_battle_frame
 from ranking.io.text_checks import text_problem
-from ranking.io.validation import battles_from_records, to_battle_frame
+from ranking.io.validation import battles_from_records
 from service.live.errors import InputError, NotAvailable
 from service.recommendation import recommendation, unknown_models
 from service.served import Served

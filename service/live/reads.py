@@ -21,8 +21,9 @@ from typing import Any
 
 import pandas as pd
 
+from ranking.io.battle_frame import to_battle_frame
 from ranking.io.frames import check_segment_size, filter_battles, pairwise_from_battles
-from ranking.io.validation import battles_from_records, to_battle_frame
+from ranking.io.validation import battles_from_records
 from ranking.leaderboard import fit_leaderboard
 from ranking.types import Method
 from ranking.windows import format_instant

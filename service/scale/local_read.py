@@ -19,9 +19,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ranking.io.chunks import BattleLogError
 from ranking.io.column_map import ColumnMap
 from ranking.io.frames import pairwise_from_battles, user_codes
-from ranking.io.ingest import BattleLogError, IngestResult, read_battles
+from ranking.io.ingest import IngestResult, read_battles
 from ranking.io.prompt_texts import PromptTexts
 from service.scale.partitions import InputError, ReadReport
 from service.scale.tasks import PartitionVotes, Votes

@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-
 from bench.per_user_bt import (
     _NumpyProblem,
     numpy_fit_bt_grouped,
@@ -22,10 +21,11 @@ from bench.per_user_bt import (
     numpy_fit_user_bt,
     numpy_learn_alpha,
 )
+
 from ranking import bt_kernel, bt_solver
 from ranking.bt import fit_bt_grouped, fit_bt_posterior
-from ranking.bt_kernel import collect_pairs
 from ranking.bt_solver import Problem, newton
+from ranking.pair_counts import collect_pairs
 from ranking.pairwise import ELO_PER_NAT
 from ranking.shrinkage import learn_alpha
 from ranking.users import fit_user_ratings

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from fastapi.testclient import TestClient
 
-from ranking.io.validation import to_battle_frame
+from ranking.io.battle_frame import to_battle_frame
 from service.integrity import IntegrityConfig, counted_mask, screen_battles
 from tests.service.conftest import (
     ADMIN,
