@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.linear_model import RidgeCV
 
-from data.simulate import load_simulation
+from data.simulation_files import load_simulation
 from features.cold_start import expected_fit, split_users
 from ranking.agreement import spearman_per_row
 from ranking.io.frames import pairwise_from_battles, user_codes, vote_order

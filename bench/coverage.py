@@ -55,7 +55,8 @@ import numpy.typing as npt
 import pandas as pd
 
 from bench.common import TABLES_DIR, Row, make_row, quick_option, table_text, write_table
-from data.simulate import Simulation, simulate
+from data.simulate import simulate
+from data.truth import Simulation
 from ranking.elo import online_elo, online_elo_grouped
 from ranking.intervals import bootstrap_elo, percentile_intervals
 from ranking.io.frames import pairwise_from_battles, user_codes

@@ -22,7 +22,8 @@ import numpy as np
 
 from bench.common import Row, make_row
 from data.real_prompts import default_real_prompts_path
-from data.simulate import simulate, write_simulation
+from data.simulate import simulate
+from data.simulation_files import write_simulation
 from features.predictor import RatingPredictor
 from ranking.io.frames import pairwise_from_battles
 from service.pipeline.artifacts import load_fit
