@@ -22,16 +22,22 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "ChildRun",
+    "LLMFAO",
+    "SHARED_DATA",
     "event_loop_runner",
     "Row",
     "baseline_rss_mb",
     "best_of",
     "error_text",
     "first_call_row",
+    "load_llmfao",
     "machine_info",
     "make_row",
     "quick_option",
@@ -45,6 +51,11 @@ T = TypeVar("T")
 
 #: The repository root, put on the child's ``PYTHONPATH`` so that ``bench`` imports.
 ROOT = Path(__file__).resolve().parents[1]
+#: The shared data sets beside the repository (``../shared/data``); a bench that reads one
+#: skips it with a reason where it is absent.
+SHARED_DATA = ROOT.parent / "shared" / "data"
+#: LLMFAO's folder: crowd votes with voter ids, prompts, every model's answers.
+LLMFAO = SHARED_DATA / "llmfao"
 _BYTES_PER_MB = 1e6
 
 
@@ -162,7 +173,7 @@ def quick_option(
     Parameters
     ----------
     prog : str
-        The module, e.g. ``"bench.coverage"``.
+        The module, e.g. ``"bench.ranking.coverage"``.
     description : str
         The module docstring; its first line describes the command.
     quick_help : str
@@ -180,6 +191,30 @@ def quick_option(
     )
     parser.add_argument("--quick", action="store_true", help=quick_help)
     return bool(parser.parse_args(argv).quick)
+
+
+def load_llmfao(folder: Path = LLMFAO) -> pd.DataFrame | None:
+    """LLMFAO's votes as a battle frame, read as ``plb --preset llmfao`` reads them.
+
+    Parameters
+    ----------
+    folder : Path
+        LLMFAO's folder (:data:`LLMFAO` by default).
+
+    Returns
+    -------
+    pandas.DataFrame or None
+        The battles, or None where ``crowd-comparisons.csv`` is absent.
+    """
+    from ranking.io.column_map import PRESETS
+    from ranking.io.ingest import read_battles
+    from ranking.io.prompt_texts import read_prompt_texts
+
+    votes = folder / "crowd-comparisons.csv"
+    if not votes.exists():
+        return None
+    prompts = read_prompt_texts(folder / "prompts.jsonl")
+    return read_battles(votes, columns=PRESETS["llmfao"], prompts=prompts).battles
 
 
 def error_text(exc: BaseException) -> str:

@@ -10,7 +10,7 @@ It fits all but the latest 1% of the votes (by time) into ``FOLDER/earlier`` onc
 between runs; about 8 minutes on a quiet machine), then refits every vote from it into
 ``FOLDER/refit`` as ``plb fit LOG --reuse FOLDER/earlier`` does, and prints the refit's
 wall seconds, its steps and its peak memory. The log is bench R's, made by
-:func:`bench.scale._log` the first time.
+:func:`bench.service.scale._log` the first time.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from bench.refit import NEW_SHARE, _fit
-from bench.scale import _log
+from bench.service.scale import _log
 from ranking.io.ingest import read_battles
 from service.pipeline import FitConfig
 from service.pipeline.reuse import Earlier

@@ -21,9 +21,19 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import (
+from bench import refit
+from bench.common import Row, machine_info
+from bench.features import (
+    per_prompt,
+    predictor,
+    real_voters,
+    style_taste,
+    topic_names,
+    topic_sample,
+    topics,
+)
+from bench.ranking import (
     aggregate,
-    cli_speed,
     contextual_kernel,
     coverage,
     drift,
@@ -31,26 +41,15 @@ from bench import (
     ingest,
     integrity,
     next_battle,
-    per_prompt,
     per_user,
     per_user_bt,
-    predictor,
     price_to_crown,
     rank_reading,
-    real_voters,
-    refit,
     repeats,
-    scale,
-    service,
-    soak,
     study,
     style_control,
-    style_taste,
-    topic_names,
-    topic_sample,
-    topics,
 )
-from bench.common import Row, machine_info
+from bench.service import cli_speed, scale, soak, under_load
 
 __all__ = ["BENCHMARKS", "format_section", "main", "render"]
 
@@ -64,7 +63,7 @@ BENCHMARKS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "topics": ("D. Query topics: backends, recovery of true topics, speed (issue 4)", topics.run),
     "topics_scale": ("E. The default topic model at scale, and warm (issue 4)", topics.run_scale),
     "predictor": ("F. Fitting everything, and recommending warm (issues 5, 16)", predictor.run),
-    "service": ("G. The service under load (issue 6)", service.run),
+    "service": ("G. The service under load (issue 6)", under_load.run),
     "scale": ("H. Fitting on a Dask cluster (issue 8)", scale.run),
     "soak": ("I. Soak: ten minutes of mixed load (issue 7)", soak.run),
     "integrity": ("J. Voter integrity: random clickers and a brigade (issue 15)", integrity.run),

@@ -41,8 +41,7 @@ def test_run_writes_a_table_per_benchmark(tmp_path: Path, monkeypatch: pytest.Mo
 def test_ceiling_table_runs_on_a_small_simulation(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from bench.ceiling import main as ceiling_main
-
+    from bench.features.ceiling import main as ceiling_main
     from data.simulate import simulate
     from data.simulation_files import write_simulation
 
@@ -57,7 +56,7 @@ def test_next_battle_ceiling_is_what_one_pair_allows() -> None:
     """With two models the only pair is every rule's pair: a vote carries ``w = p (1 -
     p)`` at the truth where at most 1/4 is possible, so no rule saves more than ``1 - 4w``;
     models of equal strength leave nothing to save."""
-    from bench.next_battle import saving_ceiling
+    from bench.ranking.next_battle import saving_ceiling
 
     gap = 1.3
     p = 1.0 / (1.0 + np.exp(-gap))
@@ -76,7 +75,7 @@ def test_bench_r_times_the_default_embedding_on_a_sample_of_distinct_prompts(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from bench import scale
+    from bench.service import scale
 
     prompts = ["a b", None, "c d", "a b"] + [f"prompt {i}" for i in range(40)]
     pq.write_table(pa.table({"prompt": prompts}), tmp_path / "battles.parquet")
@@ -100,7 +99,7 @@ def test_bench_g_open_loop_sends_every_request_when_due_and_reads_every_answer()
     import asyncio
 
     from bench.common import event_loop_runner
-    from bench.service import _drive_open
+    from bench.service.load import _drive_open
 
     answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
     seen: list[bytes] = []
@@ -141,7 +140,9 @@ def test_bench_g_open_loop_sends_every_request_when_due_and_reads_every_answer()
 def test_bench_g_judges_the_open_loop_goal_on_the_median_of_its_phases(tmp_path: Path) -> None:
     """Three phases at the goal's rate: the row shows the one of median p99 and lists all
     three; an error in any of them fails the goal."""
-    from bench.service import OPEN_GOAL_RATE, LoadResult, _Load, _open_rows, _References
+    from bench.service.load import LoadResult
+    from bench.service.phases import OPEN_GOAL_RATE, _Load, _References
+    from bench.service.under_load import _open_rows
 
     def phase(p99_ms: float, errors: int = 0) -> LoadResult:
         n = int(OPEN_GOAL_RATE * 10)

@@ -1,7 +1,7 @@
 """The compiled Bradley-Terry solver against the NumPy implementation it replaced (issue 18).
 
 The references are ``fit_bt_posterior``, ``learn_alpha`` and the per-user Bradley-Terry
-fit as they were before the kernel, kept in benchmark N (:mod:`bench.per_user_bt`), which
+fit as they were before the kernel, in :mod:`tests.reference.per_user_bt` (benchmark N times both), which
 times the two against each other: a batched Newton over all groups at once, gradients and
 Hessians by ``bincount`` over every vote. The kernel runs each group through the same
 iterates from per-group pair counts; sums in another order, so results agree to rounding.
@@ -14,13 +14,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from bench.per_user_bt import (
-    _NumpyProblem,
-    numpy_fit_bt_grouped,
-    numpy_fit_bt_posterior,
-    numpy_fit_user_bt,
-    numpy_learn_alpha,
-)
 
 from ranking import bt_kernel, bt_solver
 from ranking.bt import fit_bt_grouped, fit_bt_posterior
@@ -30,6 +23,13 @@ from ranking.pairwise import ELO_PER_NAT
 from ranking.shrinkage import learn_alpha
 from ranking.users import fit_user_ratings
 from tests.conftest import simulate_users, simulate_votes
+from tests.reference.per_user_bt import (
+    _NumpyProblem,
+    numpy_fit_bt_grouped,
+    numpy_fit_bt_posterior,
+    numpy_fit_user_bt,
+    numpy_learn_alpha,
+)
 
 #: Equal to today's within this many Elo points (the issue's bar), in natural-log units.
 TOL_NATS = 1e-6 / ELO_PER_NAT

@@ -1,7 +1,7 @@
 """The compiled Elo loops against the NumPy implementation they replaced (issue 18).
 
 The references are ``online_elo_grouped`` and ``bootstrap_elo_batch`` as they were before
-the kernel, kept in benchmark L (:mod:`bench.elo_bootstrap`), which times the two
+the kernel, kept in :mod:`tests.reference.elo` (benchmark L), which times the two
 against each other: every group in step, one vectorised update a step after a stable sort
 by position in group, and the whole batch's rows drawn at once. NumPy's ``power`` and the
 C library's ``pow`` may differ in the last bit, hence ``rtol=1e-12`` rather than equality.
@@ -12,13 +12,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bench.elo_bootstrap import numpy_bootstrap_elo_batch as reference_bootstrap_batch
-from bench.elo_bootstrap import numpy_online_elo_grouped as reference_grouped
 from ranking import elo_kernel, intervals
 from ranking.elo import INITIAL, online_elo_grouped
 from ranking.elo_kernel import bootstrap_elo_rows, online_elo_rows
 from ranking.intervals import bootstrap_elo, bootstrap_elo_batch, elo_bootstrap_plan
 from tests.conftest import simulate_votes
+from tests.reference.elo import numpy_bootstrap_elo_batch as reference_bootstrap_batch
+from tests.reference.elo import numpy_online_elo_grouped as reference_grouped
 
 RTOL = 1e-12
 

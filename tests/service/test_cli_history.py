@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.drift import drift_arena
 from service.cli import main
+from tests.reference.drift_arena import drift_arena
 
 
 @pytest.fixture(scope="module")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from bench.drift import drift_arena
 from ranking.history import fit_history
 from service.report.history import history_section
+from tests.reference.drift_arena import drift_arena
 
 
 def test_a_drifting_model_is_named_drawn_and_listed() -> None:

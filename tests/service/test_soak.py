@@ -1,4 +1,4 @@
-"""A short soak (issue 7, item 5): the mixed load of ``bench/soak.py`` for 15 seconds.
+"""A short soak (issue 7, item 5): the mixed load of ``bench/service/soak.py`` for 15 seconds.
 
 A real ``plb serve`` on the embedded store, refitting in the background every 5 seconds
 so that versions change under load, answers an open loop of reads, votes (new, and
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.soak import run_load, soak_spec
+from bench.service.soak import run_load, soak_spec
 from tests.service.conftest import ADMIN_KEY, INGEST_KEY, ServeProcess
 
 pytestmark = pytest.mark.slow

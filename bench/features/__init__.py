@@ -1,0 +1,1 @@
+"""Benchmarks of the query features: topics, the rating predictor, personal answers."""

@@ -1,0 +1,1 @@
+"""Benchmarks of the ranking maths: boards, intervals, per-user fits, integrity, ingest."""
