@@ -62,9 +62,9 @@ from data.simulate import simulate
 from ranking.io.battle_frame import to_battle_frame
 from ranking.io.frames import pairwise_from_battles
 from ranking.leaderboard import fit_leaderboard
-from service.integrity import RECEIVED, IntegrityConfig, counted_mask, screen_battles
-from service.served import live_elo_leaderboard, live_window
-from service.votes import battle_documents
+from service.live.served import live_elo_leaderboard, live_window
+from service.live.votes import battle_documents
+from service.pipeline.integrity import RECEIVED, IntegrityConfig, counted_mask, screen_battles
 
 __all__ = ["run"]
 

@@ -5,7 +5,7 @@ For batches of 20 queries this process has not seen, two CPU times
 the order alternating: the embedding network alone on the batch, run as the service
 runs it (its backend after ``serve()``: one query a run, on one thread, the tokenizer
 included), and the whole recommend document of the batch with its explanation
-(:func:`service.recommendation.recommendation` against the fit's public board), the
+(:func:`service.live.recommendation.recommendation` against the fit's public board), the
 predictor set up as the service sets it up (:func:`features.embedding_cache.cache_embeddings`:
 the batch is new to its caches, so it is embedded once and looked up after). The goal is
 the recommend's median at most :data:`GOAL_RATIO` times the network's: what is left
@@ -61,8 +61,8 @@ def measure(fit_dir: Path, batches: Sequence[list[str]]) -> CpuShare:
     """
     from features.embedding_cache import CachedEmbedder, cache_embeddings
     from features.predictor import RatingPredictor
+    from service.live.recommendation import recommendation
     from service.pipeline.artifacts import load_fit
-    from service.recommendation import recommendation
 
     fit = load_fit(fit_dir)
     if fit.predictor_dir is None:

@@ -57,7 +57,7 @@ from ranking.personal_style import (
 from ranking.style_control import fit_style_bt, style_covariance
 from ranking.types import CENTER, FloatArray, IntArray, PairwiseData
 from ranking.users import fit_user_ratings
-from service.personal import fit_taste_prior, typical_answer_style
+from service.live.personal import fit_taste_prior, typical_answer_style
 from service.pipeline.style import fit_style_document
 
 __all__ = ["TasteVotes", "Judged", "judge_later_votes", "llmfao_taste_votes", "run", "tell_apart"]
@@ -118,7 +118,7 @@ def llmfao_taste_votes(folder: Path = LLMFAO, limit: int | None = None) -> Taste
 
 def model_covariates(votes: TasteVotes, rows: npt.NDArray[np.bool_]) -> FloatArray:
     """``(k, p)`` each model's typical answer against the average answer, from the answers
-    of ``rows`` (:func:`service.personal.typical_answer_style`, as the product reads it)."""
+    of ``rows`` (:func:`service.live.personal.typical_answer_style`, as the product reads it)."""
     data = votes.data
     return typical_answer_style(
         votes.style_a[rows], votes.style_b[rows], data.matchups[rows], data.n_models

@@ -42,9 +42,9 @@ from service.api.routes import (
     web,
 )
 from service.engine import Engine, InputError, NotAvailable
+from service.live.rates import parse_networks
+from service.live.settings import Settings, get_settings
 from service.pipeline.artifacts import load_fit
-from service.rates import parse_networks
-from service.settings import Settings, get_settings
 from service.store import StoreUnavailable, open_store
 from service.web import DOCS_ASSETS_DIR, WEB_DIR
 

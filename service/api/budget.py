@@ -21,8 +21,8 @@ from fastapi import HTTPException, Request, status
 from limits import RateLimitItem
 
 from service.api.guards import Counter
-from service.settings import Settings
-from service.tokens import keys_match
+from service.live.settings import Settings
+from service.live.tokens import keys_match
 
 __all__ = ["QueryBudget", "charge_queries", "text_chars"]
 

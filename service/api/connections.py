@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from service.rates import Networks
+from service.live.rates import Networks
 
 __all__ = ["ConnectionLimits", "guarded_protocol"]
 

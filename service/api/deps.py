@@ -19,8 +19,8 @@ from starlette.datastructures import Headers
 
 from service.api.observability import Metrics
 from service.engine import MAX_USER_ID_CHARS, Engine
-from service.settings import Settings
-from service.tokens import keys_match
+from service.live.settings import Settings
+from service.live.tokens import keys_match
 
 __all__ = [
     "AdminDep",

@@ -30,7 +30,7 @@ from limits.errors import StorageError
 from redis.exceptions import RedisError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from service.rates import parse_rates
+from service.live.rates import parse_rates
 from service.store.redis_store import redact_url
 
 __all__ = ["BodySizeLimit", "BodyTimeout", "Counter", "RateLimit", "parse_rates"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from service.rates import Networks
+from service.live.rates import Networks
 
 __all__ = ["TrustedProxies", "forwarded_hops"]
 

@@ -11,7 +11,7 @@ from service.cli.commands import COMMANDS
 from service.cli.common import add_output_options, emit
 from service.cli.recommend import load_predictor_and_votes, read_queries
 from service.live.next_battle import last_pair, next_battle_document
-from service.recommendation import recommendation
+from service.live.recommendation import recommendation
 
 __all__ = ["add_parser", "format_next_battle"]
 

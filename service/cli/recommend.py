@@ -15,8 +15,8 @@ from service.cli.commands import COMMANDS
 from service.cli.common import add_output_options, emit, load_battles
 from service.cli.errors import UsageError
 from service.cli.tables import format_table, odds_line
+from service.live.recommendation import recommendation, unknown_models, vote_prompts
 from service.pipeline.artifacts import FitArtifacts, load_fit
-from service.recommendation import recommendation, unknown_models, vote_prompts
 
 if TYPE_CHECKING:
     import pandas as pd

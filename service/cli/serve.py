@@ -264,7 +264,7 @@ def serve(app: Any, sock: socket.socket) -> None:
     import uvicorn
 
     from service.api.connections import ConnectionLimits, guarded_protocol
-    from service.rates import parse_networks
+    from service.live.rates import parse_networks
 
     settings = app.state.settings
     limits = ConnectionLimits(
@@ -308,7 +308,7 @@ def _run(args: argparse.Namespace, sock: socket.socket) -> None:
     from pydantic import ValidationError  # heavy imports: only for this command
 
     from service.api.app import create_app, open_engine
-    from service.settings import Settings
+    from service.live.settings import Settings
 
     try:
         settings = Settings(**overrides)  # type: ignore[arg-type]

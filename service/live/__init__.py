@@ -10,7 +10,7 @@
 * :mod:`~service.live.errors`: what the API turns into 422, 404 and 409.
 
 Published versions are :class:`~service.pipeline.snapshot.Snapshot` documents; a
-version as readers use it is :class:`~service.served.Served`.
+version as readers use it is :class:`~service.live.served.Served`.
 
 The names below are imported from their modules when first used (as ``ranking`` and
 ``features`` do), so that importing one light part, :mod:`~service.live.next_battle` for
@@ -20,7 +20,7 @@ The names below are imported from their modules when first used (as ``ranking`` 
 from __future__ import annotations
 
 from ranking.lazy import lazy_exports
-from service.served import Served
+from service.live.served import Served
 
 # typing is not imported at run time: it would double the cost of importing the package.
 TYPE_CHECKING = False

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from service.integrity import IntegrityConfig
 from service.live.history import BattleHistory
+from service.live.settings import Settings
 from service.pipeline.artifacts import FitArtifacts
-from service.settings import Settings
+from service.pipeline.integrity import IntegrityConfig
 from service.store import Store
 
 __all__ = ["LiveContext", "LivePart"]

@@ -2,7 +2,7 @@
 
 A read token reads everything of one user (their boards, next battle, recommendations
 from their votes) and is the HMAC of the user id at the generation the store keeps
-(:mod:`service.tokens`): rotating it bumps the generation, so the old token is refused at
+(:mod:`service.live.tokens`): rotating it bumps the generation, so the old token is refused at
 once by every replica. A share id reads one thing, the user's published board, reduced by
 :func:`shared_board` to its ranked rows; it is random, kept only as its SHA-256, replaced
 by the next one the user makes and revocable.
@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from service.live.tokens import new_share_id, share_digest, user_token, verify_user_token
 from service.store import Store
-from service.tokens import new_share_id, share_digest, user_token, verify_user_token
 
 __all__ = ["MAX_SHARE_ID_CHARS", "SHARED_ROW_KEYS", "Credentials", "shared_board"]
 

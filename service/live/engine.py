@@ -19,18 +19,18 @@ from typing import Any
 import pandas as pd
 
 from ranking.types import Method
-from service.integrity import IntegrityConfig
 from service.live.context import LiveContext
 from service.live.credentials import Credentials, shared_board
 from service.live.errors import NotAvailable
 from service.live.history import BattleHistory
 from service.live.reads import Reads
 from service.live.refits import Refits
+from service.live.served import Served
+from service.live.settings import Settings
 from service.live.versions import Versions
 from service.live.writes import Writes, drop_names_not_text
 from service.pipeline.artifacts import FitArtifacts
-from service.served import Served
-from service.settings import Settings
+from service.pipeline.integrity import IntegrityConfig
 from service.store import Store
 
 __all__ = ["Engine"]

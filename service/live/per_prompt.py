@@ -8,7 +8,7 @@ outcomes. The prompt sets the topic and embedding part of the context the predic
 contextual model is read at, the person the style part, and their votes the offset that
 applies on every prompt. The answer is a recommend document (docs/SPEC.md section 3) with
 ``scope: "prompt"`` and ``prompt_topic`` added (section 5), written by
-:func:`service.recommendation.recommendation` as ``plb recommend --prompt`` writes it;
+:func:`service.live.recommendation.recommendation` as ``plb recommend --prompt`` writes it;
 this module checks the request and gathers the person's votes.
 """
 
@@ -22,8 +22,8 @@ from ranking.io.battle_frame import to_battle_frame
 from ranking.io.text_checks import text_problem
 from ranking.io.validation import battles_from_records
 from service.live.errors import InputError, NotAvailable
-from service.recommendation import recommendation, unknown_models
-from service.served import Served
+from service.live.recommendation import recommendation, unknown_models
+from service.live.served import Served
 
 __all__ = ["check_text", "recommend_for"]
 

@@ -2,7 +2,7 @@
 
 Public boards rank only the models with ``min_model_votes`` votes; the others are listed
 as ``provisional`` (:func:`ranking.leaderboard.split_provisional`). They count only the
-votes the integrity screen keeps (:mod:`service.integrity`). Between refits the live Elo
+votes the integrity screen keeps (:mod:`service.pipeline.integrity`). Between refits the live Elo
 board applies the served version's flags, the standing and the daily cap to each new vote.
 
 A segment (``?where=``) is fitted on the published version's votes only, never on the
@@ -27,13 +27,13 @@ from ranking.io.validation import battles_from_records
 from ranking.leaderboard import fit_leaderboard
 from ranking.types import Method
 from ranking.windows import format_instant
-from service.integrity import counted_mask
 from service.live.context import LiveContext, LivePart
 from service.live.errors import InputError, NotAvailable
+from service.live.recommendation import recommendation, unknown_models
+from service.live.served import LiveWindow, Served, live_elo_leaderboard, live_window
 from service.live.versions import Versions
 from service.pipeline.history import NotDated, battle_history, window_battles
-from service.recommendation import recommendation, unknown_models
-from service.served import LiveWindow, Served, live_elo_leaderboard, live_window
+from service.pipeline.integrity import counted_mask
 
 __all__ = ["Reads"]
 
@@ -71,7 +71,7 @@ class Reads(LivePart):
         counted since (in the ratings, in each model's counts and in ``n_battles``: the
         votes the version's screen counts, as its next refit will), within the intervals
         of the version, each ranked row with its odds
-        (:func:`service.served.live_elo_leaderboard`). ``where`` fits a segment
+        (:func:`service.live.served.live_elo_leaderboard`). ``where`` fits a segment
         leaderboard on all battles whose label columns match, ``window`` one of the votes
         of a time window (``window`` in the answer: widened to whole periods that hold
         the segment minimums). Only models with ``min_model_votes`` votes are ranked;
@@ -341,7 +341,7 @@ class Reads(LivePart):
         Returns
         -------
         dict
-            The version's integrity evidence (:func:`service.integrity.screen_battles`;
+            The version's integrity evidence (:func:`service.pipeline.integrity.screen_battles`;
             ``null`` fields when the version was published without a screen), the live
             Elo of every stored vote with the defence off (``elo_every_vote``) and
             ``version``.

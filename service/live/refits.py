@@ -22,12 +22,12 @@ from pathlib import Path
 import pandas as pd
 
 from service.live.context import LiveContext, LivePart
+from service.live.served import Served
 from service.live.versions import Versions
 from service.pipeline.reuse import Earlier
 from service.pipeline.snapshot import Snapshot, refit_snapshot
 from service.pipeline.steps import fit_query_features
 from service.pipeline.text_store import Shelf
-from service.served import Served
 
 __all__ = ["Refits"]
 

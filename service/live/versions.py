@@ -1,6 +1,6 @@
 """The version a process serves: published from the fit, polled from the store, held.
 
-Reads see one :class:`~service.served.Served` version (a published snapshot, its
+Reads see one :class:`~service.live.served.Served` version (a published snapshot, its
 aggregate ratings and its predictor), swapped whole when a newer one is published, by
 this process or (polled every ``version_poll_s``) by another replica sharing the store.
 While the store cannot be reached the version held is served.
@@ -19,11 +19,11 @@ from ranking.io.frames import pairwise_from_battles
 from ranking.io.repeat_codes import cap_battles
 from ranking.leaderboard import fit_leaderboard
 from ranking.types import Leaderboard
-from service.integrity import screen_battles
 from service.live.context import LiveContext, LivePart
+from service.live.served import Served, served_version
+from service.pipeline.integrity import screen_battles
 from service.pipeline.snapshot import Snapshot, snapshot_from_fit
 from service.pipeline.steps import fit_aggregates
-from service.served import Served, served_version
 from service.store import StoreUnavailable
 
 __all__ = ["Versions"]

@@ -23,15 +23,15 @@ from ranking.io.validation import RowError, battles_from_records
 from ranking.personal_style import StylePrior
 from ranking.types import CENTER, Method
 from ranking.windows import format_instant, window_mask
-from service.integrity import RECEIVED
 from service.live.context import LiveContext, LivePart
 from service.live.errors import InputError, NotAvailable
+from service.live.personal import fit_taste_prior, personal_leaderboard
 from service.live.priors import predicted_priors_and_parts
+from service.live.served import METHODS, Served
 from service.live.versions import Versions
-from service.personal import fit_taste_prior, personal_leaderboard
-from service.served import METHODS, Served
+from service.live.votes import battle_documents, elo_update
+from service.pipeline.integrity import RECEIVED
 from service.store import Store
-from service.votes import battle_documents, elo_update
 
 __all__ = ["MAX_USER_ID_CHARS", "Writes", "drop_names_not_text", "server_time"]
 
@@ -282,7 +282,7 @@ class Writes(LivePart):
 
     def taste_prior(self) -> StylePrior | None:
         """How people's taste in answers varies, learnt from the fit's votes with answers
-        (:func:`service.personal.fit_taste_prior`, once); None where the fit has no
+        (:func:`service.live.personal.fit_taste_prior`, once); None where the fit has no
         style-controlled board or no user ids."""
         if self._taste is None:
             try:

@@ -14,7 +14,7 @@ Layout::
      "public": {"bt": <leaderboard>} or null,   # fitted among models with min_votes votes
      "correlations": {"bt/cv": <correlations>, "bt/none": ..., "elo/cv": ..., ...},
      "user_alpha": float or null,   # prior precision of a user's BT deviation (nats^-2)
-     "integrity": <evidence> or null,  # service.integrity.screen_battles: who is left out
+     "integrity": <evidence> or null,  # service.pipeline.integrity.screen_battles: who is left out
      "topics": [...] or null, "predictor_dir": str or null, "fit_created": str}
 
 The aggregate and public boards count only the votes the integrity screen keeps; the
@@ -41,8 +41,8 @@ from ranking.io.repeat_codes import RepeatCap, cap_battles
 from ranking.leaderboard import fit_leaderboard, read_leaderboard
 from ranking.pairwise import ELO_PER_NAT
 from ranking.types import Leaderboard
-from service.integrity import IntegrityConfig, screen_battles
 from service.pipeline.artifacts import FitArtifacts
+from service.pipeline.integrity import IntegrityConfig, screen_battles
 from service.pipeline.steps import fit_aggregates, fit_users
 
 __all__ = [
@@ -109,7 +109,7 @@ class Snapshot:
     public : dict or None
         ``"bt"`` to the public board fitted among models with ``min_votes`` votes.
     integrity : dict or None
-        The integrity evidence (:func:`service.integrity.screen_battles`).
+        The integrity evidence (:func:`service.pipeline.integrity.screen_battles`).
     store_battles : int or None
         How many of the store's battles the version counts (None: none, a fit's).
     extra : dict
@@ -288,7 +288,7 @@ def refit_snapshot(
         Also fit the public Bradley-Terry board (``public``): only models with this many
         votes ranked, fitted on the votes between them, the others provisional.
     integrity : IntegrityConfig, optional
-        Screen the votes first (:func:`service.integrity.screen_battles`): the aggregates
+        Screen the votes first (:func:`service.pipeline.integrity.screen_battles`): the aggregates
         count only those kept, and the evidence is published as ``integrity``.
     repeat_cap : int, "auto" or None
         The aggregates keep at most this many votes of one prompt (the fit's

@@ -204,7 +204,7 @@ class Store(ABC):
     def secret(self) -> bytes:
         """32 random bytes made on first call and stored; the same for every process."""
 
-    # -- credentials (service/tokens.py) ----------------------------------------------------
+    # -- credentials (service/live/tokens.py) ----------------------------------------------------
 
     @abstractmethod
     def token_generation(self, user_id: str) -> int:
@@ -235,7 +235,7 @@ class Store(ABC):
         user_id : str
             The user whose published board the share reads.
         digest : str
-            The SHA-256 of the share id (:func:`service.tokens.share_digest`), in hex.
+            The SHA-256 of the share id (:func:`service.live.tokens.share_digest`), in hex.
         """
 
     @abstractmethod

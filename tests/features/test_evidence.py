@@ -16,7 +16,7 @@ from features.predictor import RatingPredictor
 from features.profile import UserProfiler
 from features.topics import TopicModel
 from ranking.pairwise import to_elo_scale
-from service.recommendation import evidence_note, recommendation
+from service.live.recommendation import evidence_note, recommendation
 
 LLMFAO = Path(__file__).resolve().parents[3] / "shared" / "data" / "llmfao"
 

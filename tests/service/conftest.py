@@ -29,7 +29,7 @@ from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
 from service.api.app import create_app
-from service.settings import Settings
+from service.live.settings import Settings
 
 #: Secrets of the test services (at least 16 characters, as the settings require).
 INGEST_KEY = "ingest-key-0123456789abcdef"

@@ -19,9 +19,9 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
+from service.live.tokens import user_token
+from service.live.votes import elo_update
 from service.pipeline.artifacts import load_fit
-from service.tokens import user_token
-from service.votes import elo_update
 from service.web import badge_words
 from tests.service.conftest import (
     ADMIN,

@@ -143,7 +143,7 @@ def demo_server(
 @contextmanager
 def serve(fit_dir: Path, state: Path, **overrides: Any) -> Iterator[Server]:
     """The real app under uvicorn, in a thread, on a free port of 127.0.0.1."""
-    from service.settings import Settings
+    from service.live.settings import Settings
     from tests.service.conftest import uvicorn_in_thread
 
     settings = Settings(
@@ -432,7 +432,7 @@ def test_page_shows_api_errors_and_a_users_board(server: Server, tab: Any) -> No
     assert refused.json()["detail"] in tab.inner_text("#status")
 
     # the right token: the user's own board, and the per-user embed snippet
-    from service.tokens import user_token
+    from service.live.tokens import user_token
 
     token = user_token(TOKEN_SECRET.encode(), server.user_id)
     tab.fill("#token", token)
@@ -561,8 +561,8 @@ def test_widget_of_a_share_id_shows_the_users_top_and_takes_no_token(
     server: Server, tab: Any, shared_fit: Path
 ) -> None:
     """A user's card is read with their share id; the old address with a token says so."""
+    from service.live.tokens import user_token
     from service.pipeline.artifacts import load_fit
-    from service.tokens import user_token
 
     users = load_fit(shared_fit).agreement
     user = next(str(u) for u in users["user_id"] if str(u) != server.user_id)  # not rotated

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from service.engine import Engine
+from service.live.settings import Settings
 from service.pipeline import FitConfig
 from service.pipeline.artifacts import load_fit
-from service.settings import Settings
 from service.store import open_store
 
 

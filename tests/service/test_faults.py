@@ -8,7 +8,7 @@
   address), never a 500 or a hang, and the same service process recovers by itself.
 
 Afterwards the store, opened directly, holds every acknowledged battle exactly once and
-nothing of a batch half; its Elo state is :func:`service.votes.elo_update` replayed over
+nothing of a batch half; its Elo state is :func:`service.live.votes.elo_update` replayed over
 the stored battles in order, the live Elo the service answers is that state, and each
 voter's personal leaderboard counts all of their stored votes. The store-level SIGKILL
 tests are in ``tests/service/store/test_embedded.py``.
@@ -30,9 +30,9 @@ from typing import Any
 import httpx
 import pytest
 
+from service.live.votes import elo_update
 from service.pipeline.artifacts import load_fit
 from service.store import open_store
-from service.votes import elo_update
 from tests.redis_server import RedisServer, require_redis_server
 from tests.service.conftest import ADMIN, ADMIN_KEY, INGEST, INGEST_KEY, ServeProcess
 
@@ -264,7 +264,7 @@ def check_store(
     """The store, opened directly, holds each battle at most once, and whole batches.
 
     Every acknowledged battle is there; after the retries, every battle tried is. The Elo
-    state is :func:`~service.votes.elo_update` replayed over the stored battles. Returns
+    state is :func:`~service.live.votes.elo_update` replayed over the stored battles. Returns
     the stored battles.
     """
     with open_store(**store_kwargs) as store:

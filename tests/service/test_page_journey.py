@@ -216,7 +216,7 @@ def test_journey_from_queries(server: Server, page: Any) -> None:  # noqa: F811
 
 
 def test_journey_from_a_token(server: Server, page: Any) -> None:  # noqa: F811
-    from service.tokens import user_token
+    from service.live.tokens import user_token
 
     client = server.client
     user = server.user_id

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from service.api.proxies import forwarded_hops
-from service.rates import parse_networks
-from service.settings import Settings
+from service.live.rates import parse_networks
+from service.live.settings import Settings
 from tests.service.conftest import open_client, service_settings
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from service.settings import Settings
+from service.live.settings import Settings
 from tests.redis_server import RedisServer, require_redis_server
 from tests.service.conftest import (
     ADMIN,

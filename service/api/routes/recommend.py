@@ -11,7 +11,7 @@ from service.api.budget import charge_queries, text_chars
 from service.api.deps import BearerDep, EngineDep, SettingsDep, can_read_user
 from service.api.schemas import RecommendIn, RecommendPublic, errors
 from service.live.per_prompt import check_text, recommend_for
-from service.recommendation import vote_prompts
+from service.live.recommendation import vote_prompts
 
 router = APIRouter(prefix="/v1", tags=["recommend"])
 

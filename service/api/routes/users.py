@@ -33,7 +33,7 @@ from service.api.schemas import UserLeaderboardPublic, errors
 from service.api.tables import TABLE_RESPONSE, FormatQuery, add_file_routes, table_response
 from service.api.windows import SinceQuery, UntilQuery, parse_window
 from service.engine import MAX_USER_ID_CHARS, Engine
-from service.settings import Settings
+from service.live.settings import Settings
 
 __all__ = ["FAST_READ", "router", "stored_board"]
 

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from service.engine import Engine
+from service.live.settings import Settings
 from service.pipeline.artifacts import load_fit
-from service.settings import Settings
 from service.store import open_store
 
 NEW_PROMPT = "Plan a three-day walking tour of Lisbon for someone who hates hills."

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 from service.engine import Engine
+from service.live.settings import Settings
 from service.pipeline.artifacts import load_fit
 from service.pipeline.snapshot import Snapshot, refit_snapshot, snapshot_from_fit
-from service.settings import Settings
 from service.store import open_store
 from tests.service.test_served import SNAPSHOT
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+from service.live.tokens import new_share_id, share_digest
 from service.store import Store
-from service.tokens import new_share_id, share_digest
 from tests.service.store.conftest import Opener
 
 

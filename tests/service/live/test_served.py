@@ -1,4 +1,4 @@
-"""``service.served``: a published version as readers use it, and its live Elo board."""
+"""``service.live.served``: a published version as readers use it, and its live Elo board."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from service.live.served import LiveWindow, live_elo_leaderboard, served_version
 from service.pipeline.snapshot import Snapshot
-from service.served import LiveWindow, live_elo_leaderboard, served_version
 
 
 def row(model: str, rating: float, half: float, battles: int) -> dict[str, Any]:

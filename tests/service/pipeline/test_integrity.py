@@ -1,4 +1,4 @@
-"""The integrity screen on frames (service/integrity.py), and the attacks it defends
+"""The integrity screen on frames (service/pipeline/integrity.py), and the attacks it defends
 against replayed through the API: a brigade voting one weak model up, and a voter over
 the daily cap."""
 
@@ -15,7 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from ranking.io.battle_frame import to_battle_frame
-from service.integrity import IntegrityConfig, counted_mask, screen_battles
+from service.pipeline.integrity import IntegrityConfig, counted_mask, screen_battles
 from tests.service.conftest import (
     ADMIN,
     INGEST,

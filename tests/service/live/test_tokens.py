@@ -1,4 +1,4 @@
-"""``service.tokens``: per-user read tokens and key checks."""
+"""``service.live.tokens``: per-user read tokens and key checks."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from service import tokens
-from service.tokens import keys_match, user_token, verify_user_token
+from service.live import tokens
+from service.live.tokens import keys_match, user_token, verify_user_token
 
 SECRET = b"s" * 32
 

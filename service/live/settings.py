@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import Field, RedisDsn, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from service.rates import parse_networks, parse_rates
+from service.live.rates import parse_networks, parse_rates
 
 __all__ = ["Settings", "get_settings"]
 

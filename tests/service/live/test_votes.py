@@ -1,4 +1,4 @@
-"""``service.votes``: the online Elo update applied with each stored batch."""
+"""``service.live.votes``: the online Elo update applied with each stored batch."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ranking.elo import online_elo
-from service.votes import battle_documents, battle_frame, elo_update
+from service.live.votes import battle_documents, battle_frame, elo_update
 
 VOTES = [
     {"model_a": "a", "model_b": "b", "winner": "model_a", "battle_id": "1"},

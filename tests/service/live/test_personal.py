@@ -1,4 +1,4 @@
-"""``service.personal.personal_leaderboard``: one user's leaderboard from their votes."""
+"""``service.live.personal.personal_leaderboard``: one user's leaderboard from their votes."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from features.answer_style import ANSWER_STYLE_FEATURES, answer_style
 from ranking.io.validation import battles_from_records
 from ranking.personal_style import StylePrior
 from service.api.schemas.users import UserLeaderboardPublic
-from service.personal import fit_taste_prior, personal_leaderboard, typical_answer_style
+from service.live.personal import fit_taste_prior, personal_leaderboard, typical_answer_style
 from service.pipeline.style import fit_style_document
 
 MODELS = ("a", "b", "c", "d")

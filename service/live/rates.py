@@ -1,7 +1,7 @@
 """The notations of the settings that the request guards enforce: rate limits, and the
 addresses of trusted proxies.
 
-Neutral ground: :mod:`service.settings` validates ``PLB_RATE_LIMIT_*`` and
+Neutral ground: :mod:`service.live.settings` validates ``PLB_RATE_LIMIT_*`` and
 ``PLB_TRUSTED_PROXIES`` with them and :mod:`service.api` enforces what they parse, so
 neither imports the other.
 """

@@ -3,7 +3,7 @@
 Public boards rank a model only from ``min_votes`` votes on
 (:func:`ranking.leaderboard.split_provisional`); the others are listed apart as
 ``provisional``. They count only the votes the version's integrity screen kept
-(:mod:`service.integrity`); its flagged users are :attr:`Served.flagged`.
+(:mod:`service.pipeline.integrity`); its flagged users are :attr:`Served.flagged`.
 
 The live Elo board is the version's Elo continued over the votes counted since it was
 published (:func:`live_window`), so every replica computes the same board from the store,
@@ -24,8 +24,8 @@ from ranking.leaderboard import build_leaderboard, read_leaderboard, with_interv
 from ranking.pairwise import ModelCounts, model_counts
 from ranking.provisional import split_provisional
 from ranking.types import SCALE, Method
+from service.live.votes import battle_frame, elo_update
 from service.pipeline.snapshot import Snapshot
-from service.votes import battle_frame, elo_update
 
 __all__ = [
     "METHODS",
