@@ -112,6 +112,13 @@ class RatingPredictor(BaseEstimator):
         training users' later votes (:mod:`features.evidence`).
     blend_alpha_ : float
         Prior precision (natural-log units) of a user's departure from their prediction.
+    fold_models_ : list of dict of int to ContextualBT
+        Each member's models without each fold's users: where a refit's start.
+    fold_users_ : pandas.Series
+        Each training user's fold, by id: a refit keeps it.
+    fold_votes_ : int
+        Votes the fold models were fitted on (a refit keeps them while few votes are
+        newer: :data:`features.predictor_fit.STALE_FOLD_SHARE`).
     """
 
     def __init__(
@@ -189,6 +196,7 @@ class RatingPredictor(BaseEstimator):
         fitted = fit_members(self, battles, data, users, profiles, progress, earlier)
         self.members_: list[StyleMember] = fitted.members
         self.fold_models_ = fitted.fold_models
+        self.fold_votes_ = fitted.fold_votes
         self.fold_users_ = pd.Series(fitted.fold_of_user.astype(np.int8), index=user_ids)
         self.aggregate_ = fit_bt(data.n_models, data.matchups, data.outcomes)
         split = time_split(self, battles, data, users, profiles, fitted, self.random_state)

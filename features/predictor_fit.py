@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SEARCH_VOTES",
+    "STALE_FOLD_SHARE",
     "STYLE_COMPONENTS",
     "EarlierFit",
     "FittedMembers",
@@ -59,6 +60,11 @@ MIN_STYLE_SPREAD = 1e-6
 
 #: Votes the penalty search fits at most: past it, the votes of users drawn at random.
 SEARCH_VOTES = 200_000
+
+#: Share of a refit's votes that may be newer than its earlier fold models: up to it, a
+#: refit keeps them as they are (their users keep their folds, so each still predicts
+#: only users it never saw); past it, each fold's model is fitted again.
+STALE_FOLD_SHARE = 0.05
 
 
 def check_settings(predictor: RatingPredictor) -> None:
@@ -104,12 +110,16 @@ class FittedMembers:
         For each member, its model fitted without each fold's users.
     fold_of_user : ndarray of int
         ``(n_users,)`` fold of each training user.
+    fold_votes : int
+        Votes the fold models were fitted on: this fit's, or the earlier fit's where
+        they were kept.
     """
 
     members: list[StyleMember]
     crossed: FloatArray
     fold_models: list[dict[int, ContextualBT]]
     fold_of_user: npt.NDArray[np.intp]
+    fold_votes: int
 
 
 @dataclass(frozen=True)
@@ -135,6 +145,10 @@ class EarlierFit:
         The query components to keep (with ``bases``).
     style_center, style_scale : ndarray or None
         The style standardisation to keep (with ``bases``).
+    fold_votes : int or None
+        Votes its fold models were fitted on (None where not known: a predictor saved
+        before it was kept). With ``bases``, and no more than :data:`STALE_FOLD_SHARE`
+        of this fit's votes newer than them, the fold models are kept as they are.
     """
 
     members: Sequence[StyleMember] = ()
@@ -144,6 +158,13 @@ class EarlierFit:
     query_model: QueryComponents | None = None
     style_center: FloatArray | None = None
     style_scale: FloatArray | None = None
+    fold_votes: int | None = None
+
+    def keeps_folds(self, n_votes: int) -> bool:
+        """Whether a fit of ``n_votes`` votes keeps these fold models as they are."""
+        if not self.bases or self.fold_votes is None:
+            return False
+        return self.fold_votes >= (1.0 - STALE_FOLD_SHARE) * n_votes
 
     @classmethod
     def of(
@@ -179,6 +200,7 @@ class EarlierFit:
             query_model=start.profiler_.query_model_,
             style_center=start.style_center_,
             style_scale=start.style_scale_,
+            fold_votes=getattr(start, "fold_votes_", None),
         )
 
 
@@ -211,7 +233,9 @@ def fit_members(
     earlier : EarlierFit, optional
         What an earlier fit lends (a refit's): penalties, starting points, and with
         ``bases`` its style components, folds and fold models. The optima are those of
-        a fit on these bases without it; only the penalty search is skipped.
+        a fit on these bases without it; only the penalty search is skipped, and the
+        fold models are kept as they are while few votes are newer than them
+        (:meth:`EarlierFit.keeps_folds`).
 
     Returns
     -------
@@ -238,10 +262,14 @@ def fit_members(
     }
     searched = len(ALPHA_GRID) * len(search_folds) if predictor.alpha is None else 0
     kept = [_kept(before_by_size, n, user_style) is not None for n in sizes]
-    fits = sum((0 if k else searched) + 1 + predictor.folds for k in kept)
+    keep_folds = earlier.keeps_folds(len(data.outcomes))
+    fits = sum(
+        (0 if k else searched) + 1 + (0 if k and keep_folds else predictor.folds) for k in kept
+    )
     advance = start(progress, "rating predictor", fits, "fits")
     members = []
     all_fold_models = []
+    fold_votes = len(data.outcomes)  # of the oldest fold models kept, if any
     crossed = np.zeros((n_users, data.n_models))
     for components in sizes:
         n = max(1, min(components, *user_style.shape))
@@ -268,7 +296,15 @@ def fit_members(
             )
         shape = (data.n_models, contexts.shape[1])
         first = before if before is not None and before.coef.shape == shape else None
-        if fold_models:  # the search's fold fits at the penalty are reused
+        earlier_folds = folds_by_size.get(n) if earlier.bases and member is not None else None
+        if (
+            keep_folds
+            and earlier_folds is not None
+            and _fits_all(earlier_folds, predictor.folds, shape)
+        ):
+            fold_models = dict(earlier_folds)
+            fold_votes = min(fold_votes, earlier.fold_votes or fold_votes)
+        elif fold_models:  # the search's fold fits at the penalty are reused
             advance(len(fold_models))
         left = [f for f in range(predictor.folds) if f not in fold_models]
         # the contexts are in the fits' order already: they are kept, not copied
@@ -281,7 +317,7 @@ def fit_members(
             left,
             alpha=alpha,
             start=first,
-            fold_starts=folds_by_size.get(n),
+            fold_starts=earlier_folds,
             advance=advance,
         )
         fold_models |= more
@@ -293,7 +329,12 @@ def fit_members(
         members.append(StyleMember(pca, scale, model))
         all_fold_models.append(fold_models)
         crossed += member_crossed / len(sizes)
-    return FittedMembers(members, crossed, all_fold_models, fold_of_user)
+    return FittedMembers(members, crossed, all_fold_models, fold_of_user, fold_votes)
+
+
+def _fits_all(models: Mapping[int, ContextualBT], folds: int, shape: tuple[int, int]) -> bool:
+    """Whether ``models`` hold a model of ``shape`` for each of ``folds`` folds."""
+    return all(f in models and models[f].coef.shape == shape for f in range(folds))
 
 
 def _folds(

@@ -327,3 +327,33 @@ def test_a_refit_over_the_same_topic_model_keeps_its_bases_and_each_users_fold(
 
     same = fit(earlier_votes, first)
     np.testing.assert_allclose(same.training_predictions_, first.training_predictions_, atol=1e-6)
+
+
+def test_a_refit_keeps_its_fold_models_while_few_votes_are_newer_than_them(
+    labelled_battles: pd.DataFrame,
+) -> None:
+    """A refit after a few new votes (under ``STALE_FOLD_SHARE`` of them) keeps the
+    earlier fold models as they are, and remembers how many votes they saw; once more
+    votes are newer than that, each fold's model is fitted again."""
+    from features.predictor_fit import STALE_FOLD_SHARE
+
+    def fit(battles: pd.DataFrame, start: RatingPredictor | None) -> RatingPredictor:
+        topics = TopicModel("tfidf", n_topics=3) if start is None else start.profiler_.topic_model_
+        predictor = RatingPredictor(UserProfiler(topics), style_components=2, folds=3)
+        return predictor.fit(battles, start=start)
+
+    ordered = labelled_battles.sort_values("tstamp", kind="stable")
+    few = int(len(ordered) * STALE_FOLD_SHARE / 2)
+    first = fit(ordered.iloc[: len(ordered) - 2 * few], None)
+    assert first.fold_votes_ == len(ordered) - 2 * few
+    again = fit(ordered.iloc[: len(ordered) - few], first)
+    (folds,), (earlier_folds,) = again.fold_models_, first.fold_models_
+    assert all(folds[f] is earlier_folds[f] for f in range(3))
+    assert again.fold_votes_ == first.fold_votes_
+    (member,), (earlier_member,) = again.members_, first.members_
+    assert np.abs(member.model.coef - earlier_member.model.coef).max() > 1e-6  # refitted
+
+    stale = fit(ordered, fit(ordered.iloc[: len(ordered) // 2], None))
+    assert stale.fold_votes_ == len(ordered)
+    (folds,) = stale.fold_models_
+    assert len(folds) == 3
