@@ -41,7 +41,8 @@ from service.api.routes import (
     users,
     web,
 )
-from service.engine import Engine, InputError, NotAvailable
+from service.live.engine import Engine
+from service.live.errors import InputError, NotAvailable
 from service.live.rates import parse_networks
 from service.live.settings import Settings, get_settings
 from service.pipeline.artifacts import load_fit
@@ -113,8 +114,8 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         # of the garbage collector's scans, whose full passes would otherwise stall requests.
         gc.collect()
         gc.freeze()
-        metrics.version.set(opened.served().version)
-        opened.start_background()
+        metrics.version.set(opened.versions.served().version)
+        opened.refits.start_background()
         try:
             yield
         finally:

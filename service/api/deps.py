@@ -18,9 +18,10 @@ from fastapi.security.utils import get_authorization_scheme_param
 from starlette.datastructures import Headers
 
 from service.api.observability import Metrics
-from service.engine import MAX_USER_ID_CHARS, Engine
+from service.live.engine import Engine
 from service.live.settings import Settings
 from service.live.tokens import keys_match
+from service.live.writes import MAX_USER_ID_CHARS
 
 __all__ = [
     "AdminDep",
@@ -147,10 +148,12 @@ def may_read_user(
     histories and ``Referer`` headers).
     """
     if token:
-        return engine.token_matches(user_id, token)
+        return engine.credentials.token_matches(user_id, token)
     if bearer is None:
         return False
-    return keys_match(_secret(settings.admin_key), bearer) or engine.token_matches(user_id, bearer)
+    return keys_match(_secret(settings.admin_key), bearer) or engine.credentials.token_matches(
+        user_id, bearer
+    )
 
 
 async def may_read_user_async(
@@ -159,12 +162,12 @@ async def may_read_user_async(
     """:func:`may_read_user`, the token's store read (its generation) awaited, so that it
     never blocks the event loop on the network."""
     if token:
-        return await engine.token_matches_async(user_id, token)
+        return await engine.credentials.token_matches_async(user_id, token)
     if bearer is None:
         return False
     if keys_match(_secret(settings.admin_key), bearer):
         return True
-    return await engine.token_matches_async(user_id, bearer)
+    return await engine.credentials.token_matches_async(user_id, bearer)
 
 
 def can_read_user(

@@ -30,6 +30,14 @@ from ranking.windows import format_instant
 from service.live.context import LiveContext, LivePart
 from service.live.errors import InputError, NotAvailable
 from service.live.recommendation import recommendation, unknown_models
+from service.live.results import (
+    About,
+    AboutIntegrity,
+    Correlations,
+    ModelCount,
+    ModelCounts,
+    Topics,
+)
 from service.live.served import LiveWindow, Served, live_elo_leaderboard, live_window
 from service.live.versions import Versions
 from service.pipeline.history import NotDated, battle_history, window_battles
@@ -296,43 +304,58 @@ class Reads(LivePart):
         document = recommendation(served.predictor, queries, frame, board=board)
         return {**document, "version": served.version}
 
-    def correlations(self, method: Method = "bt", shrinkage: str = "cv") -> dict[str, Any]:
-        """The distribution of per-user Spearman against the aggregate."""
+    def correlations(self, method: Method = "bt", shrinkage: str = "cv") -> Correlations:
+        """The distribution of per-user Spearman against the aggregate.
+
+        Raises
+        ------
+        NotAvailable
+            When the version has no per-user agreement of ``method`` and ``shrinkage``.
+        """
         served = self.versions.served()
         key = f"{method}/{shrinkage}"
         document = served.snapshot.correlations.get(key)
         if document is None:
             raise NotAvailable(f"no per-user agreement for {key} (the log has no user ids)")
-        return {**document, "version": served.version}
+        return Correlations(
+            method=document["method"],
+            shrinkage=document["shrinkage"],
+            min_battles=document["min_battles"],
+            summary=document["summary"],
+            histogram=document["histogram"],
+            version=served.version,
+        )
 
-    def models(self) -> dict[str, Any]:
-        """The models of the current version with their battle counts."""
+    def models(self) -> ModelCounts:
+        """The models of the current version with their battle counts, most first."""
         served = self.versions.served()
         rows = served.snapshot.board("bt").models
-        models = [{"model": m.model, "battles": m.battles} for m in rows]
-        return {"models": sorted(models, key=lambda m: -m["battles"]), "version": served.version}
+        models = [ModelCount(model=m.model, battles=m.battles) for m in rows]
+        return ModelCounts(sorted(models, key=lambda m: -m.battles), served.version)
 
-    def about(self) -> dict[str, Any]:
+    def about(self) -> About:
         """What the service serves: whether its fit is of a simulated arena, when it was
-        made, and how many votes and voters its public boards leave out."""
+        made, how many votes and voters its public boards leave out, and whether it has a
+        style-controlled board."""
         served = self.versions.served()
         evidence = served.snapshot.integrity
         integrity = None
         if evidence is not None:
-            integrity = {
-                "daily_cap": evidence["daily_cap"],
-                "established_days": evidence.get("established_days", 0),
-                "votes_counted": evidence["n_counted"],
-                "votes_newcomer": evidence.get("n_newcomer", 0),
-                "votes_over_cap": evidence["n_capped"],
-                "voters_flagged": len(evidence["flagged"]),
-            }
-        return {
-            "simulated": self.fit.simulated,
-            "fit_created": self.fit.manifest.get("created"),
-            "integrity": integrity,
-            "version": served.version,
-        }
+            integrity = AboutIntegrity(
+                daily_cap=evidence["daily_cap"],
+                established_days=evidence.get("established_days", 0),
+                votes_counted=evidence["n_counted"],
+                votes_newcomer=evidence.get("n_newcomer", 0),
+                votes_over_cap=evidence["n_capped"],
+                voters_flagged=len(evidence["flagged"]),
+            )
+        return About(
+            simulated=self.fit.simulated,
+            fit_created=self.fit.manifest.get("created"),
+            integrity=integrity,
+            style_control=self.fit.style_control is not None,
+            version=served.version,
+        )
 
     def integrity_report(self) -> dict[str, Any]:
         """Who the current version's public boards leave out, and why
@@ -355,7 +378,7 @@ class Reads(LivePart):
             "version": served.version,
         }
 
-    def topics(self) -> dict[str, Any]:
+    def topics(self) -> Topics:
         """The topics of the users' queries.
 
         Raises
@@ -367,4 +390,4 @@ class Reads(LivePart):
         topics = served.snapshot.topics
         if topics is None:
             raise NotAvailable("this service's fit has no topic model (no prompts in the log)")
-        return {"topics": topics, "version": served.version}
+        return Topics(topics, served.version)

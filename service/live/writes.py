@@ -27,6 +27,7 @@ from service.live.context import LiveContext, LivePart
 from service.live.errors import InputError, NotAvailable
 from service.live.personal import fit_taste_prior, personal_leaderboard
 from service.live.priors import predicted_priors_and_parts
+from service.live.results import Ingested, Registered, Rejected
 from service.live.served import METHODS, Served
 from service.live.versions import Versions
 from service.live.votes import battle_documents, elo_update
@@ -106,7 +107,7 @@ class Writes(LivePart):
 
     # -- votes -----------------------------------------------------------------------------
 
-    def ingest(self, records: list[Any]) -> dict[str, Any]:
+    def ingest(self, records: list[Any]) -> Ingested:
         """Validate, store and apply a batch of battles (``POST /v1/battles``).
 
         Valid records are stored, with the Elo update, in one atomic store step; invalid
@@ -118,7 +119,7 @@ class Writes(LivePart):
 
         Returns
         -------
-        dict
+        Ingested
             ``accepted``, ``duplicates``, ``rejected`` (index and error of each bad record),
             ``tokens`` (the current read tokens of users whose first vote this was, one
             rotated before it included) and ``version``.
@@ -150,13 +151,13 @@ class Writes(LivePart):
             with self._users_lock:
                 self.refit_users(served, {u: self.history.user_battles(u) for u in users})
         new_users = [u for u in result.new_users if not self.history.in_fit(u)]
-        return {
-            "accepted": len(accepted),
-            "duplicates": duplicates + result.duplicates,
-            "rejected": [e.to_dict() for e in errors],
-            "tokens": {u: self._token(u) for u in new_users},
-            "version": served.version,
-        }
+        return Ingested(
+            accepted=len(accepted),
+            duplicates=duplicates + result.duplicates,
+            rejected=[Rejected(e.index, e.message) for e in errors],
+            tokens={u: self._token(u) for u in new_users},
+            version=served.version,
+        )
 
     def _validate(self, records: list[Any]) -> tuple[pd.DataFrame, list[RowError], int]:
         """:func:`battles_from_records` with the service's known ids and limits."""
@@ -196,14 +197,14 @@ class Writes(LivePart):
         """The models this deployment knows: the served version's and those registered."""
         return frozenset(self.versions.served().models) | self.store.models()
 
-    def register_models(self, names: list[str]) -> dict[str, Any]:
+    def register_models(self, names: list[str]) -> Registered:
         """Add models to the catalogue (``POST /v1/admin/models``).
 
         Returns
         -------
-        dict
-            ``added`` (the names that were new, in the order given) and ``known`` (those
-            already in the catalogue).
+        Registered
+            ``added`` (the names that were new, in the order given), ``known`` (those
+            already in the catalogue) and ``version``.
 
         Raises
         ------
@@ -220,11 +221,11 @@ class Writes(LivePart):
         served = frozenset(self.versions.served().models)
         wanted = [n for n in dict.fromkeys(names) if n not in served]
         added = self.store.register_models(wanted) if wanted else ()
-        return {
-            "added": list(added),
-            "known": [n for n in dict.fromkeys(names) if n not in added],
-            "version": self.versions.served().version,
-        }
+        return Registered(
+            added=list(added),
+            known=[n for n in dict.fromkeys(names) if n not in added],
+            version=self.versions.served().version,
+        )
 
     # -- personal boards -------------------------------------------------------------------
 

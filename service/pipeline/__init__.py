@@ -1,7 +1,7 @@
 """The fit pipeline: from battles to a fit directory, and from a fit to a snapshot.
 
 One place for every step of a fit, which ``plb fit``, the Dask fit
-(:mod:`service.scale`), the service's background refit (:mod:`service.engine`) and the
+(:mod:`service.scale`), the service's background refit (:mod:`service.live.refits`) and the
 demo (``plb serve --demo``) all call:
 
 * :mod:`~service.pipeline.config`: :class:`FitConfig` (the options of ``plb fit``) and

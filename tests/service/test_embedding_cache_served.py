@@ -12,7 +12,7 @@ QUERIES = ["How do I reverse a linked list in Rust?", "Write a short poem about 
 
 
 def _embedder(client: object) -> object:
-    predictor = client.app.state.engine.served().predictor  # type: ignore[attr-defined]
+    predictor = client.app.state.engine.versions.served().predictor  # type: ignore[attr-defined]
     return predictor.profiler_.topic_model_.embedder_
 
 

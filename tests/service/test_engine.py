@@ -1,4 +1,4 @@
-"""``service.engine``: an engine restarted on its embedded store, and new versions."""
+"""``service.live.engine``: an engine restarted on its embedded store, and new versions."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from service.engine import Engine
+from service.live.engine import Engine
 from service.live.settings import Settings
 from service.pipeline import FitConfig
 from service.pipeline.artifacts import load_fit
@@ -23,13 +23,13 @@ def engine(fit_dir: Path, store_path: Path) -> Engine:
 
 def state(served: Engine, user: str) -> dict[str, Any]:
     return {
-        "version": served.served().version,
+        "version": served.versions.served().version,
         "battles": served.store.battles(),
         "user": served.user_leaderboard(user),
         "user_elo": served.user_leaderboard(user, "elo"),
-        "elo": served.leaderboard("elo"),
-        "bt": served.leaderboard("bt"),
-        "token": served.token(user),
+        "elo": served.reads.leaderboard("elo"),
+        "bt": served.reads.leaderboard("bt"),
+        "token": served.credentials.token(user),
     }
 
 
@@ -42,8 +42,8 @@ def test_engine_restart_keeps_everything(shared_fit_no_features: Path, tmp_path:
             {"model_a": "sage-1.2", "model_b": "pico-3b", "winner": "tie", "user_id": "r"},
             {"model_a": "sage-1.2", "model_b": "lyra-mini", "winner": "model_b"},
         ]
-        result = first.ingest(votes)
-        assert result["accepted"] == 3 and set(result["tokens"]) == {"r"}
+        result = first.writes.ingest(votes)
+        assert result.accepted == 3 and set(result.tokens) == {"r"}
         before = state(first, "r")
     finally:
         first.close()
@@ -53,8 +53,8 @@ def test_engine_restart_keeps_everything(shared_fit_no_features: Path, tmp_path:
     try:
         after = state(second, "r")
         assert after == before  # same battles, user documents, Elo, version and token
-        again = second.ingest(before["battles"])  # their ids were stored: all duplicates
-        assert (again["accepted"], again["duplicates"]) == (0, 3)
+        again = second.writes.ingest(before["battles"])  # their ids were stored: all duplicates
+        assert (again.accepted, again.duplicates) == (0, 3)
     finally:
         second.close()
 
@@ -65,7 +65,7 @@ def test_a_new_fit_is_published_as_a_new_version(
     store_path = tmp_path / "store.sqlite"
     first = engine(shared_fit_no_features, store_path)
     try:
-        first.ingest([{"model_a": "pico-3b", "model_b": "lyra-mini", "winner": "model_a"}])
+        first.writes.ingest([{"model_a": "pico-3b", "model_b": "lyra-mini", "winner": "model_a"}])
         elo = first.store.elo()
     finally:
         first.close()
@@ -78,11 +78,11 @@ def test_a_new_fit_is_published_as_a_new_version(
 
     second = engine(refitted, store_path)
     try:
-        served = second.served()
+        served = second.versions.served()
         assert served.version == 2
         assert served.snapshot.fit_created == "2001-01-01T00:00:00+00:00"
         assert second.store.elo() == elo  # the live Elo state is kept, not reset
-        assert second.leaderboard("bt")["version"] == 2
+        assert second.reads.leaderboard("bt")["version"] == 2
     finally:
         second.close()
 
@@ -110,7 +110,9 @@ def test_the_refit_predictor_is_built_from_the_fits_recorded_configuration(
     monkeypatch.setattr(service.live.refits, "fit_query_features", fit)
     served = engine(shared_fit, tmp_path / "store.sqlite")
     try:
-        saved = served.refits.refit_predictor(served.all_battles(), served.served())
+        saved = served.refits.refit_predictor(
+            served.history.all_battles(), served.versions.served()
+        )
     finally:
         served.close()
     assert saved is not None and Path(saved).name.startswith("predictor-")

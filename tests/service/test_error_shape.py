@@ -131,7 +131,7 @@ def test_the_store_down_and_a_bug_answer_the_same_shape(
         engine = client.app.state.engine  # type: ignore[attr-defined]
         monkeypatch.setattr(engine.store, "ping", down)
         assert one_shape(client.get("/healthz"), 503) == {"detail": "the store is unavailable"}
-        monkeypatch.setattr(engine, "leaderboard", bug)
+        monkeypatch.setattr(engine.reads, "leaderboard", bug)
         answer = client.get("/v1/leaderboard", params={"method": "elo"})
         assert one_shape(answer, 500) == {"detail": "internal error"}
 

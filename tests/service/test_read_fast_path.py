@@ -24,7 +24,7 @@ from service.api import deps as users
 from service.api import observability
 from service.api.observability import AccessLog, Metrics
 from service.api.routes import users as users_module
-from service.engine import MAX_USER_ID_CHARS
+from service.live.writes import MAX_USER_ID_CHARS
 from service.store import StoreUnavailable
 from tests.service.conftest import (
     ADMIN,
@@ -74,7 +74,7 @@ def test_the_stored_board_is_answered_as_the_route_answered_it(
     for method in ("bt", "elo"):
         first = client.get(path_of(user), params={"token": token, "method": method})
         assert first.status_code == 200, first.text  # refitted and stored, or stored
-        document = engine.stored_user_leaderboard(user, method)
+        document = engine.reads.stored_user_leaderboard(user, method)
         assert document is not None and document["user_id"] == user
         expected = JSONResponse(document)  # what the route answered before issue 18
         for response in (
@@ -88,7 +88,7 @@ def test_the_stored_board_is_answered_as_the_route_answered_it(
             assert response.headers["content-length"] == expected.headers["content-length"]
             assert response.json() == document
     default = client.get(path_of(user), params={"token": token})
-    assert default.content == JSONResponse(engine.stored_user_leaderboard(user, "bt")).body
+    assert default.content == JSONResponse(engine.reads.stored_user_leaderboard(user, "bt")).body
 
 
 def test_a_token_is_checked_as_strictly(
@@ -173,7 +173,7 @@ def test_the_fast_answer_is_counted_under_its_route_and_a_store_failure_is_a_503
     async def down(*args: Any) -> bytes:
         raise StoreUnavailable("get_user: the store is down")
 
-    monkeypatch.setattr(engine, "stored_user_leaderboard_body", down)
+    monkeypatch.setattr(engine.reads, "stored_user_leaderboard_body", down)
     client.event_hooks = {"request": [], "response": []}  # the 503 is what is asserted
     detail = assert_error(client.get(path, params={"token": token}), 503)
     assert detail == "the store is unavailable"  # why is for the server's log only
@@ -193,7 +193,7 @@ def test_the_aggregate_board_is_the_versions_bytes(client: TestClient) -> None:
     engine = client.app.state.engine  # type: ignore[attr-defined]
     plain = client.get("/v1/leaderboard")
     assert plain.status_code == 200
-    assert plain.content == engine.served().bt_json
+    assert plain.content == engine.versions.served().bt_json
     assert plain.headers["content-type"] == "application/json"
     assert client.get("/v1/leaderboard", params={"method": "bt"}).content == plain.content
     assert client.get("/v1/leaderboard", params={"method": "glicko"}).status_code == 422

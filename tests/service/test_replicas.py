@@ -1,6 +1,6 @@
 """Replicas on one real Redis: what one writes, the other reads; and Redis going away.
 
-Two apps (each its own :class:`~service.engine.Engine`) serve the shared fit from one
+Two apps (each its own :class:`~service.live.engine.Engine`) serve the shared fit from one
 ``redis-server``, checking the store for a new model version on every read
 (``version_poll_s=0``).
 """

@@ -17,31 +17,32 @@ from service.api.schemas import (
     TokenPublic,
     errors,
 )
-from service.engine import InputError
+from service.live.errors import InputError
+from service.live.results import Registered
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"], dependencies=[AdminDep])
 
 
 @router.post("/refit", response_model=RefitPublic, responses=errors(401, 403, 429, 503))
-async def refit(engine: EngineDep, metrics: MetricsDep) -> dict[str, Any]:
+async def refit(engine: EngineDep, metrics: MetricsDep) -> RefitPublic:
     """Refit the aggregate and per-user agreement on all battles and publish a version.
 
     Returns when the new version is published; reads go on meanwhile.
     """
-    version = await run_in_threadpool(engine.refit)
+    version = await run_in_threadpool(engine.refits.refit)
     metrics.version.set(version)
-    return {"version": version}
+    return RefitPublic(version=version)
 
 
 @router.post(
     "/models", response_model=RegisteredPublic, responses=errors(400, 401, 403, 413, 422, 429, 503)
 )
-def register_models(body: ModelsIn, engine: EngineDep) -> dict[str, Any]:
+def register_models(body: ModelsIn, engine: EngineDep) -> Registered:
     """Add models to the catalogue: votes naming them are accepted from now on, by every
     replica sharing the store. A model is ranked on public boards once it has
     ``PLB_MIN_MODEL_VOTES`` votes."""
     try:
-        return engine.register_models(body.models)
+        return engine.writes.register_models(body.models)
     except InputError as error:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(error)) from None
 
@@ -54,12 +55,12 @@ def integrity(engine: EngineDep) -> dict[str, Any]:
     user against everyone else (``PLB_FLAG_VOTERS``): random clickers and users who vote
     one model up. Their votes stay stored and count in their own leaderboard.
     """
-    return engine.integrity_report()
+    return engine.reads.integrity_report()
 
 
 @router.get(
     "/users/{user_id}/token", response_model=TokenPublic, responses=errors(401, 403, 422, 429)
 )
-def read_token(user_id: UserId, engine: EngineDep) -> dict[str, Any]:
+def read_token(user_id: UserId, engine: EngineDep) -> TokenPublic:
     """The read token of any user (for users of the fitted log, who never got one)."""
-    return {"user_id": user_id, "token": engine.token(user_id)}
+    return TokenPublic(user_id=user_id, token=engine.credentials.token(user_id))

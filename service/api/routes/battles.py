@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, HTTPException, status
 
 from service.api.deps import EngineDep, IngestDep, MetricsDep, SettingsDep
 from service.api.schemas import BattlesIn, IngestPublic, errors
+from service.live.results import Ingested
 
 router = APIRouter(prefix="/v1", tags=["battles"])
 
@@ -20,7 +19,7 @@ router = APIRouter(prefix="/v1", tags=["battles"])
 )
 def ingest_battles(
     body: BattlesIn, engine: EngineDep, settings: SettingsDep, metrics: MetricsDep
-) -> dict[str, Any]:
+) -> Ingested:
     """Store new votes: the live Elo moves at once and each voter's leaderboard is refitted.
 
     Each record is checked on its own: bad ones are listed in ``rejected`` (nothing of
@@ -32,8 +31,8 @@ def ingest_battles(
             f"battles: {len(body.battles)} records, more than the {settings.max_battles} "
             "allowed in one request",
         )
-    result = engine.ingest(body.battles)
-    metrics.votes.inc(result["accepted"])
-    metrics.duplicates.inc(result["duplicates"])
-    metrics.rejected.inc(len(result["rejected"]))
+    result = engine.writes.ingest(body.battles)
+    metrics.votes.inc(result.accepted)
+    metrics.duplicates.inc(result.duplicates)
+    metrics.rejected.inc(len(result.rejected))
     return result

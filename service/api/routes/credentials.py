@@ -25,8 +25,8 @@ from service.api.schemas import (
     TokenPublic,
     errors,
 )
-from service.engine import NotAvailable
 from service.live.credentials import MAX_SHARE_ID_CHARS
+from service.live.errors import NotAvailable
 
 __all__ = ["ShareId", "router", "share_paths"]
 
@@ -59,11 +59,11 @@ def rotate_token(
     settings: SettingsDep,
     bearer: BearerDep,
     token: TokenQuery = None,
-) -> dict[str, Any]:
+) -> TokenPublic:
     """A new read token for this user: the token presented (and every earlier one) is
     refused from now on, by every replica. Their share id, if any, keeps working."""
     can_read_user(engine, settings, user_id, token, bearer)
-    return {"user_id": user_id, "token": engine.rotate_token(user_id)}
+    return TokenPublic(user_id=user_id, token=engine.credentials.rotate(user_id))
 
 
 @router.post(
@@ -78,7 +78,7 @@ def create_share(
     settings: SettingsDep,
     bearer: BearerDep,
     token: TokenQuery = None,
-) -> dict[str, Any]:
+) -> SharePublic:
     """A new share id of this user's published board, for embeds and links: it reads the
     board's ranking (``GET /v1/shared/{share_id}``, the widget, the badge) and nothing else.
     Any earlier share id of the user stops working. Only its digest is stored: keep it."""
@@ -87,7 +87,7 @@ def create_share(
         share_id = engine.share(user_id)
     except NotAvailable as error:
         raise HTTPException(404, str(error)) from None
-    return {"share_id": share_id, **share_paths(share_id)}
+    return SharePublic(share_id=share_id, **share_paths(share_id))
 
 
 @router.delete(
@@ -101,11 +101,11 @@ def revoke_share(
     settings: SettingsDep,
     bearer: BearerDep,
     token: TokenQuery = None,
-) -> dict[str, Any]:
+) -> RevokedPublic:
     """Revoke this user's share id: its board, widget and badge answer 404 from now on."""
     can_read_user(engine, settings, user_id, token, bearer)
     try:
-        return {"revoked": engine.revoke_share(user_id)}
+        return RevokedPublic(revoked=engine.revoke_share(user_id))
     except NotAvailable as error:
         raise HTTPException(404, str(error)) from None
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -14,12 +12,12 @@ router = APIRouter(tags=["health"])
 
 
 @router.get("/healthz", response_model=HealthPublic, responses=errors(503))
-def health(engine: EngineDep, metrics: MetricsDep) -> dict[str, Any]:
+def health(engine: EngineDep, metrics: MetricsDep) -> HealthPublic:
     """Liveness: the store answers, and which model version is served."""
     engine.store.ping()
-    version = engine.served().version
+    version = engine.versions.served().version
     metrics.version.set(version)
-    return {"status": "ok", "version": version}
+    return HealthPublic(status="ok", version=version)
 
 
 @router.get(
@@ -35,5 +33,5 @@ def health(engine: EngineDep, metrics: MetricsDep) -> dict[str, Any]:
 )
 def prometheus_metrics(engine: EngineDep, metrics: MetricsDep) -> Response:
     """Prometheus metrics: requests and latency by route, model version, votes ingested."""
-    metrics.version.set(engine.served().version)
+    metrics.version.set(engine.versions.served().version)
     return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)

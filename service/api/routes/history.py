@@ -39,4 +39,4 @@ def read_history(engine: EngineDep, unit: UnitQuery = "auto") -> dict[str, Any]:
         periods = parse_unit(unit)
     except ValueError as error:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"unit: {error}") from None
-    return engine.rating_history(periods)
+    return engine.reads.rating_history(periods)

@@ -20,7 +20,7 @@ from service.api.fast_reads import FastRead, route_of
 from service.api.schemas import PublicBoardPublic, errors
 from service.api.tables import TABLE_RESPONSE, FormatQuery, add_file_routes, table_response
 from service.api.windows import SinceQuery, UntilQuery, parse_window
-from service.engine import Engine
+from service.live.engine import Engine
 from service.pipeline.style import public_style_board
 
 __all__ = ["FAST_READ", "published_board", "router"]
@@ -31,7 +31,7 @@ async def published_board(request: Request) -> Response | None:
     if request.scope["query_string"]:
         return None
     engine: Engine = request.app.state.engine
-    return Response(engine.served().bt_json, media_type="application/json")
+    return Response(engine.versions.served().bt_json, media_type="application/json")
 
 
 router = APIRouter(prefix="/v1", tags=["leaderboard"])
@@ -75,7 +75,7 @@ def _style_board(engine: Engine, method: str, *conditions: Any) -> dict[str, Any
             "answers (answer_a, answer_b)",
         )
     board = public_style_board(document, engine.settings.min_model_votes)
-    return {**board, "version": engine.served().version}
+    return {**board, "version": engine.versions.served().version}
 
 
 async def _board(
@@ -93,7 +93,7 @@ async def _board(
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"where: {error}") from None
     window = parse_window(since, until)
     document: dict[str, Any] = await run_in_threadpool(
-        engine.leaderboard, method, conditions, window
+        engine.reads.leaderboard, method, conditions, window
     )
     return document
 
@@ -127,7 +127,7 @@ async def read_leaderboard(
         return table_response(document, table_format, "leaderboard-bt-style")
     if method == "bt" and not where and table_format == "json" and since is until is None:
         # The most read answer: encoded once a version, served without a thread hop.
-        return Response(engine.served().bt_json, media_type="application/json")
+        return Response(engine.versions.served().bt_json, media_type="application/json")
     document = await _board(engine, method, where, since, until)
     if table_format == "json":
         return document

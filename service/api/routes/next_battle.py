@@ -41,10 +41,10 @@ async def read_user_next_battle(
     Needs that user's read token or the admin key, as their leaderboard does.
     """
     can_read_user(engine, settings, user_id, token, bearer)
-    board = engine.stored_user_leaderboard(user_id, "bt")
+    board = engine.reads.stored_user_leaderboard(user_id, "bt")
     if board is None:
         board = await run_in_threadpool(engine.user_leaderboard, user_id, "bt")
-    last = last_pair(await run_in_threadpool(engine.user_battles, user_id))
+    last = last_pair(await run_in_threadpool(engine.history.user_battles, user_id))
     return await run_in_threadpool(next_battle_document, board, target, last)
 
 

@@ -85,10 +85,10 @@ def recommend(
     chars = text_chars(body.queries, body.prompt, body.votes)
     charge_queries(request, settings, bearer, body.user_id, chars)
     if body.prompt is None and body.user_id is None:
-        return engine.recommend(body.queries, body.votes)
+        return engine.reads.recommend(body.queries, body.votes)
     stored = None
     if body.user_id is not None:
-        stored = engine.user_battles(body.user_id)
+        stored = engine.history.user_battles(body.user_id)
         if not body.queries and not vote_prompts(stored):
             raise HTTPException(
                 status.HTTP_422_UNPROCESSABLE_CONTENT,
@@ -96,5 +96,5 @@ def recommend(
                 "to stand for them",
             )
     return recommend_for(
-        engine.served(), body.queries, body.votes, prompt=body.prompt, stored=stored
+        engine.versions.served(), body.queries, body.votes, prompt=body.prompt, stored=stored
     )

@@ -32,8 +32,9 @@ from service.api.fast_reads import FastRead, route_of
 from service.api.schemas import UserLeaderboardPublic, errors
 from service.api.tables import TABLE_RESPONSE, FormatQuery, add_file_routes, table_response
 from service.api.windows import SinceQuery, UntilQuery, parse_window
-from service.engine import MAX_USER_ID_CHARS, Engine
+from service.live.engine import Engine
 from service.live.settings import Settings
+from service.live.writes import MAX_USER_ID_CHARS
 
 __all__ = ["FAST_READ", "router", "stored_board"]
 
@@ -63,7 +64,7 @@ async def stored_board(request: Request) -> Response | None:
     token, bearer = query.get("token"), bearer_credential(request.headers)
     if not await may_read_user_async(engine, settings, user_id, token, bearer):
         return None
-    body = await engine.stored_user_leaderboard_body(user_id, method)
+    body = await engine.reads.stored_user_leaderboard_body(user_id, method)
     return None if body is None else Response(body, media_type="application/json")
 
 
@@ -104,7 +105,7 @@ async def read_user_leaderboard(
         document = await run_in_threadpool(engine.user_leaderboard, user_id, method)
         return table_response(document, table_format, f"my-leaderboard-{method}")
     # One store read, awaited on the event loop; a refit goes to a thread.
-    body = await engine.stored_user_leaderboard_body(user_id, method)
+    body = await engine.reads.stored_user_leaderboard_body(user_id, method)
     if body is not None:
         return Response(body, media_type="application/json")
     return await run_in_threadpool(engine.user_leaderboard, user_id, method)

@@ -16,8 +16,10 @@ from fastapi.responses import FileResponse
 from service.api.deps import BearerDep, EngineDep, SettingsDep, TokenQuery, UserId, can_read_user
 from service.api.routes.credentials import ShareId
 from service.api.schemas import errors
-from service.engine import MAX_USER_ID_CHARS, Engine, NotAvailable
 from service.live.credentials import MAX_SHARE_ID_CHARS
+from service.live.engine import Engine
+from service.live.errors import NotAvailable
+from service.live.writes import MAX_USER_ID_CHARS
 from service.web import WEB_DIR, badge_words, render_badge
 
 router = APIRouter(tags=["web"])
@@ -141,7 +143,7 @@ def badge(
         board = _user_board(engine, owner, method) if owner is not None else {"models": []}
         personal = True
     elif user_id is None:
-        board = engine.leaderboard(method)
+        board = engine.reads.leaderboard(method)
         personal = False
     else:
         can_read_user(engine, settings, user_id, token, bearer)

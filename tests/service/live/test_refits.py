@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from service.engine import Engine
+from service.live.engine import Engine
 from service.live.settings import Settings
 from service.pipeline.artifacts import load_fit
 from service.store import open_store
@@ -37,8 +37,8 @@ def test_the_predictor_refit_embeds_only_new_prompts(
     engine = Engine(open_store(path=tmp_path / "store.sqlite"), load_fit(shared_fit), settings)
     embedded.clear()  # the engine's warm-up of the predictor served
     try:
-        served = engine.served()
-        battles = engine.all_battles()
+        served = engine.versions.served()
+        battles = engine.history.all_battles()
         first = engine.refits.refit_predictor(battles, served)
         assert embedded == []  # every prompt's vector was kept by the fit
         new = battles.iloc[:3].assign(prompt=NEW_PROMPT, user_id="newcomer")

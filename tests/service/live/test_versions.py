@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from service.engine import Engine
+from service.live.engine import Engine
 from service.live.settings import Settings
 from service.pipeline.artifacts import load_fit
 from service.pipeline.snapshot import Snapshot, refit_snapshot, snapshot_from_fit
@@ -33,12 +33,12 @@ def test_the_published_documents_round_trip_unchanged(
     engine = Engine(open_store(path=store_path), load_fit(shared_fit_no_features), settings)
     try:
         documents = [engine.store.snapshot()[1]]
-        engine.ingest([{"model_a": "pico-3b", "model_b": "lyra-mini", "winner": "model_a"}])
-        engine.refit()
+        engine.writes.ingest([{"model_a": "pico-3b", "model_b": "lyra-mini", "winner": "model_a"}])
+        engine.refits.refit()
         documents.append(engine.store.snapshot()[1])
-        assert engine.served().snapshot.counted_battles == 1
+        assert engine.versions.served().snapshot.counted_battles == 1
         fitted = snapshot_from_fit(load_fit(shared_fit_no_features))
-        documents += [fitted, refit_snapshot(engine.all_battles(), fitted, rng=0)]
+        documents += [fitted, refit_snapshot(engine.history.all_battles(), fitted, rng=0)]
     finally:
         engine.close()
     for document in documents:

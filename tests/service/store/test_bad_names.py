@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from service.engine import Engine
+from service.live.engine import Engine
 from service.live.writes import drop_names_not_text
 from service.pipeline.artifacts import load_fit
 from service.store import Store
@@ -62,10 +62,10 @@ def test_a_service_starts_on_a_poisoned_store_and_ingests(opener: Opener, shared
     store = opener()
     settings = service_settings(shared_fit, store_path=Path("unused.sqlite"))
     engine = Engine(store, load_fit(shared_fit), settings)
-    assert BAD not in engine.catalogue()
-    board = engine.leaderboard("elo")
+    assert BAD not in engine.writes.catalogue()
+    board = engine.reads.leaderboard("elo")
     json.dumps(board, ensure_ascii=False).encode("utf-8")
-    models = sorted(engine.catalogue() - {"good-model"})[:2]
+    models = sorted(engine.writes.catalogue() - {"good-model"})[:2]
     vote = {"model_a": models[0], "model_b": models[1], "winner": "tie", "battle_id": "p-1"}
-    result = engine.ingest([vote])
-    assert (result["accepted"], result["rejected"]) == (1, [])
+    result = engine.writes.ingest([vote])
+    assert (result.accepted, result.rejected) == (1, [])
