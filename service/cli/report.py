@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> None:
         raise UsageError(f"--out {args.out!r} is a directory; give a file name such as report.html")
     fit = load_fit(fit_dir)
     try:
-        from service.report import build_report
+        from service.report.document import build_report
     except ImportError as error:  # matplotlib is needed only here
         raise UsageError(f"plb report needs matplotlib ({error}); pip install matplotlib") from None
     report = build_report(fit, title=args.title)

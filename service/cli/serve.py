@@ -84,7 +84,7 @@ def _demo_pipeline(sim: Path, fit_dir: Path) -> None:
 def _demo_report(fit_dir: Path, out: Path) -> None:
     """The demo's report, as ``plb report`` writes it."""
     try:
-        from service.report import build_report
+        from service.report.document import build_report
     except ImportError as error:  # matplotlib is needed only here
         raise UsageError(f"plb report needs matplotlib ({error}); pip install matplotlib") from None
     write_atomically(out, build_report(load_fit(fit_dir)).html)

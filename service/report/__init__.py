@@ -13,10 +13,3 @@ Modules, each with one job:
 * :mod:`service.report.markup`: the HTML pieces (tables, figures, numbers, the CSS);
 * :mod:`service.report.plots`: the figures, rendered with matplotlib to SVG.
 """
-
-from __future__ import annotations
-
-from service.report.document import Report, build_report
-from service.report.sections import SECTIONS
-
-__all__ = ["SECTIONS", "Report", "build_report"]

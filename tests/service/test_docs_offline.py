@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from service.pipeline.artifacts import load_fit
-from service.report import build_report
+from service.report.document import build_report
 from tests.service.conftest import service_settings, uvicorn_in_thread
 
 pytestmark = pytest.mark.slow

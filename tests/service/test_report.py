@@ -19,8 +19,9 @@ from data.simulate import simulate
 from data.simulation_files import write_simulation
 from service.cli import main
 from service.pipeline.artifacts import load_fit
-from service.report import SECTIONS, build_report
+from service.report.document import build_report
 from service.report.plots import pick_users
+from service.report.sections import SECTIONS
 from tests.service.conftest import assert_error, open_client, service_settings
 
 #: Namespace URIs of inline SVG: the only addresses a self-contained report may hold.
