@@ -30,7 +30,8 @@ import numpy as np
 
 from bench.common import Row, make_row
 from data.simulate import simulate
-from ranking.integrity import daily_cap_mask, detect_anomalous_voters
+from ranking.integrity.daily_cap import daily_cap_mask
+from ranking.integrity.voters import detect_anomalous_voters
 from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
 from ranking.leaderboard import fit_leaderboard
 from ranking.types import Leaderboard

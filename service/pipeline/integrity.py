@@ -4,7 +4,7 @@ The maths is :mod:`ranking.integrity`; this module applies it to battle frames, 
 service's refits, segments and live Elo board need it:
 
 * :func:`screen_battles` runs the defences on every battle (at a refit): it holds back
-  the votes of voters not yet established (:mod:`ranking.standing`), caps each user's
+  the votes of voters not yet established (:mod:`ranking.integrity.standing`), caps each user's
   votes per UTC day, tests the users against everyone else, and returns which votes
   count with the evidence, as a JSON-able document for the snapshot.
 * :func:`counted_mask` applies the same rules with a given set of flagged users (from
@@ -28,9 +28,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ranking.integrity import daily_cap_mask, detect_anomalous_voters
+from ranking.integrity.daily_cap import daily_cap_mask
+from ranking.integrity.standing import established_mask
+from ranking.integrity.voters import detect_anomalous_voters
 from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
-from ranking.standing import established_mask
 from ranking.types import BoolArray, FloatArray, IntArray
 
 __all__ = ["RECEIVED", "IntegrityConfig", "counted_mask", "screen_battles"]
@@ -51,7 +52,7 @@ class IntegrityConfig:
         0 counts all.
     established_days : int
         Distinct earlier UTC days (server time) a voter must have voted on for a received
-        vote to count (:func:`ranking.standing.established_mask`); 0 counts all.
+        vote to count (:func:`ranking.integrity.standing.established_mask`); 0 counts all.
     flag_voters : bool
         Whether anomalous voters (random clickers, brigaders) are tested for and left out.
     level : float

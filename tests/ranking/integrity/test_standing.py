@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ranking.standing import established_mask, newcomer_days
+from ranking.integrity.standing import established_mask, newcomer_days
 
 DAY = 86_400.0
 

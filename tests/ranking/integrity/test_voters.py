@@ -1,4 +1,4 @@
-"""Tests for ``ranking/integrity.py``: the daily vote cap and the anomalous-voter tests."""
+"""Tests for ``ranking/integrity/``: the daily vote cap and the anomalous-voter tests."""
 
 from __future__ import annotations
 
@@ -7,12 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ranking.integrity import (
-    FlaggedVoter,
-    benjamini_hochberg,
-    daily_cap_mask,
-    detect_anomalous_voters,
-)
+from ranking.integrity.daily_cap import daily_cap_mask
+from ranking.integrity.fdr import benjamini_hochberg
+from ranking.integrity.report import FlaggedVoter
+from ranking.integrity.voters import detect_anomalous_voters
 from ranking.types import PairwiseData
 
 DAY = 86_400.0

@@ -1,8 +1,7 @@
 """A daily cap on each user's votes: at most ``cap`` a user and UTC calendar day.
 
 The earliest votes of the day count, like FastChat's ``limit_user_votes``; votes without a
-user or a timestamp are kept. One of the two defences of :mod:`ranking.integrity`, which
-re-exports :func:`daily_cap_mask`.
+user or a timestamp are kept. One of the defences of :mod:`ranking.integrity`.
 """
 
 from __future__ import annotations

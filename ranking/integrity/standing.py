@@ -1,7 +1,7 @@
 """Standing: which votes come from voters who have been around long enough to count.
 
-Made-up voters cost an attacker nothing, so a cap per voter (:mod:`ranking.daily_cap`)
-and tests per voter (:mod:`ranking.integrity`) price nothing on their own: a thousand
+Made-up voters cost an attacker nothing, so a cap per voter (:mod:`ranking.integrity.daily_cap`)
+and tests per voter (:mod:`ranking.integrity.voters`) price nothing on their own: a thousand
 fresh names vote a thousand times as much. What a made-up voter cannot make up is
 *time*, measured by the server. :func:`established_mask` keeps a vote only when its voter
 had already voted on ``min_days`` earlier calendar days (UTC) of server time when it
