@@ -8,12 +8,10 @@ refit and the demo all read them from here.
 
 from __future__ import annotations
 
-import inspect
 import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ranking.leaderboard import fit_leaderboard
 from ranking.types import Method
 from ranking.users import Shrinkage
 
@@ -26,12 +24,11 @@ SHRINKAGES: tuple[Shrinkage, ...] = ("cv", "none")
 #: ``(method, shrinkage)`` of each per-user fit: ``bt/cv, bt/none, elo/cv, elo/none``.
 GRID: tuple[tuple[Method, Shrinkage], ...] = tuple((m, s) for m in METHODS for s in SHRINKAGES)
 
-_LEADERBOARD = inspect.signature(fit_leaderboard).parameters
-#: Bootstrap rounds of the aggregate Elo board: :func:`ranking.leaderboard.fit_leaderboard`'s
-#: own default, read from its signature so that the Dask path cannot drift from it.
-ELO_ROUNDS: int = _LEADERBOARD["rounds"].default
-#: Confidence of the aggregate boards' intervals (``fit_leaderboard``'s default).
-CONFIDENCE: float = _LEADERBOARD["confidence"].default
+#: Bootstrap rounds of the aggregate Elo board, and the confidence of the aggregate
+#: boards' intervals: what every fit asks of :func:`ranking.leaderboard.fit_leaderboard`
+#: (:func:`~service.pipeline.steps.fit_aggregates`), on one machine or on a cluster.
+ELO_ROUNDS: int = 100
+CONFIDENCE: float = 0.95
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,11 @@
 """Fit everything: :func:`fit_all` from battles to a :class:`FitResult`, and its fit
 directory (:func:`write_result`).
 
-``plb fit`` runs :func:`fit_all` here; ``plb fit --scheduler`` makes the same
-:class:`FitResult` with the heavy steps on a Dask cluster
-(:func:`service.scale.fit_distributed`); both are written by :func:`write_result`.
+The one fit: ``plb fit`` runs :func:`fit_all` with its parallel parts here
+(:class:`~service.pipeline.executor.InProcess`); ``plb fit --scheduler`` runs the same
+:func:`fit_all` with them mapped over a Dask cluster's workers
+(:func:`service.scale.fit_distributed`, its executor
+:class:`~service.scale.executor.DaskExecutor`); both are written by :func:`write_result`.
 """
 
 from __future__ import annotations
@@ -18,18 +20,15 @@ import pandas as pd
 
 from ranking.analysis import UserAnalysis
 from ranking.io.answer_texts import has_answers
-from ranking.io.frames import pairwise_from_battles, user_codes
-from ranking.noise import NULL_REPLICATES
 from ranking.progress import Progress
 from service.pipeline.artifacts import write_fit
 from service.pipeline.config import FitConfig
+from service.pipeline.executor import Done, Executor, InProcess
 from service.pipeline.reuse import Earlier
 from service.pipeline.steps import (
     QueryFeatures,
     cap_repeats,
-    fit_aggregates,
     fit_query_features,
-    fit_users,
     held_out_evaluation,
     repeats_document,
 )
@@ -104,6 +103,7 @@ def fit_all(
     note: Callable[[str], None] | None = None,
     stopwatch: Stopwatch | None = None,
     earlier: Earlier | None = None,
+    executor: Executor | None = None,
 ) -> FitResult:
     """Fit the aggregate boards, every user's ratings and agreement, the held-out
     evaluation and (with ``config.features``) the query features.
@@ -123,37 +123,47 @@ def fit_all(
         An earlier fit the query features start from (``plb fit --reuse``): only the
         prompts it has not seen are embedded, its topic model is kept, its predictor is
         where the new one starts (:func:`~service.pipeline.steps.fit_query_features`).
+    executor : Executor, optional
+        Where the steps' parallel parts run (the votes' arrays, the aggregate boards, the
+        per-user fits, the prompts' embeddings); here, in turn
+        (:class:`~service.pipeline.executor.InProcess`), by default. One that leaves out
+        the whole-log steps (``whole_log`` false: the Dask fit's) fits no cap on repeated
+        prompts and no style control (``repeats`` and ``style_control`` None).
     """
+    run = executor or InProcess()
     watch = stopwatch or Stopwatch()
     with watch.step("votes to arrays"):
-        codes, names = user_codes(battles)
-        data = pairwise_from_battles(battles)
+        votes = run.votes(battles)
+    data = votes.data
+    repeats = None
     with watch.step("aggregate boards"):
-        with watch.step(substep("aggregate boards", "repeated prompts")):
-            public, effect = cap_repeats(battles, data, config)
-        aggregates = fit_aggregates(public, rng=config.seed, progress=progress, stopwatch=watch)
-        with watch.step(substep("aggregate boards", "repeated prompts")):
-            repeats = repeats_document(config, effect, data, aggregates)
+        public, effect = data, None
+        if run.whole_log:
+            with watch.step(substep("aggregate boards", "repeated prompts")):
+                public, effect = cap_repeats(battles, data, config)
+        boards = run.boards(public, seed=config.seed, progress=progress, stopwatch=watch)
+        if run.whole_log:
+            with watch.step(substep("aggregate boards", "repeated prompts")):
+                repeats = repeats_document(config, effect, data, boards.result())
     style_control = None
-    if has_answers(battles):  # a step of its own only when the votes carry answers
+    if run.whole_log and has_answers(battles):  # a step of its own only with answers
         with watch.step("style control"):
             style_control = fit_style_document(
                 battles, seed=config.seed, repeat_cap=config.repeat_cap
             )
     with watch.step("per-user fits"):
-        analyses = fit_users(
-            data,
-            codes,
-            names,
-            aggregates,
+        users = run.users(
+            votes,
+            boards,
             min_battles=config.min_battles,
-            rng=config.seed,
+            seed=config.seed,
             progress=progress,
             stopwatch=watch,
-            null_replicates=NULL_REPLICATES,
         )
+    embedded = run.embeddings(battles, config) if config.features else Done(None)
     with watch.step("held-out evaluation"):
-        evaluation = held_out_evaluation(data, codes, names, config, progress)
+        evaluation = held_out_evaluation(data, votes.users, votes.names, config, progress)
+    boards.result()  # made by now: on a cluster, the Elo fits of the users start here
     features = None
     if config.features:
         if note is not None:
@@ -161,16 +171,22 @@ def fit_all(
         with watch.step("query features"):
             parts = timed_stages(watch, "query features", progress)
             features = fit_query_features(
-                battles, data.models, config, progress=parts, earlier=earlier
+                battles,
+                data.models,
+                config,
+                embeddings=embedded.result(),
+                progress=parts,
+                earlier=earlier,
             )
             watch.end()
+    analyses = users.result()
     return FitResult(
         analyses,
         evaluation,
         features,
         battles,
         data.models,
-        len(names),
+        len(votes.names),
         watch.to_dict(),
         repeats=repeats,
         style_control=style_control,

@@ -1,10 +1,10 @@
 """The steps of a fit, each written once: the aggregate boards, every user's fits, the
 held-out evaluation, and the query features (topics, profiles, rating predictor).
 
-:func:`service.pipeline.fit.fit_all` runs them in turn; the service's refit
-(:func:`service.pipeline.snapshot.refit_snapshot`) runs the first two on all votes, and
-the Dask path (:mod:`service.scale`) runs the evaluation and the query features on its
-client. Nothing here prints: progress goes to the :class:`ranking.progress.Progress`
+:func:`service.pipeline.fit.fit_all` runs them in turn (the aggregate boards and the
+per-user fits through its executor, :mod:`service.pipeline.executor`); the service's
+refit (:func:`service.pipeline.snapshot.refit_snapshot`) runs the first two on all
+votes. Nothing here prints: progress goes to the :class:`ranking.progress.Progress`
 handed in.
 """
 
@@ -26,7 +26,7 @@ from ranking.leaderboard import fit_leaderboard
 from ranking.progress import Progress, start
 from ranking.repeats import RepeatEffect, board_shift
 from ranking.types import FloatArray, IntArray, Leaderboard, Method, PairwiseData
-from service.pipeline.config import GRID, METHODS, FitConfig
+from service.pipeline.config import CONFIDENCE, ELO_ROUNDS, GRID, METHODS, FitConfig
 from service.pipeline.reuse import (
     Earlier,
     after_stage,
@@ -64,7 +64,8 @@ def fit_aggregates(
     progress: Progress | None = None,
     stopwatch: Stopwatch | None = None,
 ) -> dict[Method, Leaderboard]:
-    """The aggregate board of each method of :data:`~service.pipeline.config.METHODS`.
+    """The aggregate board of each method of :data:`~service.pipeline.config.METHODS`,
+    with :data:`~service.pipeline.config.ELO_ROUNDS` and ``CONFIDENCE``.
 
     ``stopwatch``, if given, times each as part ``METHOD`` of step ``aggregate boards``.
     """
@@ -72,7 +73,14 @@ def fit_aggregates(
     boards = {}
     for method in METHODS:
         with watch.step(substep("aggregate boards", method)):
-            boards[method] = fit_leaderboard(data, method=method, rng=rng, progress=progress)
+            boards[method] = fit_leaderboard(
+                data,
+                method=method,
+                rounds=ELO_ROUNDS,
+                confidence=CONFIDENCE,
+                rng=rng,
+                progress=progress,
+            )
     return boards
 
 

@@ -1,4 +1,5 @@
-"""``plb fit`` on a Dask cluster: the local fit's results, with the heavy steps distributed.
+"""``plb fit`` on a Dask cluster: the one fit (:func:`service.pipeline.fit.fit_all`), its
+parallel parts mapped over the workers.
 
 What runs where:
 
@@ -7,18 +8,13 @@ What runs where:
   every vote in the end; the workers then get only the compact arrays of their
   partitions by user (:mod:`service.scale.local_read`). Otherwise on the workers, which
   repartition the frames by user and send them back (:mod:`service.scale.partitions`);
-* **workers**: per partition, the collapsed (a, b, outcome) counts (Bradley-Terry's
-  sufficient statistics) when they read it, every user's four fits (``bt``/``elo`` ×
-  ``cv``/``none``) with their agreement, the batches of the Elo bootstrap
-  (:mod:`service.scale.tasks`), and the embeddings of the queries
-  (:mod:`service.scale.queries`);
-* **client**: the small fits that need everything at once. The aggregate
-  Bradley-Terry from the summed counts; the shrinkage strength, learnt by
-  :func:`ranking.shrinkage.learn_alpha` from all the votes exactly as the local path
-  learns it; the held-out evaluation (:func:`ranking.evaluation.evaluate_personalisation`)
-  while the workers run the bootstrap and fit the users; each cell's null of no taste
-  (:func:`ranking.analysis.measure_noise`); and the topic model, profiles and rating
-  predictor, fitted on the embeddings the workers computed.
+  the collapsed (a, b, outcome) counts (Bradley-Terry's sufficient statistics) of each
+  partition are summed on the client;
+* **the fit**: :func:`~service.pipeline.fit.fit_all` with the executor
+  :class:`~service.scale.executor.DaskExecutor`: the Elo bootstrap, the per-user fits and
+  the embeddings of the queries on the workers, the held-out evaluation and the query
+  features on the client meanwhile. It leaves out the steps that read the whole battle
+  frame at once (the cap on repeated prompts, the style control).
 
 Every number equals the local path's: the same code on the same arrays in the same
 order (per-user Bradley-Terry fits stop each user's Newton iterations on their own, so
@@ -32,40 +28,28 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ranking.agreement import summarise
-from ranking.analysis import UserAnalysis, measure_noise
-from ranking.elo import INITIAL
-from ranking.intervals import elo_bootstrap_plan, replicate_summary
 from ranking.io.column_map import ColumnMap
 from ranking.io.prompt_texts import PromptTexts
-from ranking.leaderboard import build_leaderboard, fit_leaderboard
-from ranking.noise import NULL_REPLICATES
-from ranking.odds import rank_odds
-from ranking.pairwise import collapse, model_counts
-from ranking.types import Leaderboard, Method, PairwiseData
-from ranking.users import Shrinkage, UserRatings
-from service.pipeline.config import CONFIDENCE, ELO_ROUNDS, GRID, FitConfig
-from service.pipeline.fit import FitResult
-from service.pipeline.steps import fit_query_features, held_out_evaluation
+from ranking.pairwise import collapse
+from ranking.types import PairwiseData
+from service.pipeline.config import FitConfig
+from service.pipeline.fit import FitResult, fit_all
 from service.pipeline.timings import Stopwatch
 from service.scale import tasks
 from service.scale.cluster import WORKER_TIMEOUT_S, gather, n_workers
+from service.scale.executor import FIRST, DaskExecutor, Placed
 from service.scale.local_read import client_can_read, read_on_client, split_by_user, votes_of
 from service.scale.partitions import ReadReport, battles_frame, read_by_user
-from service.scale.queries import submit_embeddings
 from service.scale.task_times import worker_timings
 
 __all__ = ["DistributedFit", "fit_distributed"]
 
-#: Priority of the tasks the fit waits on (the bootstrap, the users' fits, their data)
-#: over the query embeddings, which the client needs last.
-_FIRST = 1
 #: Seconds the workers' clocks may run behind the client's (task stream start times).
 _CLOCK_SLACK_S = 60.0
 
@@ -98,9 +82,8 @@ def fit_distributed(
     columns: ColumnMap | None = None,
     prompts: PromptTexts | None = None,
 ) -> DistributedFit:
-    """:func:`service.pipeline.fit_all`'s result, with the heavy steps on the cluster of
-    ``client``; the held-out evaluation and the query features are the pipeline's own
-    steps, run on the client.
+    """:func:`service.pipeline.fit_all` of the logs ``inputs``, its parallel parts on the
+    cluster of ``client`` (:class:`~service.scale.executor.DaskExecutor`).
 
     Parameters
     ----------
@@ -127,24 +110,24 @@ def fit_distributed(
         When the cluster lost its workers or its scheduler.
     """
     config = config or FitConfig()
-    seed = config.seed
     start = time.perf_counter()
     watch = Stopwatch()
+
+    def tell(message: str) -> None:
+        """Say what the fit does now."""
+        if progress is not None:
+            progress(f"{message} ({time.perf_counter() - start:.0f} s)")
 
     def say(message: str, step: str) -> None:
         """Say what the client does now; it is the step timed until the next."""
         watch.begin(step)
-        if progress is not None:
-            progress(f"{message} ({time.perf_counter() - start:.0f} s)")
+        tell(message)
 
     if n_partitions is not None and n_partitions < 1:
         raise ValueError(f"Argument 'n_partitions' must be at least 1, not {n_partitions}.")
     timeout = WORKER_TIMEOUT_S if worker_timeout is None else worker_timeout
     workers = n_workers(client, timeout=timeout)
     n_parts = n_partitions or 2 * workers
-
-    def collect(futures: Sequence[Any]) -> list[Any]:
-        return gather(client, futures, worker_timeout=timeout)
 
     since = _record_tasks(client)
     warm: list[Any] = []
@@ -178,94 +161,17 @@ def fit_distributed(
         )
         say("summing the pair counts and gathering the votes in order", "votes gathered")
         placed = _place_there(client, parts, timeout)
-    votes, models, arrays, summed = placed.votes, placed.models, placed.arrays, placed.summed
-    bt = fit_leaderboard(summed, method="bt", rng=seed)
-    plan = elo_bootstrap_plan(len(votes.data.outcomes), ELO_ROUNDS, np.random.default_rng(seed))
-    bootstrap = [
-        client.submit(tasks.bootstrap_batch, placed.merged, n, g, pure=False, priority=_FIRST)
-        for n, g in plan
-    ]
-
-    def fit_users(method: Method, shrinkage: Shrinkage, prior: Any, alpha: Any) -> list[Any]:
-        return [
-            client.submit(
-                tasks.partition_users, a, method, shrinkage, prior, alpha, priority=_FIRST
-            )
-            for a in arrays
-        ]
-
-    say(f"fitting {len(votes.names)} users on the workers", "per-user fits submitted")
-    bt_prior = np.array([bt[m].rating for m in models])
-    fits: dict[tuple[Method, Shrinkage], list[Any]] = {}
-    for method, shrinkage in [s for s in GRID if s[0] == "bt" and s != ("bt", "cv")]:
-        fits[method, shrinkage] = fit_users(method, shrinkage, bt_prior, None)
-    # the shrinkage strength is learnt from all the votes, on a worker: the fits wait on it
-    alpha = client.submit(tasks.shrinkage_alpha, placed.merged, bt_prior, seed, priority=_FIRST)
-    fits["bt", "cv"] = fit_users("bt", "cv", bt_prior, alpha)
     battles = placed.battles(timeout)
-    embedded = (
-        submit_embeddings(client, battles, config.embedding, workers) if config.features else None
-    )
-    # the client evaluates while the workers run the bootstrap and the users' fits
-    say("held-out evaluation", "held-out evaluation")
-    evaluation = held_out_evaluation(votes.data, votes.users, votes.names, config)
-    # the Elo fits wait for the bootstrap: its median is the aggregate Elo, their prior
-    say("the Elo bootstrap", "waiting for the Elo bootstrap")
-    samples = np.concatenate(collect(bootstrap), axis=0)
-    point, lower, upper = replicate_summary(samples, CONFIDENCE, center=INITIAL)
-    for method, shrinkage in [s for s in GRID if s[0] == "elo"]:
-        fits[method, shrinkage] = fit_users(method, shrinkage, point, None)
-    features = None
-    if config.features:
-        table = None
-        if embedded is not None:
-            say("fitting topics, query profiles and the rating predictor", "query features")
-            table = embedded.table(collect(embedded.futures))
-        features = fit_query_features(battles, models, config, embeddings=table)
-
-    say("collecting the per-user fits", "waiting for the per-user fits")
-    collect(warm)  # long done: its failure said here, not lost
-    elo = build_leaderboard(
-        "elo",
-        models,
-        point,
-        lower,
-        upper,
-        model_counts(summed),
-        n_battles=int(round(summed.n_votes)),
-        interval="bootstrap",
-        confidence=CONFIDENCE,
-        odds=rank_odds(samples, CONFIDENCE),
-    )
-    aggregates: dict[Method, Leaderboard] = {"bt": bt, "elo": elo}
-    analyses = tuple(
-        measure_noise(
-            _assemble(
-                collect(fits[method, shrinkage]),
-                votes.names,
-                models,
-                aggregates[method],
-                method,
-                shrinkage,
-                config.min_battles,
-            ),
-            votes.data,
-            votes.users,
-            replicates=NULL_REPLICATES,
-        )
-        for method, shrinkage in GRID
-    )
     watch.end()
-    if progress is not None:
-        progress(f"fitted ({time.perf_counter() - start:.0f} s)")
-    ours = [*warm, *placed.arrays, placed.merged, *bootstrap, alpha]
-    ours += [f for cell in fits.values() for f in cell]
-    ours += [] if embedded is None else embedded.futures
-    timings = {**watch.to_dict(), **_worker_timings(client, ours, since)}
-    return DistributedFit(
-        analyses, evaluation, features, battles, models, len(votes.names), timings,
-        report, n_parts, workers,
-    )  # fmt: skip
+    executor = DaskExecutor(client, placed, workers=workers, timeout=timeout, say=tell)
+    fitted = fit_all(battles, config, note=tell, stopwatch=watch, executor=executor)
+    gather(client, warm, worker_timeout=timeout)  # long done: its failure said here
+    tell("fitted")
+    ours = [*warm, *placed.arrays, placed.merged, *executor.futures]
+    timings = {**fitted.timings, **_worker_timings(client, ours, since)}
+    made = {f.name: getattr(fitted, f.name) for f in fields(FitResult)}
+    made["timings"] = timings
+    return DistributedFit(**made, report=report, partitions=n_parts, workers=workers)
 
 
 def _record_tasks(client: Any) -> float:
@@ -282,24 +188,7 @@ def _worker_timings(client: Any, futures: Sequence[Any], since: float) -> dict[s
     return worker_timings(r for r in records if r.get("key") in keys)
 
 
-@dataclass(frozen=True)
-class _Placed:
-    """The votes once read: on the client, and on the cluster in partitions by user.
-
-    ``arrays`` are futures of the partitions' :class:`~service.scale.tasks.PartitionVotes`,
-    ``merged`` one of all the :class:`~service.scale.tasks.Votes` (the bootstrap's);
-    ``battles(timeout)`` the battle frame, gathered from the workers when read there.
-    """
-
-    votes: tasks.Votes
-    models: tuple[str, ...]
-    summed: PairwiseData
-    arrays: list[Any]
-    merged: Any
-    battles: Callable[[float], pd.DataFrame]
-
-
-def _place_here(client: Any, battles: pd.DataFrame, n_parts: int) -> _Placed:
+def _place_here(client: Any, battles: pd.DataFrame, n_parts: int) -> Placed:
     """Votes read on the client: the local path's arrays, partitions sent to the workers.
 
     Each partition (and the bootstrap's votes) goes to the cluster as the argument of a
@@ -310,15 +199,15 @@ def _place_here(client: Any, battles: pd.DataFrame, n_parts: int) -> _Placed:
     with warnings.catch_warnings():  # "Sending large graph": these are the data, once
         warnings.simplefilter("ignore", UserWarning)
         arrays = [
-            client.submit(tasks.keep, part, priority=_FIRST)
+            client.submit(tasks.keep, part, priority=FIRST)
             for part in split_by_user(votes, n_parts)
         ]
-        merged = client.submit(tasks.keep, votes, priority=_FIRST)
+        merged = client.submit(tasks.keep, votes, priority=FIRST)
     summed = collapse(votes.data)
-    return _Placed(votes, votes.data.models, summed, arrays, merged, lambda _: battles)
+    return Placed(votes, summed, arrays, merged, lambda _: battles)
 
 
-def _place_there(client: Any, parts: Sequence[Any], timeout: float) -> _Placed:
+def _place_there(client: Any, parts: Sequence[Any], timeout: float) -> Placed:
     """Votes read on the workers: the partitions' arrays, their merge and summed counts."""
 
     def collect(futures: Sequence[Any]) -> list[Any]:
@@ -339,7 +228,7 @@ def _place_there(client: Any, parts: Sequence[Any], timeout: float) -> _Placed:
     def fetch(wait: float) -> pd.DataFrame:
         return battles_frame(client, parts, models, worker_timeout=wait)
 
-    return _Placed(votes, models, _summed(models, collect(counts)), arrays, merged, fetch)
+    return Placed(votes, _summed(models, collect(counts)), arrays, merged, fetch)
 
 
 def _summed(models: tuple[str, ...], counts: Sequence[PairwiseData]) -> PairwiseData:
@@ -352,43 +241,3 @@ def _summed(models: tuple[str, ...], counts: Sequence[PairwiseData]) -> Pairwise
             np.concatenate([c.weights for c in counts]),
         )
     )
-
-
-def _assemble(
-    results: Sequence[tasks.PartitionUsers | None],
-    names: tuple[str, ...],
-    models: tuple[str, ...],
-    aggregate: Leaderboard,
-    method: Method,
-    shrinkage: Shrinkage,
-    min_battles: int,
-) -> UserAnalysis:
-    """One :class:`UserAnalysis` from the partitions' users, in global (sorted) user order."""
-    shape = (len(names), len(models))
-    arrays = {key: np.full(shape, np.nan) for key in ("ratings", "lower", "upper", "prior")}
-    battles = np.zeros(shape, dtype=np.int64)
-    spearman, kendall = np.full(len(names), np.nan), np.full(len(names), np.nan)
-    index = pd.Index(names, dtype=object)
-    prior_sd: float | None = None
-    for result in results:
-        if result is None:
-            continue
-        rows = index.get_indexer(pd.Index(result.names, dtype=object))
-        for key, values in arrays.items():
-            values[rows] = getattr(result.ratings, key)
-        battles[rows] = result.ratings.battles
-        spearman[rows], kendall[rows] = result.spearman, result.kendall
-        prior_sd = result.ratings.prior_sd
-    ratings = UserRatings(
-        method,
-        shrinkage,
-        models,
-        arrays["ratings"],
-        arrays["lower"],
-        arrays["upper"],
-        battles,
-        arrays["prior"],
-        prior_sd,
-    )
-    summary = summarise(spearman, kendall, ratings.n_battles, min_battles)
-    return UserAnalysis(aggregate, names, ratings, spearman, kendall, summary, min_battles)

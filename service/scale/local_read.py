@@ -24,8 +24,9 @@ from ranking.io.column_map import ColumnMap
 from ranking.io.frames import pairwise_from_battles, user_codes
 from ranking.io.ingest import IngestResult, read_battles
 from ranking.io.prompt_texts import PromptTexts
+from service.pipeline.executor import Votes
 from service.scale.partitions import InputError, ReadReport
-from service.scale.tasks import PartitionVotes, Votes
+from service.scale.tasks import PartitionVotes
 
 __all__ = ["client_can_read", "read_on_client", "report_of", "split_by_user", "votes_of"]
 

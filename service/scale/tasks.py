@@ -24,6 +24,7 @@ from ranking.pairwise import ELO_PER_NAT, collapse
 from ranking.shrinkage import learn_alpha
 from ranking.types import CENTER, FloatArray, IntArray, Method, PairwiseData
 from ranking.users import Shrinkage, UserRatings
+from service.pipeline.executor import Votes
 from service.scale.partitions import ROW
 
 T = TypeVar("T")
@@ -31,7 +32,6 @@ T = TypeVar("T")
 __all__ = [
     "PartitionUsers",
     "PartitionVotes",
-    "Votes",
     "bootstrap_batch",
     "embed_batches",
     "keep",
@@ -67,25 +67,6 @@ class PartitionVotes:
     user_names: tuple[str, ...]
     stamps: FloatArray
     rows: npt.NDArray[np.int64]
-
-
-@dataclass(frozen=True)
-class Votes:
-    """Every vote in the order they happened, as the local path's arrays.
-
-    Attributes
-    ----------
-    data : PairwiseData
-        ``pairwise_from_battles`` of all the battles.
-    users : ndarray of int
-        ``user_codes`` of all the battles: index into ``names``, ``-1`` for none.
-    names : tuple of str
-        The user ids, sorted.
-    """
-
-    data: PairwiseData
-    users: IntArray
-    names: tuple[str, ...]
 
 
 @dataclass(frozen=True)
