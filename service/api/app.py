@@ -46,7 +46,8 @@ from service.live.errors import InputError, NotAvailable
 from service.live.rates import parse_networks
 from service.live.settings import Settings, get_settings
 from service.pipeline.artifacts import load_fit
-from service.store import StoreUnavailable, open_store
+from service.store import open_store
+from service.store.base import StoreUnavailable
 from service.web import DOCS_ASSETS_DIR, WEB_DIR
 
 __all__ = ["STORE_UNAVAILABLE", "create_app", "open_engine"]

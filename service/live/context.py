@@ -8,7 +8,7 @@ from service.live.history import BattleHistory
 from service.live.settings import Settings
 from service.pipeline.artifacts import FitArtifacts
 from service.pipeline.integrity import IntegrityConfig
-from service.store import Store
+from service.store.base import Store
 
 __all__ = ["LiveContext", "LivePart"]
 

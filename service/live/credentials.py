@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from service.live.tokens import new_share_id, share_digest, user_token, verify_user_token
-from service.store import Store
+from service.store.base import Store
 
 __all__ = ["MAX_SHARE_ID_CHARS", "SHARED_ROW_KEYS", "Credentials", "shared_board"]
 

@@ -30,7 +30,7 @@ from service.live.versions import Versions
 from service.live.writes import Writes, drop_names_not_text
 from service.pipeline.artifacts import FitArtifacts
 from service.pipeline.integrity import IntegrityConfig
-from service.store import Store
+from service.store.base import Store
 
 __all__ = ["Engine"]
 

@@ -7,7 +7,7 @@ import pandas as pd
 from ranking.io.battle_frame import empty_battle_frame, to_battle_frame
 from service.live.votes import battle_frame
 from service.pipeline.artifacts import FitArtifacts
-from service.store import Store
+from service.store.base import Store
 
 __all__ = ["BattleHistory"]
 

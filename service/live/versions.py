@@ -24,7 +24,7 @@ from service.live.served import Served, served_version
 from service.pipeline.integrity import screen_battles
 from service.pipeline.snapshot import Snapshot, snapshot_from_fit
 from service.pipeline.steps import fit_aggregates
-from service.store import StoreUnavailable
+from service.store.base import StoreUnavailable
 
 __all__ = ["Versions"]
 

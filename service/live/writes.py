@@ -32,7 +32,7 @@ from service.live.served import METHODS, Served
 from service.live.versions import Versions
 from service.live.votes import battle_documents, elo_update
 from service.pipeline.integrity import RECEIVED
-from service.store import Store
+from service.store.base import Store
 
 __all__ = ["MAX_USER_ID_CHARS", "Writes", "drop_names_not_text", "server_time"]
 

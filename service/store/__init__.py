@@ -1,27 +1,20 @@
 """Where the service keeps battles, the online Elo state, user documents and snapshots.
 
-One small interface, :class:`Store`, with two implementations: :class:`EmbeddedStore`
-(SQLite in a local file, the default) and :class:`RedisStore` (shared by replicas).
-:func:`open_store` picks one from the settings.
+One small interface, :class:`~service.store.base.Store`, with two implementations:
+:class:`~service.store.embedded.EmbeddedStore` (SQLite in a local file, the default) and
+:class:`~service.store.redis_store.RedisStore` (shared by replicas). :func:`open_store`
+picks one from the settings.
 """
 
 from __future__ import annotations
 
 import os
 
-from service.store.base import EloUpdate, Ingested, Store, StoreUnavailable
+from service.store.base import Store
 from service.store.embedded import EmbeddedStore
 from service.store.redis_store import RedisStore
 
-__all__ = [
-    "EloUpdate",
-    "EmbeddedStore",
-    "Ingested",
-    "RedisStore",
-    "Store",
-    "StoreUnavailable",
-    "open_store",
-]
+__all__ = ["open_store"]
 
 
 def open_store(

@@ -18,7 +18,7 @@ from fastapi.testclient import TestClient
 
 from service.api.app import create_app
 from service.api.schemas import ErrorPublic
-from service.store import StoreUnavailable
+from service.store.base import StoreUnavailable
 from tests.service.conftest import (
     ADMIN,
     INGEST,

@@ -25,7 +25,7 @@ from service.api import observability
 from service.api.observability import AccessLog, Metrics
 from service.api.routes import users as users_module
 from service.live.writes import MAX_USER_ID_CHARS
-from service.store import StoreUnavailable
+from service.store.base import StoreUnavailable
 from tests.service.conftest import (
     ADMIN,
     ADMIN_KEY,

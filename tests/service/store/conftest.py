@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from service.store import EmbeddedStore, RedisStore, Store
+from service.store.base import Store
+from service.store.embedded import EmbeddedStore
+from service.store.redis_store import RedisStore
 
 Opener = Callable[[], Store]
 

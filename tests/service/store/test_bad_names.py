@@ -19,7 +19,7 @@ import pytest
 from service.live.engine import Engine
 from service.live.writes import drop_names_not_text
 from service.pipeline.artifacts import load_fit
-from service.store import Store
+from service.store.base import Store
 from tests.service.conftest import service_settings
 from tests.service.store.conftest import Opener
 

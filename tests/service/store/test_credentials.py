@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from service.live.tokens import new_share_id, share_digest
-from service.store import Store
+from service.store.base import Store
 from tests.service.store.conftest import Opener
 
 

@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from service.store import EmbeddedStore, StoreUnavailable, embedded, open_store
+from service.store import embedded, open_store
+from service.store.base import StoreUnavailable
 from service.store.documents import StoredDocument
-from service.store.embedded import APPLICATION_ID, SCHEMA_VERSION
+from service.store.embedded import APPLICATION_ID, SCHEMA_VERSION, EmbeddedStore
 from tests.service.store.test_store_contract import battle, count_elo, ids
 
 REPO = Path(__file__).resolve().parents[3]

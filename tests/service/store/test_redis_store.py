@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from service.store import RedisStore, Store, StoreUnavailable, open_store
-from service.store.redis_store import redact_url
+from service.store import open_store
+from service.store.base import Store, StoreUnavailable
+from service.store.redis_store import RedisStore, redact_url
 from tests.redis_server import RedisServer, free_port, require_redis_server
 from tests.service.store.test_store_contract import battle, count_elo, ids
 

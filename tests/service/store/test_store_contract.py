@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from service.store import Ingested, Store, StoreUnavailable
+from service.store.base import Ingested, Store, StoreUnavailable
 from tests.service.store.conftest import Opener
 
 

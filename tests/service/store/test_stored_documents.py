@@ -18,9 +18,10 @@ import pytest
 import redis
 from starlette.responses import JSONResponse
 
-from service.store import EmbeddedStore, RedisStore, Store, StoreUnavailable
+from service.store.base import Store, StoreUnavailable
 from service.store.documents import StoredDocument, dumps, encode_document
-from service.store.embedded import SCHEMA_VERSION
+from service.store.embedded import SCHEMA_VERSION, EmbeddedStore
+from service.store.redis_store import RedisStore
 from tests.service.store.conftest import Opener
 
 DOCUMENTS: list[dict[str, Any]] = [
