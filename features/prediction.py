@@ -15,7 +15,7 @@ import numpy.typing as npt
 from sklearn.decomposition import PCA
 
 from ranking.contextual import ContextualBT
-from ranking.intervals import interval_ranks
+from ranking.intervals.summary import interval_ranks
 from ranking.odds import RankOdds, interval_odds, rank_range, reading_order
 from ranking.types import FloatArray
 

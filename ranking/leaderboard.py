@@ -10,11 +10,11 @@ import numpy as np
 
 from ranking.bt import DEFAULT_ALPHA, fit_bt
 from ranking.elo import INITIAL, K_FACTOR, online_elo
-from ranking.intervals import (
-    bootstrap_bt,
-    bootstrap_elo,
+from ranking.intervals.bt_bootstrap import bootstrap_bt
+from ranking.intervals.elo_bootstrap import bootstrap_elo
+from ranking.intervals.sandwich import moderated_covariance
+from ranking.intervals.summary import (
     interval_ranks,
-    moderated_covariance,
     normal_intervals,
     percentile_intervals,
     replicate_summary,

@@ -205,7 +205,7 @@ def interval_odds(
 def competition_ranks(ratings: npt.ArrayLike) -> Int64Array:
     """Rank of each model along the last axis: 1 + how many models are rated above it.
 
-    Equal ratings share a rank ("1224"), as :func:`ranking.intervals.interval_ranks`
+    Equal ratings share a rank ("1224"), as :func:`ranking.intervals.summary.interval_ranks`
     gives with zero-width intervals.
     """
     values = np.asarray(ratings, dtype=np.float64)

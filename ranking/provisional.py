@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ranking.intervals import interval_ranks
+from ranking.intervals.summary import interval_ranks
 from ranking.odds import reading_order
 from ranking.types import Leaderboard
 

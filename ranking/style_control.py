@@ -35,12 +35,8 @@ from scipy.special import expit, log_expit
 
 from ranking.bt import DEFAULT_ALPHA
 from ranking.bt_solver import pair_matrices
-from ranking.intervals import (
-    MODERATION_VOTES,
-    moderate_sandwich,
-    normal_intervals,
-    percentile_intervals,
-)
+from ranking.intervals.sandwich import MODERATION_VOTES, moderate_sandwich
+from ranking.intervals.summary import normal_intervals, percentile_intervals
 from ranking.leaderboard import build_leaderboard, fit_leaderboard
 from ranking.odds import gaussian_draws, rank_odds
 from ranking.pairwise import ELO_PER_NAT, ModelCounts, model_counts, to_elo_scale
@@ -295,7 +291,7 @@ def style_covariance(
 ) -> FloatArray:
     """The moderated sandwich covariance of strengths and coefficients together.
 
-    As :func:`ranking.intervals.moderated_covariance` for the raw board: the sandwich
+    As :func:`ranking.intervals.sandwich.moderated_covariance` for the raw board: the sandwich
     ``H^-1 M H^-1`` of the joint parameters, the strengths relative to their mean, each
     strength's variance moderated toward the model-based ``H^-1`` by its votes against
     ``prior_votes`` (a coefficient's by all the votes, which leaves it the sandwich's).

@@ -58,7 +58,8 @@ from bench.common import TABLES_DIR, Row, make_row, quick_option, table_text, wr
 from data.simulate import simulate
 from data.truth import Simulation
 from ranking.elo import online_elo, online_elo_grouped
-from ranking.intervals import bootstrap_elo, percentile_intervals
+from ranking.intervals.elo_bootstrap import bootstrap_elo
+from ranking.intervals.summary import percentile_intervals
 from ranking.io.frames import pairwise_from_battles, user_codes
 from ranking.leaderboard import fit_leaderboard
 from ranking.odds import competition_ranks, z_value

@@ -2,7 +2,7 @@
 
 On 100,000 simulated users voting about 2,000,000 times over 15 models
 (:func:`bench.synthetic.simulate_user_votes`): the 100-round Elo bootstrap of the
-aggregate leaderboard (:func:`ranking.intervals.bootstrap_elo`) and every user's online
+aggregate leaderboard (:mod:`ranking.intervals.elo_bootstrap`) and every user's online
 Elo (:func:`ranking.elo.online_elo_grouped`), each against the NumPy implementation they
 replaced, kept here as the reference (every group in step, one vectorised update a step
 after a sort by position in group; a bootstrap batch's rows all drawn at once). The
@@ -22,7 +22,7 @@ import numpy as np
 from bench.common import Row, best_of, first_call_row, make_row
 from bench.synthetic import simulate_user_votes
 from ranking.elo import online_elo_grouped
-from ranking.intervals import bootstrap_elo, elo_bootstrap_plan
+from ranking.intervals.elo_bootstrap import bootstrap_elo, elo_bootstrap_plan
 from tests.reference.elo import numpy_bootstrap_elo_batch, numpy_online_elo_grouped
 
 __all__ = ["numpy_bootstrap_elo_batch", "numpy_online_elo_grouped", "run"]
@@ -48,7 +48,7 @@ import json, sys, time
 import numpy as np
 start = time.perf_counter()
 from ranking.elo import online_elo_grouped
-from ranking.intervals import bootstrap_elo_batch
+from ranking.intervals.elo_bootstrap import bootstrap_elo_batch
 imported = time.perf_counter()
 m, y = np.array([[0, 1], [1, 2]]), np.array([1.0, 0.5])
 bootstrap_elo_batch(3, m, y, 2, np.random.default_rng(0))
@@ -119,6 +119,8 @@ def run(quick: bool = False) -> list[Row]:
         )
     )
     rows.append(
-        first_call_row(_FIRST_CALL, "Elo kernels", "3 models, 2 votes", "ranking.intervals")
+        first_call_row(
+            _FIRST_CALL, "Elo kernels", "3 models, 2 votes", "ranking.intervals.elo_bootstrap"
+        )
     )
     return rows

@@ -29,7 +29,8 @@ import pandas as pd
 from ranking.agreement import summarise
 from ranking.analysis import UserAnalysis, measure_noise
 from ranking.elo import INITIAL
-from ranking.intervals import elo_bootstrap_plan, replicate_summary
+from ranking.intervals.elo_bootstrap import elo_bootstrap_plan
+from ranking.intervals.summary import replicate_summary
 from ranking.leaderboard import build_leaderboard, fit_leaderboard
 from ranking.noise import NULL_REPLICATES
 from ranking.odds import rank_odds

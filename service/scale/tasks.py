@@ -18,7 +18,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from ranking.analysis import fit_user_agreement
-from ranking.intervals import bootstrap_elo_batch
+from ranking.intervals.elo_bootstrap import bootstrap_elo_batch
 from ranking.io.frames import pairwise_from_battles
 from ranking.pairwise import ELO_PER_NAT, collapse
 from ranking.shrinkage import learn_alpha
@@ -130,7 +130,7 @@ def merge_votes(models: tuple[str, ...], *parts: PartitionVotes) -> Votes:
 
 
 def bootstrap_batch(votes: Votes, size: int, rng: np.random.Generator) -> FloatArray:
-    """One batch of the aggregate Elo bootstrap (:func:`ranking.intervals.bootstrap_elo`)."""
+    """One batch of the aggregate Elo bootstrap (:mod:`ranking.intervals.elo_bootstrap`)."""
     data = votes.data
     return bootstrap_elo_batch(data.n_models, data.matchups, data.outcomes, size, rng)
 

@@ -20,7 +20,7 @@ from ranking.bt import (
     fit_bt_grouped,
     fit_bt_posterior,
 )
-from ranking.intervals import sandwich_intervals
+from ranking.intervals.sandwich import sandwich_intervals
 from ranking.pairwise import ELO_PER_NAT, collapse
 from tests.conftest import simulate_votes
 

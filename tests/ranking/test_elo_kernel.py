@@ -12,10 +12,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ranking import elo_kernel, intervals
+from ranking import elo_kernel
 from ranking.elo import INITIAL, online_elo_grouped
 from ranking.elo_kernel import bootstrap_elo_rows, online_elo_rows
-from ranking.intervals import bootstrap_elo, bootstrap_elo_batch, elo_bootstrap_plan
+from ranking.intervals import elo_bootstrap
+from ranking.intervals.elo_bootstrap import bootstrap_elo, bootstrap_elo_batch, elo_bootstrap_plan
 from tests.conftest import simulate_votes
 from tests.reference.elo import numpy_bootstrap_elo_batch as reference_bootstrap_batch
 from tests.reference.elo import numpy_online_elo_grouped as reference_grouped
@@ -71,7 +72,7 @@ def test_bootstrap_over_batches_equals_the_numpy_implementation(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     data, _ = simulate_votes(6, 200, seed=9)
-    monkeypatch.setattr(intervals, "_MAX_ELO_BOOTSTRAP_ROWS", 4 * 200)  # batches of 4
+    monkeypatch.setattr(elo_bootstrap, "_MAX_ELO_BOOTSTRAP_ROWS", 4 * 200)  # batches of 4
     ours = bootstrap_elo(6, data.matchups, data.outcomes, 10, np.random.default_rng(3), k=8.0)
     plan = elo_bootstrap_plan(200, 10, np.random.default_rng(3))
     ref = np.concatenate(

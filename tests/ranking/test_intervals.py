@@ -5,18 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ranking import intervals
 from ranking.bt import fit_bt
-from ranking.intervals import (
-    bootstrap_bt,
-    bootstrap_elo,
-    bootstrap_elo_batch,
-    elo_bootstrap_plan,
-    interval_ranks,
-    percentile_intervals,
-    sandwich_covariance,
-    sandwich_intervals,
-)
+from ranking.intervals import elo_bootstrap
+from ranking.intervals.bt_bootstrap import bootstrap_bt
+from ranking.intervals.elo_bootstrap import bootstrap_elo, bootstrap_elo_batch, elo_bootstrap_plan
+from ranking.intervals.sandwich import sandwich_covariance, sandwich_intervals
+from ranking.intervals.summary import interval_ranks, percentile_intervals
 from ranking.pairwise import collapse
 from ranking.types import PairwiseData
 from tests.conftest import RecordedProgress, simulate_votes
@@ -135,7 +129,7 @@ def test_elo_bootstrap_batches_are_independent_of_their_order(
     # Each batch draws from its own child generator, so running the batches in another
     # order, or elsewhere (service.scale maps them over a Dask cluster), changes nothing.
     data, _ = simulate_votes(4, 300, seed=13)
-    monkeypatch.setattr(intervals, "_MAX_ELO_BOOTSTRAP_ROWS", 3 * 300)  # 3 replicates a batch
+    monkeypatch.setattr(elo_bootstrap, "_MAX_ELO_BOOTSTRAP_ROWS", 3 * 300)  # 3 replicates a batch
     whole = bootstrap_elo(4, data.matchups, data.outcomes, 10, np.random.default_rng(5))
     plan = elo_bootstrap_plan(300, 10, np.random.default_rng(5))
     assert [size for size, _ in plan] == [3, 3, 3, 1]
@@ -157,7 +151,7 @@ def test_elo_bootstrap_reports_its_rounds_and_draws_the_same_replicates(
     rounds: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data, _ = simulate_votes(5, 300, seed=4)
-    monkeypatch.setattr(intervals, "_MAX_ELO_BOOTSTRAP_ROWS", 300 * 3)  # batches of 3
+    monkeypatch.setattr(elo_bootstrap, "_MAX_ELO_BOOTSTRAP_ROWS", 300 * 3)  # batches of 3
     plain = bootstrap_elo(5, data.matchups, data.outcomes, rounds, np.random.default_rng(2))
     progress = RecordedProgress()
     told = bootstrap_elo(

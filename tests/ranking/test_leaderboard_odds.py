@@ -6,13 +6,9 @@ import numpy as np
 import pytest
 
 from ranking.elo import online_elo
-from ranking.intervals import (
-    bootstrap_elo,
-    moderated_covariance,
-    percentile_intervals,
-    replicate_summary,
-    sandwich_intervals,
-)
+from ranking.intervals.elo_bootstrap import bootstrap_elo
+from ranking.intervals.sandwich import moderated_covariance, sandwich_intervals
+from ranking.intervals.summary import percentile_intervals, replicate_summary
 from ranking.leaderboard import fit_leaderboard, read_leaderboard
 from ranking.pairwise import collapse
 from ranking.provisional import split_provisional

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ranking.intervals import interval_ranks
+from ranking.intervals.summary import interval_ranks
 from ranking.leaderboard import build_leaderboard, fit_leaderboard, with_interval_odds
 from ranking.odds import (
     RankOdds,

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from sklearn.linear_model import LogisticRegression
 
 from ranking.bt import fit_bt
-from ranking.intervals import moderated_covariance
+from ranking.intervals.sandwich import moderated_covariance
 from ranking.leaderboard import fit_leaderboard
 from ranking.pairwise import ELO_PER_NAT
 from ranking.style_control import (

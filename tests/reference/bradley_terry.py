@@ -135,7 +135,7 @@ def sandwich_reference(
 ) -> tuple[FloatArray, FloatArray]:
     """Sandwich intervals ``H^+ M H^+``, summed over all N rows, on the Elo scale.
 
-    The same formula as :func:`ranking.intervals.sandwich_covariance`, without a prior
+    The same formula as :func:`ranking.intervals.sandwich.sandwich_covariance`, without a prior
     (a pseudo-inverse handles the common shift) and without collapsing the rows.
     """
     k = ratings.size

@@ -59,7 +59,8 @@ def numpy_bootstrap_elo_batch(
     *,
     k: float = K_FACTOR,
 ) -> npt.NDArray[np.float64]:
-    """:func:`ranking.intervals.bootstrap_elo_batch` before issue 18: rows drawn at once."""
+    """:func:`ranking.intervals.elo_bootstrap.bootstrap_elo_batch` before issue 18: rows
+    drawn at once."""
     n = len(outcomes)
     rows = rng.integers(0, n, size=(size, n)).ravel()
     groups = np.repeat(np.arange(size), n)
