@@ -4,8 +4,9 @@ They are ``async def`` because they only look things up: FastAPI runs a plain ``
 dependency in its thread pool, a hop that costs more than the lookup itself.
 
 The most read routes also answer their common case before the router
-(:mod:`service.api.fast_reads`), with :func:`may_read_user` and :func:`bearer_credential`
-checking a token exactly as the route's dependencies do.
+(:mod:`service.api.fast_reads`): :func:`request_bearer` reads the bearer credential with
+the routes' own :class:`~fastapi.security.HTTPBearer`, and :func:`may_read_user_async`
+checks a token by the rule of :func:`can_read_user`.
 """
 
 from __future__ import annotations
@@ -14,8 +15,6 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException, Path, Query, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from fastapi.security.utils import get_authorization_scheme_param
-from starlette.datastructures import Headers
 
 from service.api.observability import Metrics
 from service.live.engine import Engine
@@ -32,7 +31,7 @@ __all__ = [
     "SettingsDep",
     "TokenQuery",
     "UserId",
-    "bearer_credential",
+    "request_bearer",
     "can_read_user",
     "may_read_user",
     "may_read_user_async",
@@ -66,13 +65,10 @@ async def get_bearer(
     return None if credentials is None else credentials.credentials
 
 
-def bearer_credential(headers: Headers) -> str | None:
-    """The bearer credential of ``headers``, if any: what :func:`get_bearer` returns."""
-    authorization = headers.get("Authorization")
-    scheme, credentials = get_authorization_scheme_param(authorization)
-    if not (authorization and scheme and credentials) or scheme.lower() != "bearer":
-        return None
-    return credentials
+async def request_bearer(request: Request) -> str | None:
+    """The bearer credential of ``request``, if any, read as the routes read it (their
+    :data:`BearerDep`): for an answer given before the router."""
+    return await get_bearer(await _bearer(request))
 
 
 EngineDep = Annotated[Engine, Depends(get_engine)]

@@ -31,9 +31,11 @@ from service.live.context import LiveContext, LivePart
 from service.live.errors import InputError, NotAvailable
 from service.live.recommendation import recommendation, unknown_models
 from service.live.results import (
+    SCREEN_FIELDS,
     About,
     AboutIntegrity,
     Correlations,
+    IntegrityReport,
     ModelCount,
     ModelCounts,
     Topics,
@@ -357,26 +359,22 @@ class Reads(LivePart):
             version=served.version,
         )
 
-    def integrity_report(self) -> dict[str, Any]:
+    def integrity_report(self) -> IntegrityReport:
         """Who the current version's public boards leave out, and why
-        (``GET /v1/admin/integrity``).
-
-        Returns
-        -------
-        dict
-            The version's integrity evidence (:func:`service.pipeline.integrity.screen_battles`;
-            ``null`` fields when the version was published without a screen), the live
-            Elo of every stored vote with the defence off (``elo_every_vote``) and
-            ``version``.
-        """
+        (``GET /v1/admin/integrity``): the version's integrity evidence
+        (:func:`service.pipeline.integrity.screen_battles`; None fields when the version
+        was published without a screen), the live Elo of every stored vote with the
+        defence off (``elo_every_vote``) and ``version``."""
         served = self.versions.served()
         evidence = served.snapshot.integrity
-        return {
-            "screened": evidence is not None,
-            **(evidence or {"flagged": []}),
-            "elo_every_vote": self.store.elo(),
-            "version": served.version,
-        }
+        screen = evidence or {}
+        return IntegrityReport(
+            screened=evidence is not None,
+            flagged=screen.get("flagged", []),
+            elo_every_vote=self.store.elo(),
+            version=served.version,
+            **{name: screen.get(name) for name in SCREEN_FIELDS},
+        )
 
     def topics(self) -> Topics:
         """The topics of the users' queries.

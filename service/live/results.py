@@ -20,10 +20,12 @@ __all__ = [
     "AboutIntegrity",
     "Correlations",
     "Ingested",
+    "IntegrityReport",
     "ModelCount",
     "ModelCounts",
     "Registered",
     "Rejected",
+    "SCREEN_FIELDS",
     "Topics",
 ]
 
@@ -119,6 +121,65 @@ class About:
     integrity: AboutIntegrity | None
     style_control: bool
     version: int
+
+
+@dataclass(frozen=True, slots=True)
+class IntegrityReport:
+    """Who the served version's public boards leave out, and why
+    (``GET /v1/admin/integrity``).
+
+    Attributes
+    ----------
+    screened : bool
+        Whether the version was published after an integrity screen; the screen's
+        fields are None when it was not.
+    flagged : list of dict
+        The users left out, each with the test that flagged them and its evidence.
+    elo_every_vote : dict
+        The live Elo of every stored vote, the defence off.
+    version : int
+    daily_cap, established_days, flag_voters, level, min_votes, brigade_share, cohort_share
+        The screen's settings (:class:`service.pipeline.integrity.IntegrityConfig`).
+    n_votes, n_newcomer, n_capped, n_flagged_votes, n_counted, honest_slope
+        Its counts, and the centre and spread of honest users' agreement slopes
+        (:func:`service.pipeline.integrity.screen_battles`).
+    """
+
+    screened: bool
+    flagged: list[dict[str, Any]]
+    elo_every_vote: dict[str, float]
+    version: int
+    daily_cap: int | None = None
+    established_days: int | None = None
+    flag_voters: bool | None = None
+    level: float | None = None
+    min_votes: int | None = None
+    brigade_share: float | None = None
+    cohort_share: float | None = None
+    n_votes: int | None = None
+    n_newcomer: int | None = None
+    n_capped: int | None = None
+    n_flagged_votes: int | None = None
+    n_counted: int | None = None
+    honest_slope: list[float] | None = None
+
+
+#: The fields of :class:`IntegrityReport` that the screen's evidence fills.
+SCREEN_FIELDS = (
+    "daily_cap",
+    "established_days",
+    "flag_voters",
+    "level",
+    "min_votes",
+    "brigade_share",
+    "cohort_share",
+    "n_votes",
+    "n_newcomer",
+    "n_capped",
+    "n_flagged_votes",
+    "n_counted",
+    "honest_slope",
+)
 
 
 @dataclass(frozen=True, slots=True)

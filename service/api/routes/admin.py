@@ -3,8 +3,6 @@ public boards, and a user's read token."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, HTTPException, status
 from starlette.concurrency import run_in_threadpool
 
@@ -18,7 +16,7 @@ from service.api.schemas import (
     errors,
 )
 from service.live.errors import InputError
-from service.live.results import Registered
+from service.live.results import IntegrityReport, Registered
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"], dependencies=[AdminDep])
 
@@ -48,7 +46,7 @@ def register_models(body: ModelsIn, engine: EngineDep) -> Registered:
 
 
 @router.get("/integrity", response_model=IntegrityPublic, responses=errors(401, 403, 429, 503))
-def integrity(engine: EngineDep) -> dict[str, Any]:
+def integrity(engine: EngineDep) -> IntegrityReport:
     """The users the served version's public boards leave out, with the evidence.
 
     Each refit caps every user's votes per day (``PLB_DAILY_VOTE_CAP``) and tests each

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
-from urllib.parse import parse_qsl
 
 from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
@@ -24,9 +23,9 @@ from service.api.deps import (
     SettingsDep,
     TokenQuery,
     UserId,
-    bearer_credential,
     can_read_user,
     may_read_user_async,
+    request_bearer,
 )
 from service.api.fast_reads import FastRead, route_of
 from service.api.schemas import UserLeaderboardPublic, errors
@@ -44,26 +43,32 @@ _METHODS: dict[str, Method] = {"bt": "bt", "elo": "elo"}
 async def stored_board(request: Request) -> Response | None:
     """The user's stored board when the request is valid and authorised, else None.
 
-    The parameters are read as the route reads them (the last ``method`` and ``token`` of
-    the query, parsed as Starlette parses it; the bearer credential as
-    :class:`~fastapi.security.HTTPBearer` reads it) and the token is checked by the same
-    rule, :func:`~service.api.deps.may_read_user_async`; a request this leaves (None) is
-    answered by the route as declared, its errors included.
+    The parameters are read by the route's own parsers: the query as Starlette parses it
+    for FastAPI (``request.query_params``, the last of repeated names winning), the bearer
+    credential by the route's :data:`~service.api.deps.BearerDep`
+    (:func:`~service.api.deps.request_bearer`); the token is checked by the route's rule
+    (:func:`~service.api.deps.may_read_user_async`) and the board read as the route reads
+    it (:func:`_stored`). A request this leaves (None) is answered by the route as
+    declared, its errors included.
     """
     user_id: str = request.path_params["user_id"]
     if not 0 < len(user_id) <= MAX_USER_ID_CHARS:
         return None
-    # the query as Starlette parses it, the last of repeated names winning, without its
-    # multi-dict (built for the declared route only, when this leaves the request to it)
-    query = dict(parse_qsl(request.scope["query_string"].decode("latin-1"), keep_blank_values=True))
+    query = request.query_params
     method = _METHODS.get(query.get("method", "bt"))
     if method is None or query.get("format", "json") != "json" or {"since", "until"} & set(query):
         return None
     engine: Engine = request.app.state.engine
     settings: Settings = request.app.state.settings
-    token, bearer = query.get("token"), bearer_credential(request.headers)
+    token, bearer = query.get("token"), await request_bearer(request)
     if not await may_read_user_async(engine, settings, user_id, token, bearer):
         return None
+    return await _stored(engine, user_id, method)
+
+
+async def _stored(engine: Engine, user_id: str, method: Method) -> Response | None:
+    """The user's board stored for the current version, its bytes as stored, else None:
+    one store read, awaited on the event loop."""
     body = await engine.reads.stored_user_leaderboard_body(user_id, method)
     return None if body is None else Response(body, media_type="application/json")
 
@@ -105,9 +110,9 @@ async def read_user_leaderboard(
         document = await run_in_threadpool(engine.user_leaderboard, user_id, method)
         return table_response(document, table_format, f"my-leaderboard-{method}")
     # One store read, awaited on the event loop; a refit goes to a thread.
-    body = await engine.reads.stored_user_leaderboard_body(user_id, method)
-    if body is not None:
-        return Response(body, media_type="application/json")
+    stored = await _stored(engine, user_id, method)
+    if stored is not None:
+        return stored
     return await run_in_threadpool(engine.user_leaderboard, user_id, method)
 
 
