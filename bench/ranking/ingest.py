@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 from bench.common import Row, best_of, error_text, make_row
 from bench.synthetic import write_battle_csv
 from ranking.io.battle_frame import concat_battle_frames, drop_duplicate_ids, to_battle_frame
-from ranking.io.chunks import CHUNKERS
+from ranking.io.formats import FORMATS
 from ranking.io.ingest import IngestResult, read_battles
 from ranking.io.records import normalise_columns
 from ranking.io.validation import validate_battles
@@ -64,7 +64,7 @@ def rows_read_battles(path: Path, chunksize: int = 100_000) -> pd.DataFrame:
     frames: list[pd.DataFrame] = []
     seen: set[str] = set()
     with open(path, "rb") as raw, gzip.GzipFile(fileobj=raw) if gz else raw as stream:
-        for chunk in CHUNKERS[suffix](path, cast(IO[bytes], stream), chunksize):
+        for chunk in FORMATS[suffix].chunks(path, cast(IO[bytes], stream), chunksize, ()):
             frame = normalise_columns(chunk.frame)
             keep = np.ones(len(frame), dtype=bool)
             keep[[e.index for e in validate_battles(frame, allow_self_battles=True)]] = False

@@ -14,8 +14,8 @@ from __future__ import annotations
 import csv
 import gzip
 import io
-from collections.abc import Callable, Iterator
-from typing import Any, TypeAlias
+from collections.abc import Iterator
+from typing import IO, Any, TypeAlias
 
 import numba
 import numpy as np
@@ -25,7 +25,18 @@ import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 import pyarrow.parquet as pq
 
-__all__ = ["BLOCK_BYTES", "MAX_JSON_DEPTH", "NA_TEXT", "TABLES", "Fallback", "Stream", "missing"]
+__all__ = [
+    "BLOCK_BYTES",
+    "MAX_JSON_DEPTH",
+    "NA_TEXT",
+    "Fallback",
+    "Stream",
+    "csv_tables",
+    "jsonl_tables",
+    "missing",
+    "open_parquet",
+    "parquet_tables",
+]
 
 #: Bytes of text parsed at a time (CSV and JSON Lines).
 BLOCK_BYTES = 16 << 20
@@ -72,7 +83,7 @@ def _csv_header(prefix: bytes) -> list[str]:
     return names
 
 
-def _csv_tables(stream: Stream, chunksize: int) -> Iterator[pa.Table]:
+def csv_tables(stream: Stream, chunksize: int) -> Iterator[pa.Table]:
     """Blocks of whole lines, each parsed by Arrow on all cores, every column as text.
 
     Cutting at a line end inside a quoted value leaves a block that Arrow refuses (an
@@ -243,7 +254,8 @@ def _read_json(block: pa.Buffer, schema: pa.Schema | None = None) -> pa.Table:
     return pajson.read_json(pa.BufferReader(block), parse_options=options)
 
 
-def _jsonl_tables(stream: Stream, chunksize: int) -> Iterator[pa.Table]:
+def jsonl_tables(stream: Stream, chunksize: int) -> Iterator[pa.Table]:
+    """Blocks of whole lines, each parsed by Arrow; ISO dates kept as text."""
     for block in _line_blocks(stream):
         if _json_depth(block) > MAX_JSON_DEPTH:
             raise Fallback(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
@@ -257,15 +269,13 @@ def _jsonl_tables(stream: Stream, chunksize: int) -> Iterator[pa.Table]:
         yield table
 
 
-def _parquet_tables(stream: Stream, chunksize: int) -> Iterator[pa.Table]:
+def open_parquet(stream: Stream | IO[bytes]) -> pq.ParquetFile:
+    """A Parquet file on ``stream`` (a gzip-compressed one read whole, to seek in it)."""
     source = pa.BufferReader(stream.read()) if isinstance(stream, gzip.GzipFile) else stream
-    for batch in pq.ParquetFile(source).iter_batches(batch_size=chunksize):
+    return pq.ParquetFile(source)
+
+
+def parquet_tables(stream: Stream, chunksize: int) -> Iterator[pa.Table]:
+    """Record batches of at most ``chunksize`` rows."""
+    for batch in open_parquet(stream).iter_batches(batch_size=chunksize):
         yield pa.Table.from_batches([batch])
-
-
-#: Format suffix to a reader of Arrow tables: ``(stream, chunksize) -> tables``.
-TABLES: dict[str, Callable[[Stream, int], Iterator[pa.Table]]] = {
-    ".csv": _csv_tables,
-    ".jsonl": _jsonl_tables,
-    ".parquet": _parquet_tables,
-}

@@ -9,7 +9,6 @@ and types each chunk before the next is read.
 
 from __future__ import annotations
 
-import gzip
 import io
 import json
 import os
@@ -21,19 +20,22 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
+from ranking.io.arrow_tables import open_parquet
 from ranking.io.column_map import ALIASES, BATTLE_COLUMNS, MissingColumn
 from ranking.io.records import frame_from_records, loads_record
 from ranking.io.validation import RowError
 
 __all__ = [
-    "CHUNKERS",
     "BattleLogError",
     "Chunk",
     "ColumnMapError",
     "NotABattleIdError",
     "PathArg",
+    "csv_chunks",
+    "json_chunks",
+    "jsonl_chunks",
+    "parquet_chunks",
     "row_numbers",
 ]
 
@@ -141,10 +143,11 @@ def row_numbers(start: int, n: int) -> npt.NDArray[np.int64]:
     return np.arange(start + 1, start + n + 1, dtype=np.int64)
 
 
-def _csv_chunks(
+def csv_chunks(
     file: PathArg, stream: IO[bytes], chunksize: int, text: Collection[str] = ()
 ) -> Iterator[Chunk]:
-    """``text``: more columns read as text (those a column map names)."""
+    """Chunks of a CSV file read by pandas; ``text``: more columns read as text (those a
+    column map names)."""
     reader = pd.read_csv(
         stream,
         chunksize=chunksize,
@@ -181,9 +184,10 @@ def _record_chunk(numbered: list[tuple[int, Any]], errors: list[RowError]) -> Ch
     return Chunk(frame_from_records([r for _, r in objects]), rows, errors)
 
 
-def _jsonl_chunks(
+def jsonl_chunks(
     file: PathArg, stream: IO[bytes], chunksize: int, text: Collection[str] = ()
 ) -> Iterator[Chunk]:
+    """Chunks of a JSON Lines file, a record a line; a line not JSON a row error."""
     numbered: list[tuple[int, Any]] = []
     errors: list[RowError] = []
     blank = True
@@ -208,9 +212,10 @@ def _jsonl_chunks(
         yield _record_chunk(numbered, errors)
 
 
-def _json_chunks(
+def json_chunks(
     file: PathArg, stream: IO[bytes], chunksize: int, text: Collection[str] = ()
 ) -> Iterator[Chunk]:
+    """Chunks of a JSON array of records, parsed whole."""
     with _text(stream) as decoded:
         content = decoded.read()
     if not content.strip():
@@ -230,11 +235,11 @@ def _json_chunks(
         yield _record_chunk(list(enumerate(data[first : first + chunksize], first + 1)), [])
 
 
-def _parquet_chunks(
+def parquet_chunks(
     file: PathArg, stream: IO[bytes], chunksize: int, text: Collection[str] = ()
 ) -> Iterator[Chunk]:
-    source = pa.BufferReader(stream.read()) if isinstance(stream, gzip.GzipFile) else stream
-    parquet = pq.ParquetFile(source)
+    """Chunks of a Parquet file's record batches, struct columns flattened."""
+    parquet = open_parquet(stream)
     batches = parquet.iter_batches(batch_size=chunksize)
     start = 0
     # An empty file has no batches, but its columns still count.
@@ -245,11 +250,3 @@ def _parquet_chunks(
         frame = table.to_pandas()
         yield Chunk(frame, row_numbers(start, len(frame)), [])
         start += len(frame)
-
-
-CHUNKERS = {
-    ".csv": _csv_chunks,
-    ".json": _json_chunks,
-    ".jsonl": _jsonl_chunks,
-    ".parquet": _parquet_chunks,
-}

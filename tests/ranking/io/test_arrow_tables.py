@@ -61,7 +61,8 @@ def test_escapes_end_where_json_says() -> None:
 
 _READ = """
 import sys
-from ranking.io.ingest import BattleLogError, read_battles
+from ranking.io.chunks import BattleLogError
+from ranking.io.ingest import read_battles
 try:
     read_battles(sys.argv[1])
 except BattleLogError as error:

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
 
-from ranking.io import ingest
+from ranking.io import formats
 from ranking.io.chunks import BattleLogError, ColumnMapError, NotABattleIdError
 from ranking.io.column_map import DEFAULT_MAP, PRESETS, ColumnMap, MissingColumn
+from ranking.io.formats import FORMATS
 from ranking.io.ingest import IngestResult, read_battles, read_frame
 from ranking.io.prompt_texts import PromptTexts, read_prompt_texts
 
@@ -46,14 +48,14 @@ MT_BENCH = (
 def by_rows(monkeypatch: pytest.MonkeyPatch, *args: Any, **kwargs: Any) -> IngestResult:
     """``read_battles`` on the row path only."""
     with monkeypatch.context() as patch:
-        patch.setattr(ingest, "TABLES", {})
+        patch.setattr(formats, "FORMATS", {k: replace(f, tables=None) for k, f in FORMATS.items()})
         return read_battles(*args, **kwargs)
 
 
 def by_columns(monkeypatch: pytest.MonkeyPatch, *args: Any, **kwargs: Any) -> IngestResult:
     """``read_battles`` on the fast path only: the row path would fail."""
     with monkeypatch.context() as patch:
-        patch.setattr(ingest, "CHUNKERS", {})
+        patch.setattr(formats, "FORMATS", {k: replace(f, chunks=None) for k, f in FORMATS.items()})
         return read_battles(*args, **kwargs)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,10 @@ from hypothesis import strategies as st
 
 import ranking.io.arrow_tables as arrow_tables
 import ranking.io.duplicate_ids as duplicate_ids
-import ranking.io.ingest as ingest
+import ranking.io.formats as formats
 from ranking.io.chunks import BattleLogError
 from ranking.io.duplicate_ids import repeated_ids
+from ranking.io.formats import FORMATS
 from ranking.io.ingest import IngestResult, read_battles
 
 CSV = (
@@ -80,14 +82,14 @@ def _files(folder: Path) -> list[Path]:
 def by_rows(monkeypatch: pytest.MonkeyPatch, *args: Any, **kwargs: Any) -> IngestResult:
     """``read_battles`` on the row path only."""
     with monkeypatch.context() as patch:
-        patch.setattr(ingest, "TABLES", {})
+        patch.setattr(formats, "FORMATS", {k: replace(f, tables=None) for k, f in FORMATS.items()})
         return read_battles(*args, **kwargs)
 
 
 def by_columns(monkeypatch: pytest.MonkeyPatch, *args: Any, **kwargs: Any) -> IngestResult:
     """``read_battles`` on the fast path only: the row path would fail."""
     with monkeypatch.context() as patch:
-        patch.setattr(ingest, "CHUNKERS", {})
+        patch.setattr(formats, "FORMATS", {k: replace(f, chunks=None) for k, f in FORMATS.items()})
         return read_battles(*args, **kwargs)
 
 

@@ -14,7 +14,8 @@ import pytest
 from ranking.io.battle_frame import WINNERS
 from ranking.io.chunks import BattleLogError, NotABattleIdError
 from ranking.io.column_map import BATTLE_COLUMNS
-from ranking.io.ingest import SUFFIXES, IngestResult, read_battles, read_frame
+from ranking.io.formats import SUFFIXES
+from ranking.io.ingest import IngestResult, read_battles, read_frame
 from tests.conftest import RecordedProgress
 
 DATA = Path(__file__).parents[2] / "data" / "ingest"
