@@ -10,6 +10,9 @@ demo (``plb serve --demo``) all call:
   evaluation, the TopicModel → UserProfiler → RatingPredictor chain);
 * :mod:`~service.pipeline.fit`: :func:`fit_all` and its :class:`FitResult`, written as
   a fit directory;
+* :mod:`~service.pipeline.executor`: where the steps' parallel parts run: here
+  (:class:`~service.pipeline.executor.InProcess`), or on a Dask cluster
+  (:mod:`service.scale`);
 * :mod:`~service.pipeline.artifacts`: the fit directory's layout, writing and reading;
 * :mod:`~service.pipeline.text_store`: the prompts' rows (embeddings, style) kept by the
   hash of their text in the fit directory's ``texts/``;

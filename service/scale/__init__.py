@@ -1,11 +1,14 @@
 """``plb fit`` on a Dask cluster (``plb fit --scheduler ADDRESS``): orchestration only.
 
-The numerics stay in ``ranking`` and ``features``; this package reads the battle logs
-as partitions on the workers (:mod:`service.scale.partitions`), runs the per-partition
-work there (:mod:`service.scale.tasks`) and the small global fits on the client
-(:mod:`service.scale.fit`). Its functions import Dask, an optional extra
-(``pip install personal-leaderboard[dask]``), when they run; nothing outside this package
-imports it, and the local ``plb fit`` never does.
+The fit is the pipeline's own (:func:`service.pipeline.fit.fit_all`); this package
+reads the battle logs into partitions by user (:mod:`service.scale.local_read`, or on
+the workers: :mod:`service.scale.partitions`) and is the fit's executor on a cluster
+(:mod:`service.scale.executor`): the per-partition work runs on the workers
+(:mod:`service.scale.tasks`), the small global fits on the client
+(:mod:`service.scale.fit`). The numerics stay in ``ranking`` and ``features``. Its
+functions import Dask, an optional extra (``pip install personal-leaderboard[dask]``),
+when they run; nothing outside this package imports it, and the local ``plb fit`` never
+does.
 """
 
 from __future__ import annotations
