@@ -58,7 +58,7 @@ from features.profile import STYLE_SOURCES, UserProfiles
 from features.style_words import ANSWER_TASTE_UNITS, STYLE_LABELS, trait_sentence
 from features.topic_labels import fitting_topics
 from ranking.pairwise import ELO_PER_NAT
-from ranking.personal_style import UserStyle
+from ranking.personal_style.results import UserStyle
 from ranking.types import FloatArray
 
 if TYPE_CHECKING:
@@ -449,8 +449,8 @@ def answer_taste(style: UserStyle, row: int = 0) -> Taste:
     Parameters
     ----------
     style : UserStyle
-        Users' style coefficients (:func:`ranking.personal_style.fit_user_style`, or
-        :func:`~ranking.personal_style.style_under_prior` for one person).
+        Users' style coefficients (:func:`ranking.personal_style.fit.fit_user_style`, or
+        :func:`~ranking.personal_style.fit.style_under_prior` for one person).
     row : int
         The person's row.
     """

@@ -10,7 +10,7 @@ later half to judge, as benchmark S (:mod:`bench.features.real_voters`) judges l
 1. the style-controlled aggregate (:func:`ranking.style_control.fit_style_bt`) is fitted
    on every voter's earlier votes: ratings ``theta`` and coefficients ``beta``;
 2. each voter's coefficients are shrunk toward ``beta``
-   (:func:`ranking.personal_style.fit_user_style`, the prior spread learnt on the earlier
+   (:func:`ranking.personal_style.fit.fit_user_style`, the prior spread learnt on the earlier
    votes alone, two ways: held-out log-loss over folds, ``"cv"``, the ratings' default,
    and each voter's first quarter judged by their second, ``"later"``), with
    ``theta_a - theta_b`` as every vote's offset;
@@ -44,15 +44,10 @@ from ranking.io.answer_texts import LLMFAO_ANSWERS, read_answer_texts, vote_answ
 from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
 from ranking.io.prompt_texts import read_prompt_texts
 from ranking.pairwise import ELO_PER_NAT
-from ranking.personal_style import (
-    StyleAlphaMethod,
-    UserStyle,
-    earlier_votes,
-    fit_user_style,
-    fit_user_style_posterior,
-    style_log_loss,
-    taste_strengths,
-)
+from ranking.personal_style.fit import earlier_votes, fit_user_style
+from ranking.personal_style.posterior import fit_user_style_posterior
+from ranking.personal_style.predict import style_log_loss, taste_strengths
+from ranking.personal_style.results import StyleAlphaMethod, UserStyle
 from ranking.style_control import fit_style_bt, style_covariance
 from ranking.types import CENTER, FloatArray, IntArray, PairwiseData
 from ranking.users import fit_user_ratings
@@ -322,7 +317,7 @@ def _judged_rows(judged: Judged, data_text: str) -> list[Row]:
             ours=f"{unseen_gain:+.4f} per vote (se {unseen_se:.4f} over {unseen_voters} voters)",
             notes=f"later votes' log-loss: raw board {judged.unseen['raw'][0]:.4f}, "
             f"controlled + everyone's taste {judged.unseen['everyone'][0]:.4f}, controlled "
-            f"+ own taste {judged.unseen['per_user'][0]:.4f} (ranking.personal_style."
+            f"+ own taste {judged.unseen['per_user'][0]:.4f} (ranking.personal_style.predict."
             "taste_strengths: a person's board before any answer is seen); the personal "
             f"board of per-user ratings {judged.unseen['board'][0]:.4f}",
         ),

@@ -4,7 +4,7 @@ The service calls :func:`personal_leaderboard` right after a vote is ingested, s
 user's page changes on the next read, and again lazily after each new model version.
 
 Where the user's votes carry the two answers (``answer_a``, ``answer_b``) and the fit
-learnt how people's taste in answers varies (a :class:`ranking.personal_style.StylePrior`),
+learnt how people's taste in answers varies (a :class:`ranking.personal_style.results.StylePrior`),
 the explanation also gives the user's taste in answers
 (:func:`features.explanation.answer_taste`), refitted from their answered votes under that
 prior: the same shrinkage the fit of all users used, and its fallback to everyone's taste.
@@ -37,13 +37,8 @@ from ranking.agreement import spearman_per_row
 from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
 from ranking.leaderboard import build_leaderboard
 from ranking.pairwise import ELO_PER_NAT, model_counts
-from ranking.personal_style import (
-    StyleAlphaMethod,
-    StylePrior,
-    earlier_votes,
-    fit_user_style,
-    style_under_prior,
-)
+from ranking.personal_style.fit import earlier_votes, fit_user_style, style_under_prior
+from ranking.personal_style.results import StyleAlphaMethod, StylePrior
 from ranking.types import CENTER, FloatArray, Method, PairwiseData
 from ranking.users import fit_user_ratings, user_board_odds
 
@@ -288,7 +283,7 @@ def fit_taste_prior(
     (:func:`ranking.users.fit_user_ratings`), and its covariates are the two answers'
     departures from the two models' typical answers (:func:`typical_answer_style`), so a
     liking for a model is not read as a liking for its usual length. Every user's
-    coefficients are fitted at once (:func:`ranking.personal_style.fit_user_style`),
+    coefficients are fitted at once (:func:`ranking.personal_style.fit.fit_user_style`),
     shrunk toward the style-controlled board's (their variance from its intervals), with
     the spread of tastes and the fallback rule learnt from the users.
 

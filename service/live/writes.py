@@ -20,7 +20,7 @@ import pandas as pd
 
 from ranking.io.text_checks import MAX_NAME_CHARS, is_text, short_repr, text_problem
 from ranking.io.validation import RowError, battles_from_records
-from ranking.personal_style import StylePrior
+from ranking.personal_style.results import StylePrior
 from ranking.types import CENTER, Method
 from ranking.windows import format_instant, window_mask
 from service.live.context import LiveContext, LivePart

@@ -23,7 +23,7 @@ from features.style_words import STYLE_LABELS, STYLE_SENTENCES
 from features.topics import TopicModel
 from ranking.io.frames import pairwise_from_battles
 from ranking.pairwise import ELO_PER_NAT
-from ranking.personal_style import UserStyle
+from ranking.personal_style.results import UserStyle
 
 
 @pytest.fixture(scope="module")

@@ -11,18 +11,11 @@ from hypothesis import strategies as st
 from scipy.optimize import check_grad
 from scipy.special import expit
 
-from ranking.personal_style import (
-    StyleAlphaMethod,
-    StylePrior,
-    earlier_votes,
-    fit_user_style,
-    fit_user_style_posterior,
-    style_log_loss,
-    style_under_prior,
-    style_win_probability,
-    taste_strengths,
-    user_style_alpha,
-)
+from ranking.personal_style.alpha import user_style_alpha
+from ranking.personal_style.fit import earlier_votes, fit_user_style, style_under_prior
+from ranking.personal_style.posterior import fit_user_style_posterior
+from ranking.personal_style.predict import style_log_loss, style_win_probability, taste_strengths
+from ranking.personal_style.results import StyleAlphaMethod, StylePrior
 
 
 def taste_arena(

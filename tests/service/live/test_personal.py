@@ -10,7 +10,7 @@ import pytest
 
 from features.answer_style import ANSWER_STYLE_FEATURES, answer_style
 from ranking.io.validation import battles_from_records
-from ranking.personal_style import StylePrior
+from ranking.personal_style.results import StylePrior
 from service.api.schemas.users import UserLeaderboardPublic
 from service.live.personal import fit_taste_prior, personal_leaderboard, typical_answer_style
 from service.pipeline.style import fit_style_document
