@@ -42,6 +42,7 @@ import numpy.typing as npt
 from bertopic.backend import BaseEmbedder
 
 from features.embedder_base import ProgressEmbedder
+from features.embedding_names import BACKENDS
 from features.light_embedders import StaticEmbedder, TfidfEmbedder
 from features.model_files import load_minilm
 from features.onnx_minilm import OnnxMiniLMEmbedder
@@ -55,9 +56,7 @@ from features.query_text import (
 )
 from ranking.progress import Progress
 
-__all__ = ["BACKENDS", "MiniLMEmbedder", "make_embedder"]
-
-BACKENDS = ("minilm", "minilm-int8", "minilm-onnx", "static", "tfidf")
+__all__ = ["MiniLMEmbedder", "make_embedder"]
 
 
 class MiniLMEmbedder(ProgressEmbedder):
@@ -162,7 +161,8 @@ class MiniLMEmbedder(ProgressEmbedder):
 def make_embedder(
     name: str, *, max_tokens: int = DEFAULT_MAX_TOKENS, text: str = DEFAULT_TEXT
 ) -> BaseEmbedder:
-    """The embedding backend called ``name`` (one of :data:`BACKENDS`).
+    """The embedding backend called ``name`` (one of
+    :data:`features.embedding_names.BACKENDS`).
 
     ``max_tokens`` and ``text`` (:func:`select_text`) set what the MiniLM backends read.
 

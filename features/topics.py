@@ -21,7 +21,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from features.embedding_names import BACKENDS, DEFAULT_BACKEND, default_embedding
 from features.persistence import Folder
 from features.query_vectors import distinct_vectors
 from features.topic_labels import name_topic
@@ -52,7 +52,6 @@ __all__ = [
     "REDUCERS",
     "Topic",
     "TopicModel",
-    "default_embedding",
 ]
 
 logger = logging.getLogger(__name__)
@@ -60,7 +59,7 @@ logger = logging.getLogger(__name__)
 REDUCERS = ("pca", "umap")
 CLUSTERERS = ("kmeans", "hdbscan")
 DEFAULTS: dict[str, Any] = {
-    "embedding": "minilm-onnx",
+    "embedding": DEFAULT_BACKEND,
     "reducer": "pca",
     "clusterer": "kmeans",
     "n_topics": 10,
@@ -71,15 +70,6 @@ _FOLDER = Folder("topic_model.joblib", "topics.json", "plb-topic-model/1", "topi
 
 #: Precomputed embeddings: one row per query, or a table of vectors by query text.
 Embeddings = npt.ArrayLike | Mapping[str, npt.ArrayLike]
-
-
-def default_embedding() -> str:
-    """The default embedding backend: MiniLM by ONNX Runtime where it and PyTorch (which
-    exports the network once) are installed, MiniLM int8 by PyTorch where only PyTorch
-    is, else TF-IDF."""
-    if find_spec("torch") is None:
-        return "tfidf"
-    return str(DEFAULTS["embedding"]) if find_spec("onnxruntime") is not None else "minilm-int8"
 
 
 @dataclass(frozen=True)
@@ -125,7 +115,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
     ----------
     embedding : {"minilm", "minilm-int8", "minilm-onnx", "static", "tfidf"} or None
         Embedding backend (:func:`features.embeddings.make_embedder`); None picks
-        :func:`default_embedding`.
+        :func:`features.embedding_names.default_embedding`.
     reducer : {"pca", "umap"}
         Dimension reduction before clustering.
     clusterer : {"kmeans", "hdbscan"}
@@ -350,8 +340,6 @@ class TopicModel(TransformerMixin, BaseEstimator):
         return topics
 
     def _check_params(self) -> None:
-        from features.embeddings import BACKENDS
-
         if self.embedding is not None and self.embedding not in BACKENDS:
             raise ValueError(
                 f"Argument 'embedding' must be one of {', '.join(BACKENDS)}, "

@@ -34,7 +34,8 @@ from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 
 from bench.common import Row, best_of, error_text, make_row
 from data.simulate import simulate
-from features.embeddings import BACKENDS, make_embedder
+from features.embedding_names import BACKENDS
+from features.embeddings import make_embedder
 from features.topics import CLUSTERERS, DEFAULTS, REDUCERS, TopicModel
 
 __all__ = ["run", "run_real", "run_scale"]

@@ -179,8 +179,8 @@ def _prompt_sample(distinct: pa.Array) -> list[str]:
 def _embedding_rows(sample: list[str], prompts: int) -> list[Row]:
     """The default embedding of ``sample`` as a fit embeds, projected to ``prompts``, and
     beside it the backend's raw batch throughput on the same prompts."""
+    from features.embedding_names import default_embedding
     from features.embeddings import make_embedder
-    from features.topics import default_embedding
 
     name = default_embedding()
     embedder = make_embedder(name)

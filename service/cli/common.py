@@ -12,6 +12,7 @@ from typing import Any, Protocol, cast
 
 import pandas as pd
 
+from features.embedding_names import BACKENDS
 from ranking.io.chunks import BattleLogError
 from ranking.io.column_map import ColumnMap
 from ranking.io.exports import TABLE_FORMATS, TableFormat, leaderboard_bytes
@@ -22,7 +23,6 @@ from service.cli.errors import UsageError
 from service.cli.log_shape import LogShape, add_shape_options, log_shape, shape_error
 
 __all__ = [
-    "EMBEDDINGS",
     "LeftOut",
     "add_input_options",
     "add_output_options",
@@ -62,16 +62,11 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
     add_shape_options(parser)
 
 
-#: The topic model's embedding backends (``features.embeddings.BACKENDS``, which is heavy
-#: to import just for ``--help``).
-EMBEDDINGS = ("minilm", "minilm-int8", "minilm-onnx", "static", "tfidf")
-
-
 def add_topic_options(parser: argparse.ArgumentParser) -> None:
     """The topic-model options of commands that fit one: ``--embedding``, ``--n-topics``."""
     parser.add_argument(
         "--embedding",
-        choices=EMBEDDINGS,
+        choices=BACKENDS,
         help="embedding backend (default: minilm-onnx; tfidf where PyTorch is missing)",
     )
     parser.add_argument(

@@ -116,7 +116,7 @@ def reusable_topics(earlier: Earlier | None, config: FitConfig) -> Any:
     model = None if earlier is None else earlier.topic_model
     if model is None:
         return None
-    from features.topics import default_embedding
+    from features.embedding_names import default_embedding
 
     wanted = (config.embedding or default_embedding(), config.n_topics, config.seed)
     held = (model.embedder_.name, model.n_topics, model.random_state)

@@ -63,8 +63,8 @@ def submit_embeddings(
     """Start embedding the voters' distinct prompts on the workers; None without prompts."""
     if not has_prompts(battles):
         return None
+    from features.embedding_names import default_embedding
     from features.embeddings import make_embedder
-    from features.topics import default_embedding
 
     backend = embedding or default_embedding()
     voted = battles["user_id"].notna() & battles["prompt"].notna()

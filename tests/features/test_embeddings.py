@@ -10,7 +10,8 @@ import pytest
 from bertopic.backend import BaseEmbedder
 
 from features.embedder_base import embed
-from features.embeddings import BACKENDS, MiniLMEmbedder, make_embedder
+from features.embedding_names import BACKENDS
+from features.embeddings import MiniLMEmbedder, make_embedder
 from features.model_files import minilm_path
 from features.query_text import DEFAULT_MAX_TOKENS, select_text
 from tests.conftest import RecordedProgress
