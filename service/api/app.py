@@ -23,7 +23,7 @@ from service.api import failures
 from service.api.budget import QueryBudget
 from service.api.exposure import NoReferrer, WebAssets
 from service.api.fast_reads import FastReads
-from service.api.guards import BodySizeLimit, BodyTimeout, Counter, RateLimit, parse_rates
+from service.api.guards import BodySizeLimit, BodyTimeout, Counter, RateLimit
 from service.api.observability import CountedMount, Metrics, ObservabilityMiddleware
 from service.api.proxies import TrustedProxies
 from service.api.routes import (
@@ -43,7 +43,7 @@ from service.api.routes import (
 )
 from service.live.engine import Engine
 from service.live.errors import InputError, NotAvailable
-from service.live.rates import parse_networks
+from service.live.rates import parse_networks, parse_rates
 from service.live.settings import Settings, get_settings
 from service.pipeline.artifacts import load_fit
 from service.store import open_store

@@ -30,10 +30,9 @@ from limits.errors import StorageError
 from redis.exceptions import RedisError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from service.live.rates import parse_rates
 from service.store.redis_store import redact_url
 
-__all__ = ["BodySizeLimit", "BodyTimeout", "Counter", "RateLimit", "parse_rates"]
+__all__ = ["BodySizeLimit", "BodyTimeout", "Counter", "RateLimit"]
 
 logger = logging.getLogger(__name__)
 

@@ -14,7 +14,8 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
-from service.api.guards import REDIS_KEY_PREFIX, RateLimit, parse_rates
+from service.api.guards import REDIS_KEY_PREFIX, RateLimit
+from service.live.rates import parse_rates
 from tests.redis_server import RedisServer, free_port, require_redis_server
 from tests.service.conftest import INGEST_KEY, assert_error, bearer, open_client, service_settings
 
