@@ -40,7 +40,8 @@ import pandas as pd
 
 from ranking.io.answer_texts import ANSWER_FIELDS, vote_answers
 from ranking.io.frames import pairwise_from_battles, vote_order
-from ranking.style_control import StyleControl, fit_style_leaderboard
+from ranking.style_control.board import fit_style_leaderboard
+from ranking.style_control.results import StyleControl
 from ranking.types import FloatArray
 
 __all__ = [
@@ -203,7 +204,7 @@ def fit_style_control(
     scaling : {"mixed", "ratio", "log_ratio", "difference"}, optional
         How answers' measures become covariates (:func:`style_differences`).
     **options
-        :func:`ranking.style_control.fit_style_leaderboard`'s ``interval``, ``rounds``,
+        :func:`ranking.style_control.board.fit_style_leaderboard`'s ``interval``, ``rounds``,
         ``confidence``, ``anchor``, ``rng``, ``alpha`` and ``min_votes``.
 
     Returns

@@ -7,7 +7,7 @@ style covariates (:func:`features.answer_style.style_differences` of the two ans
 (the log has no timestamps; file order is vote order), the earlier half to fit and the
 later half to judge, as benchmark S (:mod:`bench.features.real_voters`) judges later votes:
 
-1. the style-controlled aggregate (:func:`ranking.style_control.fit_style_bt`) is fitted
+1. the style-controlled aggregate (:func:`ranking.style_control.fit.fit_style_bt`) is fitted
    on every voter's earlier votes: ratings ``theta`` and coefficients ``beta``;
 2. each voter's coefficients are shrunk toward ``beta``
    (:func:`ranking.personal_style.fit.fit_user_style`, the prior spread learnt on the earlier
@@ -48,7 +48,7 @@ from ranking.personal_style.fit import earlier_votes, fit_user_style
 from ranking.personal_style.posterior import fit_user_style_posterior
 from ranking.personal_style.predict import style_log_loss, taste_strengths
 from ranking.personal_style.results import StyleAlphaMethod, UserStyle
-from ranking.style_control import fit_style_bt, style_covariance
+from ranking.style_control.fit import fit_style_bt, style_covariance
 from ranking.types import CENTER, FloatArray, IntArray, PairwiseData
 from ranking.users import fit_user_ratings
 from service.live.personal import fit_taste_prior, typical_answer_style

@@ -50,7 +50,7 @@ from ranking.io.frames import pairwise_from_battles, vote_order
 from ranking.io.ingest import read_battles
 from ranking.io.prompt_texts import read_prompt_texts
 from ranking.pairwise import ELO_PER_NAT
-from ranking.style_control import fit_style_bt, style_covariance, style_log_loss
+from ranking.style_control.fit import fit_style_bt, style_covariance, style_log_loss
 from ranking.types import FloatArray, PairwiseData
 
 __all__ = ["FEATURE_SETS", "LLMFAO", "Votes", "load_votes", "run"]

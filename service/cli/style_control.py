@@ -16,7 +16,7 @@ import pandas as pd
 from features.answer_style import NO_ANSWERS, coefficient_phrase, fit_style_control
 from ranking.io.answer_texts import LLMFAO_ANSWERS, read_answer_texts
 from ranking.io.chunks import BattleLogError
-from ranking.style_control import StyleControl
+from ranking.style_control.results import StyleControl
 from service.cli.errors import UsageError
 from service.cli.log_shape import log_shape
 from service.cli.tables import format_leaderboard, format_table

@@ -49,7 +49,7 @@ def fit_style_document(
     Returns
     -------
     dict or None
-        :meth:`ranking.style_control.StyleControl.to_dict` (the controlled board with
+        :meth:`ranking.style_control.results.StyleControl.to_dict` (the controlled board with
         ``style_control``: its scaling, coefficients and the raw ratings and ranks of the
         same votes); None when no vote carries both answers.
     """

@@ -14,12 +14,8 @@ from ranking.bt import fit_bt
 from ranking.intervals.sandwich import moderated_covariance
 from ranking.leaderboard import fit_leaderboard
 from ranking.pairwise import ELO_PER_NAT
-from ranking.style_control import (
-    fit_style_bt,
-    fit_style_leaderboard,
-    style_covariance,
-    style_log_loss,
-)
+from ranking.style_control.board import fit_style_leaderboard
+from ranking.style_control.fit import fit_style_bt, style_covariance, style_log_loss
 from ranking.types import PairwiseData, RankedRating
 
 FEATURES = ("length", "bold")
