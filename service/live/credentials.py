@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from service.live.results import SharedBoard, SharedRow
 from service.live.tokens import new_share_id, share_digest, user_token, verify_user_token
 from service.store.base import Store
 
@@ -85,7 +86,7 @@ class Credentials:
         return self.store.share_owner(share_digest(share_id))
 
 
-def shared_board(document: Mapping[str, Any]) -> dict[str, Any]:
+def shared_board(document: Mapping[str, Any]) -> SharedBoard:
     """What a share id shows of a personal board: method, version and ranked rows only.
 
     Parameters
@@ -95,9 +96,9 @@ def shared_board(document: Mapping[str, Any]) -> dict[str, Any]:
 
     Returns
     -------
-    dict
+    SharedBoard
         ``method``, ``version`` and ``models`` (each row's :data:`SHARED_ROW_KEYS`): no
         user id, vote counts, agreement or explanation.
     """
-    rows = [{key: row[key] for key in SHARED_ROW_KEYS} for row in document["models"]]
-    return {"method": document["method"], "version": document["version"], "models": rows}
+    rows = [SharedRow(**{key: row[key] for key in SHARED_ROW_KEYS}) for row in document["models"]]
+    return SharedBoard(document["method"], document["version"], rows)

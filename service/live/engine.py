@@ -25,6 +25,7 @@ from service.live.errors import NotAvailable
 from service.live.history import BattleHistory
 from service.live.reads import Reads
 from service.live.refits import Refits
+from service.live.results import SharedBoard
 from service.live.settings import Settings
 from service.live.versions import Versions
 from service.live.writes import Writes, drop_names_not_text
@@ -99,7 +100,7 @@ class Engine:
             return document
         return self.writes.user_leaderboard(user_id, method)
 
-    def shared_leaderboard(self, share_id: str, method: Method = "bt") -> dict[str, Any]:
+    def shared_leaderboard(self, share_id: str, method: Method = "bt") -> SharedBoard:
         """The published board a share id reads, reduced to its ranking
         (:func:`~service.live.credentials.shared_board`).
 

@@ -26,6 +26,8 @@ __all__ = [
     "Registered",
     "Rejected",
     "SCREEN_FIELDS",
+    "SharedBoard",
+    "SharedRow",
     "Topics",
 ]
 
@@ -195,6 +197,27 @@ class Correlations:
     summary: Mapping[str, Any]
     histogram: Mapping[str, Any]
     version: int
+
+
+@dataclass(frozen=True, slots=True)
+class SharedRow:
+    """A row of a shared board: the ranking, not the votes behind it."""
+
+    rank: int
+    model: str
+    rating: float
+    lower: float
+    upper: float
+
+
+@dataclass(frozen=True, slots=True)
+class SharedBoard:
+    """What a share id shows of a personal board (``GET /v1/shared/{share_id}``): its
+    method, version and ranked rows; no user id, vote counts, agreement or explanation."""
+
+    method: str
+    version: int
+    models: list[SharedRow]
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ Bearer``) or the admin key (the header only), as every route of one user does.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 from urllib.parse import quote
 
 from fastapi import APIRouter, HTTPException, Path, status
@@ -27,6 +27,7 @@ from service.api.schemas import (
 )
 from service.live.credentials import MAX_SHARE_ID_CHARS
 from service.live.errors import NotAvailable
+from service.live.results import SharedBoard
 
 __all__ = ["ShareId", "router", "share_paths"]
 
@@ -117,7 +118,7 @@ def revoke_share(
 )
 async def read_shared(
     share_id: ShareId, engine: EngineDep, method: Literal["bt", "elo"] = "bt"
-) -> Any:
+) -> SharedBoard:
     """The published board a share id reads: ranks, models, ratings and intervals; not the
     user id, their votes or anything else of theirs. 404 once the share id is revoked."""
     return await run_in_threadpool(engine.shared_leaderboard, share_id, method)
