@@ -62,7 +62,7 @@ def ingest_fit_reference(path: str) -> dict[str, Any]:
     """Reference: ``pandas.read_csv``, FastChat-style arrays, L-BFGS fit and sandwich."""
     import pandas as pd
 
-    from tests.reference.bradley_terry import (
+    from bench.reference import (
         fastchat_arrays,
         fit_bt_reference,
         reference_blas,

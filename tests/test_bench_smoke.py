@@ -13,8 +13,24 @@ import pytest
 from bench.common import Row
 from bench.run import BENCHMARKS, main
 
+#: Benchmarks that build the same cache under bench/out/ run on one xdist worker, in turn.
+_SHARED_CACHE = {
+    "service": "bench-service-fit",
+    "soak": "bench-service-fit",
+    "scale": "bench-scale-log",
+    "scale_features": "bench-scale-log",
+}
 
-@pytest.mark.parametrize("name", list(BENCHMARKS))
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xdist_group(_SHARED_CACHE[n]))
+        if n in _SHARED_CACHE
+        else n
+        for n in BENCHMARKS
+    ],
+)
 def test_quick_benchmark_produces_rows(name: str) -> None:
     rows: list[Row] = BENCHMARKS[name][1](True)
     assert rows

@@ -58,7 +58,7 @@ class _Plan:
 
 
 _FULL = _Plan(10_000, 1_000, 100_000, (6, 8, 10, 12, 16), (0, 1, 2))
-_QUICK = _Plan(600, 100, 2_000, (8, 10), (0,))
+_QUICK = _Plan(300, 50, 1_000, (8, 10), (0,))
 
 
 def _corpus(n_queries: int, seed: int) -> tuple[list[str], np.ndarray]:

@@ -2,9 +2,8 @@
 
 On the shared real log (135,634 votes) and on a synthetic 2,000,000-vote CSV: ingest,
 the Bradley-Terry point fit, sandwich intervals and a 100-round bootstrap, each timed
-against a FastChat-style reference (:mod:`tests.reference.bradley_terry`) in the same
-run; then ingest plus fit of the synthetic log in a fresh process, for its wall time and
-peak memory.
+against a FastChat-style reference (:mod:`bench.reference`) in the same run; then ingest
+plus fit of the synthetic log in a fresh process, for its wall time and peak memory.
 """
 
 from __future__ import annotations
@@ -21,12 +20,7 @@ import pandas as pd
 from scipy.optimize import OptimizeResult
 
 from bench.common import ROOT, Row, baseline_rss_mb, best_of, error_text, make_row, run_child
-from bench.synthetic import write_battle_csv
-from ranking.io.frames import pairwise_from_battles
-from ranking.io.ingest import read_battles
-from ranking.leaderboard import fit_leaderboard
-from ranking.types import Leaderboard, PairwiseData
-from tests.reference.bradley_terry import (
+from bench.reference import (
     FASTCHAT_FTOL,
     REFERENCE_FTOL,
     bootstrap_reference,
@@ -35,6 +29,11 @@ from tests.reference.bradley_terry import (
     reference_blas,
     sandwich_reference,
 )
+from bench.synthetic import write_battle_csv
+from ranking.io.frames import pairwise_from_battles
+from ranking.io.ingest import read_battles
+from ranking.leaderboard import fit_leaderboard
+from ranking.types import Leaderboard, PairwiseData
 
 __all__ = ["REAL_LOG", "run"]
 

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 
 from bench.common import Row, baseline_rss_mb, error_text, make_row, run_child
+from bench.reference import choix_user_fit
 from bench.synthetic import UserVotes, simulate_user_votes
 from ranking.bt import DEFAULT_ALPHA
-from tests.reference.bradley_terry import choix_user_fit
 
 __all__ = ["FITS", "run"]
 

@@ -16,7 +16,7 @@ rate (no coordinated omission). The mix:
 * 5% ``POST /v1/recommend`` with 20 prompts of the log.
 
 This process reads the server's resident memory (``VmRSS`` of ``/proc/PID/status``) once
-a second. Every figure is kept per minute (per 10 s with ``--quick``): requests, errors
+a second. Every figure is kept per minute (per 5 s with ``--quick``): requests, errors
 (any status outside 2xx, or no answer), p50/p99 latency, RSS and the versions served.
 
 ``python -m bench.service.soak load SPEC OUT`` is the load process; :func:`drive` is its loop,
@@ -55,9 +55,9 @@ logger = logging.getLogger("bench")
 
 RATE = 10.0  # requests a second, all kinds together: a moderate load here (see run)
 DURATION_S = 600.0
-QUICK_DURATION_S = 30.0
+QUICK_DURATION_S = 15.0
 BUCKET_S = 60.0
-QUICK_BUCKET_S = 10.0
+QUICK_BUCKET_S = 5.0
 REQUEST_TIMEOUT_S = 30.0
 MAX_CONNECTIONS = 256
 IDLE_S = 2.0  # keep-alive connections idle for longer are not reused
@@ -516,7 +516,7 @@ def _rows(
 
 
 def run(quick: bool = False) -> list[Row]:
-    """Run benchmark I; ``quick``: the 60-user fit, 30 s, goals not evaluated."""
+    """Run benchmark I; ``quick``: the 60-user fit, 15 s, goals not evaluated."""
     redis_server = shutil.which("redis-server")
     if redis_server is None:
         return [make_row("the soak", "—", ours="skipped", notes=NO_REDIS_SERVER)]

@@ -290,7 +290,8 @@ def _reference_rows(refs: _References, load: _Load) -> list[Row]:
 
 
 def run(quick: bool = False) -> list[Row]:
-    """Run benchmark G; ``quick`` uses 60 users, 2 s phases and evaluates no goal."""
+    """Run benchmark G; ``quick`` uses 60 users, phases of 0.5 s after 0.25 s of warm-up,
+    and evaluates no goal."""
     redis_server = shutil.which("redis-server")
     if redis_server is None:
         return [make_row("the service under load", "—", ours="skipped", notes=NO_REDIS_SERVER)]
@@ -298,8 +299,8 @@ def run(quick: bool = False) -> list[Row]:
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="plb-bench-") as tmp:
         load = _Load(
-            2.0 if quick else 10.0,
-            1.0,
+            0.5 if quick else 10.0,
+            0.25 if quick else 1.0,
             Path(tmp),
             shutil.which("wrk") is not None,
             1 if quick else OPEN_GOAL_REPEATS,

@@ -1,9 +1,9 @@
-"""Reference implementations our code is checked (tests) and timed (bench/) against.
+"""Reference implementations the tests check our code against, and the benchmarks time it
+against: the NumPy per-user Bradley-Terry (:mod:`tests.reference.per_user_bt`) and online
+Elo (:mod:`tests.reference.elo`) as they were before their compiled kernels, and arenas
+whose drift is known (:mod:`tests.reference.drift_arena`).
 
-Each is independent of the code it checks, or the code before it was replaced: the
-FastChat-style Bradley-Terry fit and choix (:mod:`tests.reference.bradley_terry`), the
-NumPy per-user Bradley-Terry (:mod:`tests.reference.per_user_bt`) and online Elo
-(:mod:`tests.reference.elo`) before their compiled kernels, and arenas whose drift is known
-(:mod:`tests.reference.drift_arena`). The benchmarks import them from here: they sit below
-both the tests and ``bench/``, and import only the project's packages.
+They import only the project's packages, so both the tests and ``bench/`` import them from
+here. A reference only a benchmark uses stays in ``bench/`` (:mod:`bench.reference`: the
+FastChat-style fit and choix, whose ``choix`` import ``make lint``'s deptry must see).
 """
