@@ -36,24 +36,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 from scipy.optimize import minimize_scalar
 
+from features.contexts import StyleBasis, vote_query_context
 from features.predictor_fit import FittedMembers
-from features.profile import UserProfiles
-from features.query_context import vote_query_context
+from features.profile import UserProfiler, UserProfiles
 from ranking.bt import fit_bt
 from ranking.evaluation import clustered_se
 from ranking.pairwise import position_in_group
 from ranking.shrinkage import later_votes_alpha
 from ranking.types import FloatArray, IntArray, PairwiseData
-
-if TYPE_CHECKING:
-    from features.predictor import RatingPredictor
 
 __all__ = [
     "EVIDENCE_USERS",
@@ -239,7 +236,9 @@ def _minimise(loss: Callable[[float], float]) -> float:
 
 
 def time_split(
-    predictor: RatingPredictor,
+    profiler: UserProfiler,
+    basis: StyleBasis,
+    folds: int,
     battles: pd.DataFrame,
     data: PairwiseData,
     users: IntArray,
@@ -251,8 +250,12 @@ def time_split(
 
     Parameters
     ----------
-    predictor : RatingPredictor
-        Being fitted: its profiler, style standardisation and settings are read.
+    profiler : UserProfiler
+        The predictor's, fitted on ``battles``.
+    basis : StyleBasis
+        How the predictor being fitted reads the users' styles.
+    folds : int
+        Its number of folds over users.
     battles : DataFrame
         The training votes in vote order, each with a user (the profiler's fitted frame).
     data : PairwiseData
@@ -285,15 +288,15 @@ def time_split(
         return TimeSplit(held, nobody, nobody, none, none, np.zeros(0, dtype=bool))
     row_of_user = np.full(n_users, -1, dtype=np.intp)
     row_of_user[eligible] = np.arange(eligible.size)
-    early_profiles = predictor.profiler_.fitted_row_profiles(battles, early)
+    early_profiles = profiler.fitted_row_profiles(battles, early)
     present = battles["prompt"].notna().to_numpy()
-    queries = vote_query_context(predictor.profiler_, present, later)
+    queries = vote_query_context(profiler, present, later)
     fold = fitted.fold_of_user[eligible]
     later_rows = row_of_user[users[later]]
     person = np.zeros((eligible.size, data.n_models))
     prompt = np.zeros((later.size, data.n_models))
     for member, fold_models in zip(fitted.members, fitted.fold_models, strict=True):
-        contexts = predictor.member_contexts(early_profiles, member.components, member.scale)
+        contexts = basis.member_contexts(early_profiles, member.components, member.scale)
         style = contexts[:, 1 + queries.shape[1] :]
         vote_contexts = np.hstack([np.ones((later.size, 1)), queries, style[later_rows]])
         for f, model in fold_models.items():
@@ -303,7 +306,7 @@ def time_split(
             prompt[votes] += model.strengths(vote_contexts[votes])
     person /= len(fitted.members)
     prompt /= len(fitted.members)
-    boards = _fold_aggregates(data, fitted.fold_of_user[users], predictor.folds)[fold]
+    boards = _fold_aggregates(data, fitted.fold_of_user[users], folds)[fold]
     held = _differences(data, later, users[later], boards[later_rows], person[later_rows], prompt)
     rows = np.concatenate([early, later])
     earlier = np.arange(rows.size) < early.size

@@ -545,7 +545,7 @@ def _traits(predictor: RatingPredictor, profiles: UserProfiles, row: int) -> tup
     prefixes = STYLE_SOURCES[predictor.style_source]
     names = [c for p in prefixes for c in profiles.feature_names if c.startswith(p)]
     values = profiles.style(predictor.style_source)[row]
-    z = np.clip((values - predictor.style_center_) / predictor.style_scale_, -5.0, 5.0)
+    z = predictor.style_basis.standard_style(values)
     prefix = prefixes[0]
     traits: dict[str, StyleTrait] = {}
     for j in np.argsort(-np.abs(z), kind="stable"):

@@ -40,16 +40,14 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 from sklearn.base import BaseEstimator
-from sklearn.decomposition import PCA
 from sklearn.utils.validation import check_is_fitted
 
+from features.contexts import StyleBasis
 from features.evidence import learn_weights, time_split
 from features.persistence import Folder
 from features.prediction import Prediction, StyleMember
 from features.predictor_fit import STYLE_COMPONENTS, EarlierFit, check_settings, fit_members
 from features.profile import StyleSource, UserProfiler, UserProfiles
-from features.projection import pca_transform
-from features.query_context import user_query_context
 from ranking.bt import fit_bt
 from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
 from ranking.odds import z_value
@@ -193,13 +191,25 @@ class RatingPredictor(BaseEstimator):
             spread = style.std(axis=0)  # one prompt for all: a spread of rounding errors
             shared = spread <= 1e-9 * np.maximum(np.abs(self.style_center_), 1.0)
             self.style_scale_ = np.where(shared, 1.0, spread)
-        fitted = fit_members(self, battles, data, users, profiles, progress, earlier)
+        fitted = fit_members(
+            self, self.style_basis, profiler, battles, data, users, profiles, progress, earlier
+        )
         self.members_: list[StyleMember] = fitted.members
         self.fold_models_ = fitted.fold_models
         self.fold_votes_ = fitted.fold_votes
         self.fold_users_ = pd.Series(fitted.fold_of_user.astype(np.int8), index=user_ids)
         self.aggregate_ = fit_bt(data.n_models, data.matchups, data.outcomes)
-        split = time_split(self, battles, data, users, profiles, fitted, self.random_state)
+        split = time_split(
+            profiler,
+            self.style_basis,
+            self.folds,
+            battles,
+            data,
+            users,
+            profiles,
+            fitted,
+            self.random_state,
+        )
         self.evidence_ = learn_weights(split.held)
         crossed = self.weigh(fitted.crossed)
         self.training_predictions_ = to_elo_scale(crossed)  # not saved: see __getstate__
@@ -263,32 +273,12 @@ class RatingPredictor(BaseEstimator):
         strengths = [m.model.strengths(c) for m, c in zip(self.members_, contexts, strict=True)]
         return np.asarray(np.mean(strengths, axis=0), dtype=np.float64)
 
-    def standard_style(self, style: FloatArray) -> FloatArray:
-        """Styles standardised on the training users' mean styles, clipped to 5 sd."""
-        return np.clip((style - self.style_center_) / self.style_scale_, -5.0, 5.0)
-
-    def style_part(self, style: FloatArray, components: PCA, scale: FloatArray) -> FloatArray:
-        """Style as unit-variance principal components of the users' standardised styles.
-
-        Parameters
-        ----------
-        style : ndarray
-            ``(n, n_style)`` style summaries, as :attr:`style_source` selects them.
-        components, scale : PCA, ndarray
-            A member's principal components and their spreads (:class:`StyleMember`).
-        """
-        return pca_transform(components, self.standard_style(style)) / scale
-
-    def member_contexts(
-        self, profiles: UserProfiles, components: PCA, scale: FloatArray
-    ) -> FloatArray:
-        """The users' ``(n_users, p)`` contexts for a member of ``components`` and ``scale``.
-
-        1, the topic shares, the query components, then the member's style components.
-        """
-        topics = user_query_context(profiles)
-        style_part = self.style_part(profiles.style(self.style_source), components, scale)
-        return np.hstack([np.ones((len(topics), 1)), topics, style_part])
+    @property
+    def style_basis(self) -> StyleBasis:
+        """How the fitted predictor reads styles: :attr:`style_source`, standardised on
+        the training users' mean styles (:class:`features.contexts.StyleBasis`)."""
+        check_is_fitted(self, "style_scale_")
+        return StyleBasis(self.style_source, self.style_center_, self.style_scale_)
 
     # -- predicting ------------------------------------------------------------------------
 
@@ -300,7 +290,8 @@ class RatingPredictor(BaseEstimator):
         each member's ``model.strengths`` of its contexts.
         """
         check_is_fitted(self, "members_")
-        return [self.member_contexts(profiles, m.components, m.scale) for m in self.members_]
+        basis = self.style_basis
+        return [basis.member_contexts(profiles, m.components, m.scale) for m in self.members_]
 
     def predict(
         self, profiles: UserProfiles, contexts: list[FloatArray] | None = None

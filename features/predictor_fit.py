@@ -18,16 +18,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 from sklearn.decomposition import PCA
 
+from features.contexts import StyleBasis, query_context_width, vote_query_context
 from features.prediction import StyleMember
-from features.profile import STYLE_SOURCES, UserProfiler, UserProfiles
-from features.query_context import QueryComponents, query_context_width, vote_query_context
+from features.profile import STYLE_SOURCES, StyleSource, UserProfiler, UserProfiles
+from features.query_context import QueryComponents
 from features.style import style_features
 from ranking.contextual import (
     ALPHA_GRID,
@@ -39,15 +40,13 @@ from ranking.pair_votes import pair_order
 from ranking.progress import Advance, Progress, start
 from ranking.types import FloatArray, PairwiseData
 
-if TYPE_CHECKING:
-    from features.predictor import RatingPredictor
-
 __all__ = [
     "SEARCH_VOTES",
     "STALE_FOLD_SHARE",
     "STYLE_COMPONENTS",
     "EarlierFit",
     "FittedMembers",
+    "PredictorSettings",
     "check_settings",
     "fit_members",
 ]
@@ -67,7 +66,18 @@ SEARCH_VOTES = 200_000
 STALE_FOLD_SHARE = 0.05
 
 
-def check_settings(predictor: RatingPredictor) -> None:
+class PredictorSettings(Protocol):
+    """The settings of a :class:`~features.predictor.RatingPredictor` its fit reads."""
+
+    alpha: float | None
+    style_context: str
+    style_source: StyleSource
+    style_components: int | None
+    folds: int
+    random_state: int
+
+
+def check_settings(predictor: PredictorSettings) -> None:
     """Check the predictor's parameters before a fit.
 
     Raises
@@ -169,12 +179,13 @@ class EarlierFit:
     @classmethod
     def of(
         cls,
-        start: RatingPredictor | None,
+        start: Any,
         data: PairwiseData,
-        settings: RatingPredictor,
+        settings: PredictorSettings,
         profiler: UserProfiler,
     ) -> EarlierFit:
-        """What ``start`` lends the fit ``settings`` makes of ``data`` with ``profiler``.
+        """What ``start`` (a fitted ``RatingPredictor``, or None) lends the fit
+        ``settings`` makes of ``data`` with ``profiler``.
 
         Nothing unless ``start`` is a fitted predictor of the same models in the same
         order. Its bases too where it was fitted over the same topic model (hence the
@@ -205,7 +216,9 @@ class EarlierFit:
 
 
 def fit_members(
-    predictor: RatingPredictor,
+    predictor: PredictorSettings,
+    basis: StyleBasis,
+    profiler: UserProfiler,
     battles: pd.DataFrame,
     data: PairwiseData,
     users: npt.NDArray[np.intp],
@@ -217,9 +230,12 @@ def fit_members(
 
     Parameters
     ----------
-    predictor : RatingPredictor
-        Its settings, its fitted profiler and its style standardisation
-        (``style_center_``, ``style_scale_``) are read.
+    predictor : PredictorSettings
+        The settings of the predictor being fitted.
+    basis : StyleBasis
+        How it reads the users' styles (its style standardisation).
+    profiler : UserProfiler
+        Its profiler, fitted on ``battles``.
     battles : DataFrame
         The training votes, in vote order, each with a user.
     data : PairwiseData
@@ -250,7 +266,7 @@ def fit_members(
     order = pair_order(data.matchups, data.n_models)
     matchups, outcomes, users = data.matchups[order], data.outcomes[order], users[order]
     fold = fold_of_user[users]
-    user_style = predictor.standard_style(profiles.style(predictor.style_source))
+    user_style = basis.standard_style(profiles.style(basis.source))
     sizes = (predictor.style_components,) if predictor.style_components else STYLE_COMPONENTS
     searched_rows = _search_rows(users, n_users, rng)
     search_folds = np.unique(fold if searched_rows is None else fold[searched_rows])
@@ -278,8 +294,10 @@ def fit_members(
             pca, scale = member.components, member.scale
         else:
             pca, scale = _style_components(predictor, user_style, n)
-        user_contexts = predictor.member_contexts(profiles, pca, scale)
-        contexts = _vote_contexts(predictor, battles, order, users, user_contexts, pca, scale)
+        user_contexts = basis.member_contexts(profiles, pca, scale)
+        contexts = _vote_contexts(
+            predictor, basis, profiler, battles, order, users, user_contexts, pca, scale
+        )
         before = None if member is None else member.model
         if before is not None and predictor.alpha is None:
             alpha, fold_models = before.alpha, dict[int, ContextualBT]()
@@ -359,7 +377,7 @@ def _folds(
 
 
 def _style_components(
-    predictor: RatingPredictor, user_style: FloatArray, n: int
+    predictor: PredictorSettings, user_style: FloatArray, n: int
 ) -> tuple[PCA, FloatArray]:
     """``n`` principal components of the users' standardised styles, and their scale."""
     with np.errstate(invalid="ignore", divide="ignore"):  # styles that never vary
@@ -397,7 +415,7 @@ def _search_rows(
 
 
 def _penalty(
-    predictor: RatingPredictor,
+    predictor: PredictorSettings,
     matchups: npt.NDArray[np.intp],
     outcomes: FloatArray,
     n_models: int,
@@ -424,7 +442,9 @@ def _penalty(
 
 
 def _vote_contexts(
-    predictor: RatingPredictor,
+    predictor: PredictorSettings,
+    basis: StyleBasis,
+    p: UserProfiler,
     battles: pd.DataFrame,
     rows: npt.NDArray[np.intp],
     users: npt.NDArray[np.intp],
@@ -440,7 +460,6 @@ def _vote_contexts(
     and one query is a noisy measure of how they write: fitted on per-query style,
     the style effects come out attenuated.
     """
-    p = predictor.profiler_
     present = battles["prompt"].notna().to_numpy()
     width = query_context_width(p)
     out = np.empty((len(rows), 1 + width + components.n_components_))
@@ -457,7 +476,5 @@ def _vote_contexts(
         raw = style_features([str(q) for q in prompts])
         parts = {"raw": [raw], "relative": [p.relative_style(raw, labels)]}
         parts["both"] = parts["raw"] + parts["relative"]
-        style[asked] = predictor.style_part(
-            np.hstack(parts[predictor.style_source]), components, scale
-        )
+        style[asked] = basis.style_part(np.hstack(parts[predictor.style_source]), components, scale)
     return out

@@ -9,14 +9,14 @@ model (:mod:`ranking.contextual`) is linear in its context, so it can weigh any 
 of the embedding, and a user's mean components are where their queries sit.
 
 The vectors come from :func:`features.query_vectors.distinct_vectors`, each distinct query
-embedded once and shared with the topic model.
+embedded once and shared with the topic model; :mod:`features.contexts` makes the
+contextual model's contexts of them.
 """
 
 from __future__ import annotations
 
 import logging
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -27,10 +27,7 @@ from sklearn.utils.validation import check_is_fitted
 from features.projection import pca_transform
 from ranking.types import FloatArray
 
-if TYPE_CHECKING:
-    from features.profile import UserProfiler, UserProfiles
-
-__all__ = ["QueryComponents", "query_context_width", "user_query_context", "vote_query_context"]
+__all__ = ["QueryComponents"]
 
 logger = logging.getLogger(__name__)
 
@@ -99,64 +96,3 @@ class QueryComponents(BaseEstimator):
         """``query_pc:<k>`` for each component."""
         check_is_fitted(self, "pca_")
         return np.asarray([f"query_pc:{k}" for k in range(self.n_components_)])
-
-
-def vote_query_context(
-    profiler: UserProfiler,
-    present: npt.NDArray[np.bool_],
-    rows: npt.NDArray[np.intp] | None = None,
-    out: FloatArray | None = None,
-) -> FloatArray:
-    """What each training vote's query is about: its topic (one-hot), then its components.
-
-    ``present`` marks the fitted rows with a prompt; the others get the population's
-    topic shares and mean components. ``rows``, when given, are the positions of the
-    only rows wanted, in that order. ``out``, when given, is the ``(n, width)`` array
-    (:func:`query_context_width`) to write into, a view of a wider one say: at two
-    million votes of 110 columns, each array saved is 1.8 GB.
-    """
-    fitted = np.cumsum(present) - 1  # each present row's position among the fitted queries
-    if rows is None:
-        rows = np.arange(len(present))
-    kept = np.flatnonzero(present[rows])
-    index = fitted[rows[kept]]
-    k = profiler.topic_share_.size
-    if out is None:
-        out = np.empty((len(rows), query_context_width(profiler)))
-    out[:, :k] = profiler.topic_share_
-    out[kept, :k] = 0.0
-    out[kept, profiler.labels_[index]] = 1.0
-    if out.shape[1] > k:
-        out[:, k:] = profiler.query_mean_
-        for first in range(0, kept.size, _ROWS_AT_A_TIME):  # no copy of every row at once
-            block = slice(first, first + _ROWS_AT_A_TIME)
-            out[kept[block], k:] = profiler.query_context_[index[block]]
-    return out
-
-
-#: Rows of the query components copied at a time by :func:`vote_query_context`.
-_ROWS_AT_A_TIME = 65_536
-
-
-def query_context_width(profiler: UserProfiler) -> int:
-    """Columns of :func:`vote_query_context`: the topics, and the query components where
-    the profiler has them."""
-    if getattr(profiler, "query_model_", None) is None:  # profilers saved before them
-        return int(profiler.topic_share_.size)
-    return int(profiler.topic_share_.size + profiler.query_mean_.size)
-
-
-def user_query_context(profiles: UserProfiles) -> FloatArray:
-    """Users' counterpart of :func:`vote_query_context`: topic shares, mean components.
-
-    The ``topic:`` and ``query_pc:`` columns of the profiles, in their order (read off the
-    array: this runs at every prediction, where a frame would cost more than the maths).
-    """
-    return profiles.values[:, list(_context_columns(profiles.feature_names))]
-
-
-@lru_cache(maxsize=64)
-def _context_columns(names: tuple[str, ...]) -> tuple[int, ...]:
-    """The ``topic:`` and ``query_pc:`` columns among ``names`` (one profiler's, looked up
-    once)."""
-    return tuple(i for i, name in enumerate(names) if name.startswith(("topic:", "query_pc:")))

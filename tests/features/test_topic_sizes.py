@@ -219,4 +219,4 @@ def test_the_rating_predictor_fits_and_predicts_few_prompts(embedding: str, n_pr
     assert (prediction.lower <= prediction.ratings).all()
     if n_prompts == 1:  # all write alike: no style is scaled up from rounding errors
         style = predictor.training_profiles_.style(predictor.style_source)
-        assert np.abs(predictor.standard_style(style)).max() < 1e-6
+        assert np.abs(predictor.style_basis.standard_style(style)).max() < 1e-6
