@@ -28,12 +28,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
+from features.explanation_parts import ModelParts, Scope, StyleTrait, Taste, TopicShare
 from features.style_words import answer_taste_words
-
-if TYPE_CHECKING:
-    from features.explanation import ModelParts, Scope, StyleTrait, Taste, TopicShare
 
 __all__ = [
     "MIN_POINTS",

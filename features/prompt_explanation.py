@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from features.explanation import QueryParts, TopicShare, query_parts
+from features.explanation import query_parts
+from features.explanation_parts import QueryParts, TopicShare
 from features.topic_labels import closeness_threshold, fits_topic, topic_closeness
 
 if TYPE_CHECKING:

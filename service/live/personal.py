@@ -32,7 +32,8 @@ from features.answer_style import (
     answer_style,
     style_differences,
 )
-from features.explanation import QueryParts, Taste, answer_taste, explain
+from features.explanation import answer_taste, explain
+from features.explanation_parts import QueryParts, Taste
 from ranking.agreement import spearman_per_row
 from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
 from ranking.leaderboard import build_leaderboard

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from features.explanation import QueryParts, query_parts
+from features.explanation import query_parts
+from features.explanation_parts import QueryParts
 
 __all__ = ["PRIOR_QUERIES", "predicted_priors", "predicted_priors_and_parts"]
 

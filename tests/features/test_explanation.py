@@ -7,15 +7,8 @@ import pandas as pd
 import pytest
 
 from data.simulate import simulate
-from features.explanation import (
-    TRAIT_MIN_Z,
-    Explanation,
-    QueryParts,
-    answer_taste,
-    explain,
-    query_parts,
-    taste_units,
-)
+from features.explanation import TRAIT_MIN_Z, answer_taste, explain, query_parts, taste_units
+from features.explanation_parts import Explanation, QueryParts
 from features.predictor import Prediction, RatingPredictor
 from features.profile import UserProfiler, UserProfiles
 from features.style import STYLE_FEATURES

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from features.explanation import AnswerTaste, ModelParts, StyleTrait, Taste, TopicShare
+from features.explanation_parts import AnswerTaste, ModelParts, StyleTrait, Taste, TopicShare
 from features.explanation_text import (
     explanation_sentences,
     model_sentence,
