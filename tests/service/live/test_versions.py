@@ -10,7 +10,7 @@ from service.live.settings import Settings
 from service.pipeline.artifacts import load_fit
 from service.pipeline.snapshot import Snapshot, refit_snapshot, snapshot_from_fit
 from service.store import open_store
-from tests.service.test_served import SNAPSHOT
+from tests.service.live.test_served import SNAPSHOT
 
 
 def encoded(document: object) -> str:
