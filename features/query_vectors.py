@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from features.text_rows import TextRows
 from ranking.progress import Progress
 
 __all__ = ["distinct_vectors"]
@@ -70,6 +71,8 @@ def distinct_vectors(
     if not docs:
         return np.zeros((0, 0), dtype=np.float32), inverse, docs
     table: Mapping[str, npt.ArrayLike] = embeddings
+    if isinstance(table, TextRows) and table.holds_all(docs):  # a fit's, in its order
+        return np.asarray(table.rows(docs), dtype=np.float32), inverse, docs
     held = np.fromiter((doc in table for doc in docs), dtype=bool, count=len(docs))
     found = [doc for doc, h in zip(docs, held, strict=True) if h]
     missing = [doc for doc, h in zip(docs, held, strict=True) if not h]

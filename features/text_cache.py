@@ -119,8 +119,11 @@ class TextCache:
         self._lock = threading.Lock()
 
 
-def stacked(rows: list[Rows], width: int, dtype: type = np.float64) -> Rows:
-    """``rows`` as one ``(n, width)`` array (``(0, width)`` for none)."""
-    if not rows:
+def stacked(rows: list[Rows] | Rows, width: int, dtype: type = np.float64) -> Rows:
+    """``rows`` as one ``(n, width)`` array (``(0, width)`` for none); an array of them
+    as it is."""
+    if isinstance(rows, np.ndarray) and rows.ndim == 2:
+        return rows.astype(dtype, copy=False)
+    if not len(rows):
         return np.zeros((0, width), dtype=dtype)
     return np.stack(rows).astype(dtype, copy=False)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,18 +23,11 @@ import numpy.typing as npt
 import pandas as pd
 
 from features.text_cache import TextCache
+from features.text_rows import TextRows
 from ranking.progress import Progress, start
 from service.pipeline.artifacts import PREDICTOR_DIR, TOPICS_DIR
 from service.pipeline.config import FitConfig
-from service.pipeline.text_store import (
-    TEXTS_DIR,
-    Chained,
-    Keys,
-    RowTable,
-    Shelf,
-    open_shelf,
-    text_keys,
-)
+from service.pipeline.text_store import TEXTS_DIR, Keys, Shelf, open_shelf, text_keys
 
 __all__ = [
     "Earlier",
@@ -179,17 +172,18 @@ class KeptStyle(TextCache):
     (:func:`features.embedding_cache.cached_style_features`): each row looked up in one
     table, a text it lacks computed and not kept."""
 
-    def __init__(self, table: Mapping[str, Any]) -> None:
+    def __init__(self, table: TextRows) -> None:
         super().__init__(max(1, len(table)))
         self.table = table
 
-    def rows(self, texts: Sequence[str], compute: Any) -> list[npt.NDArray[Any]]:
-        """The row of each text: looked up, or (texts the table lacks) computed."""
-        missing = [t for t in dict.fromkeys(texts) if t not in self.table]
+    def rows(self, texts: Sequence[str], compute: Any) -> Any:
+        """The row of each text: looked up, or (texts the table lacks) computed; one
+        array when the table holds them all."""
         table = self.table
-        if not missing and isinstance(table, RowTable | Chained):
-            return list(table.rows(texts))  # one lookup of them all
-        extra = dict(zip(missing, compute(missing), strict=True)) if missing else {}
+        if table.holds_all(texts):
+            return table.rows(texts)  # one lookup of them all
+        missing = [t for t in dict.fromkeys(texts) if t not in table]
+        extra = dict(zip(missing, compute(missing), strict=True))
         return [extra[t] if t in extra else table[t] for t in texts]
 
 
@@ -199,9 +193,9 @@ class KeptRows:
 
     Attributes
     ----------
-    embeddings : mapping of str to vector, or None
-        Every prompt's vector, for the topic model and the profiler; None where they are
-        computed by the fit itself (a TF-IDF fitted anew).
+    embeddings : TextRows or None
+        Every prompt's vector, for the topic model and the profiler, in the prompts'
+        order; None where they are computed by the fit itself (a TF-IDF fitted anew).
     style : KeptStyle
         Every prompt's style row.
     shelves : tuple of Shelf
@@ -210,29 +204,27 @@ class KeptRows:
         Per kind, rows ``kept`` (looked up) and ``computed``.
     """
 
-    embeddings: Mapping[str, Any] | None
+    embeddings: TextRows | None
     style: KeptStyle
     shelves: tuple[Shelf, ...]
     counts: dict[str, dict[str, int]]
 
 
-def _joined(found: RowTable, missing: list[str], rows: Any) -> Mapping[str, Any]:
-    """The rows ``found``, and those of ``missing`` just computed, as one table."""
-    computed = RowTable(missing, np.asarray(rows))
-    return computed if not len(found) else Chained(computed, found)
-
-
 def _complete(
     shelf: Shelf, texts: list[str], compute: Any, wanted: Keys | None
-) -> tuple[Shelf, Mapping[str, Any], dict[str, int]]:
-    """Every row of ``texts`` (their keys ``wanted``, if computed already): those
-    ``shelf`` keeps, the others computed and added."""
-    found, missing = shelf.lookup(texts, wanted)
-    counts = {"kept": len(found), "computed": len(missing)}
+) -> tuple[Shelf, TextRows, dict[str, int]]:
+    """Every row of ``texts`` (their keys ``wanted``, if computed already), in their
+    order: those ``shelf`` keeps, the others computed (``compute(missing)``) and added."""
+    values, found = shelf.aligned(texts, wanted)
+    missing = [t for t, f in zip(texts, found, strict=True) if not f]
+    counts = {"kept": len(texts) - len(missing), "computed": len(missing)}
     if not missing:
-        return shelf, found, counts
+        return shelf, TextRows(texts, values), counts
     rows = np.asarray(compute(missing))
-    return shelf.add(missing, rows), _joined(found, missing, rows), counts
+    if values.shape[1] != rows.shape[1]:  # nothing kept: no width to fill in
+        values = np.empty((len(texts), rows.shape[1]), dtype=rows.dtype)
+    values[~found] = rows
+    return shelf.add(missing, rows), TextRows(texts, values), counts
 
 
 def kept_rows(
@@ -271,17 +263,17 @@ def kept_rows(
     if identity is None:
         advance(1)
         return KeptRows(None, KeptStyle(style), (style_shelf,), counts)
-    shelf = _shelf(earlier, "embeddings", identity)
-    found, missing = shelf.lookup(texts, wanted)
-    advance(1)
-    counts["embeddings"] = {"kept": len(found), "computed": len(missing)}
-    if not missing:
-        return KeptRows(found, KeptStyle(style), (shelf, style_shelf), counts)
-    vectors = np.asarray(embed(embedder, missing, progress), dtype=np.float32)
-    embeddings = _joined(found, missing, vectors)
-    return KeptRows(
-        embeddings, KeptStyle(style), (shelf.add(missing, vectors), style_shelf), counts
+
+    def vectors(missing: list[str]) -> npt.NDArray[np.float32]:
+        advance(1)  # the lookups are done: what is left is embedding
+        return np.asarray(embed(embedder, missing, progress), dtype=np.float32)
+
+    shelf, embeddings, counts["embeddings"] = _complete(
+        _shelf(earlier, "embeddings", identity), texts, vectors, wanted
     )
+    if not counts["embeddings"]["computed"]:
+        advance(1)
+    return KeptRows(embeddings, KeptStyle(style), (shelf, style_shelf), counts)
 
 
 def keep_fitted_embeddings(

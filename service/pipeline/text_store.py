@@ -28,7 +28,7 @@ import logging
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,12 +39,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from features.text_rows import TextRows
+
 __all__ = [
     "MAX_PARTS",
-    "Chained",
     "Keys",
     "TEXTS_DIR",
-    "RowTable",
     "Shelf",
     "open_shelf",
     "text_keys",
@@ -80,93 +80,6 @@ def producer_id(kind: str, identity: Mapping[str, Any]) -> str:
     return hashlib.blake2b(document.encode("utf-8"), digest_size=8).hexdigest()
 
 
-class RowTable(Mapping[str, Rows]):
-    """Rows by text, read from one array: what a fit takes as precomputed rows by text.
-
-    Parameters
-    ----------
-    texts : sequence of str
-        The texts, distinct.
-    values : ndarray
-        ``(n, width)`` rows.
-    positions : array of int, optional
-        Row of ``values`` of each text; ``0 .. len(texts) - 1`` when omitted.
-    """
-
-    def __init__(
-        self,
-        texts: Sequence[str],
-        values: Rows,
-        positions: npt.NDArray[np.intp] | None = None,
-    ) -> None:
-        rows = range(len(texts)) if positions is None else positions.tolist()
-        self._index: dict[str, int] = dict(zip(texts, rows, strict=True))
-        self.array = values
-
-    def __getitem__(self, text: str) -> Rows:
-        return self.array[self._index[text]]
-
-    def __contains__(self, text: object) -> bool:  # Mapping's would read the row
-        return text in self._index
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._index)
-
-    def __len__(self) -> int:
-        return len(self._index)
-
-    def rows(self, texts: Sequence[str]) -> Rows:
-        """The rows of ``texts`` (each held), stacked ``(len(texts), width)``."""
-        index = self._index
-        return self.array[np.fromiter((index[t] for t in texts), np.intp, len(texts))]
-
-
-class Chained(Mapping[str, Rows]):
-    """Two tables of rows by text as one: a text's row from the first that holds it."""
-
-    def __init__(self, first: Mapping[str, Rows], second: Mapping[str, Rows]) -> None:
-        self.first = first
-        self.second = second
-
-    def __getitem__(self, text: str) -> Rows:
-        return self.first[text] if text in self.first else self.second[text]
-
-    def __contains__(self, text: object) -> bool:
-        return text in self.first or text in self.second
-
-    def __iter__(self) -> Iterator[str]:
-        yield from self.first
-        yield from (text for text in self.second if text not in self.first)
-
-    def __len__(self) -> int:
-        return len(self.first) + sum(text not in self.first for text in self.second)
-
-    def __bool__(self) -> bool:  # without counting: a count reads every text of both
-        return bool(self.first) or bool(self.second)
-
-    def rows(self, texts: Sequence[str]) -> Rows:
-        """The rows of ``texts`` (each held by either table), stacked
-        ``(len(texts), width)``: each table's rows in one lookup."""
-        first = np.fromiter((t in self.first for t in texts), bool, len(texts))
-        mine = [t for t, f in zip(texts, first, strict=True) if f]
-        theirs = [t for t, f in zip(texts, first, strict=True) if not f]
-        if not theirs:
-            return _stacked_rows(self.first, mine)
-        if not mine:
-            return _stacked_rows(self.second, theirs)
-        a, b = _stacked_rows(self.first, mine), _stacked_rows(self.second, theirs)
-        out = np.empty((len(texts), a.shape[1]), dtype=np.result_type(a, b))
-        out[first], out[~first] = a, b
-        return out
-
-
-def _stacked_rows(table: Mapping[str, Rows], texts: Sequence[str]) -> Rows:
-    """``table``'s rows of ``texts`` in one array: by its own ``rows`` where it has one."""
-    if isinstance(table, RowTable | Chained):
-        return table.rows(texts)
-    return np.stack([np.asarray(table[t]) for t in texts])
-
-
 @dataclass(frozen=True)
 class Shelf:
     """The rows of one kind by one producer: parts on disk, and rows added since.
@@ -195,8 +108,19 @@ class Shelf:
 
     def lookup(
         self, texts: Sequence[str], wanted: Keys | None = None
-    ) -> tuple[RowTable, list[str]]:
-        """The kept rows of ``texts`` (distinct), and the texts not kept, in their order.
+    ) -> tuple[TextRows, list[str]]:
+        """The kept rows of ``texts`` (distinct), and the texts not kept, in their order."""
+        values, found = self.aligned(texts, wanted)
+        kept = [t for t, f in zip(texts, found, strict=True) if f]
+        missing = [t for t, f in zip(texts, found, strict=True) if not f]
+        return TextRows(kept, values[found]), missing
+
+    def aligned(
+        self, texts: Sequence[str], wanted: Keys | None = None
+    ) -> tuple[Rows, npt.NDArray[np.bool_]]:
+        """The kept row of each of ``texts`` (distinct), in their order, and which are
+        kept: ``(len(texts), width)`` rows, zero where not kept (``width`` 0 when the
+        shelf keeps none).
 
         ``wanted``, when given, is :func:`text_keys` of ``texts`` computed already (a fit
         looks the same texts up on two shelves). A part that cannot be read (removed
@@ -204,7 +128,7 @@ class Shelf:
         """
         keys, values = self._read()
         if not len(keys):
-            return RowTable([], np.zeros((0, 0))), list(texts)
+            return np.zeros((len(texts), 0)), np.zeros(len(texts), dtype=bool)
         if wanted is None:
             wanted = text_keys(texts)
         index = pd.Index(keys[:, 0])  # the first half finds a row, both must match
@@ -214,9 +138,11 @@ class Shelf:
         positions = index.get_indexer(pd.Index(wanted[:, 0]))
         found = positions >= 0
         found[found] = keys[positions[found], 1] == wanted[found, 1]
-        kept = [t for t, f in zip(texts, found, strict=True) if f]
-        missing = [t for t, f in zip(texts, found, strict=True) if not f]
-        return RowTable(kept, values, positions[found]), missing
+        if found.all():
+            return values[positions], found
+        rows = np.zeros((len(texts), values.shape[1]), dtype=values.dtype)
+        rows[found] = values[positions[found]]
+        return rows, found
 
     def add(self, texts: Sequence[str], rows: Rows) -> Shelf:
         """This shelf with the rows of ``texts`` added (kept in memory until written)."""

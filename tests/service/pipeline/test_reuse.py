@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from features.style import style_features
+from features.text_rows import TextRows
 from service.pipeline.config import FitConfig
 from service.pipeline.reuse import (
     Earlier,
@@ -23,7 +24,7 @@ from service.pipeline.reuse import (
     reusable_topics,
     style_identity,
 )
-from service.pipeline.text_store import TEXTS_DIR, RowTable, write_shelves
+from service.pipeline.text_store import TEXTS_DIR, write_shelves
 
 TEXTS = ["How do I sort a list in Python?", "Write a haiku about rain.", "What is 2 + 2?"]
 
@@ -98,7 +99,7 @@ def test_without_a_known_backend_only_style_rows_are_kept() -> None:
 
 
 def test_the_style_cache_looks_rows_up_and_computes_what_it_lacks() -> None:
-    cache = KeptStyle(RowTable(TEXTS[:1], np.array([[7.0, 8.0]])))
+    cache = KeptStyle(TextRows(TEXTS[:1], np.array([[7.0, 8.0]])))
     computed: list[list[str]] = []
 
     def compute(missing: list[str]) -> np.ndarray:

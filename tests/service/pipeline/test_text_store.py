@@ -12,8 +12,6 @@ import pytest
 from service.pipeline.text_store import (
     MAX_PARTS,
     TEXTS_DIR,
-    Chained,
-    RowTable,
     Shelf,
     open_shelf,
     text_keys,
@@ -127,10 +125,14 @@ def test_rows_and_texts_must_pair() -> None:
         Shelf("style", IDENTITY).add(["a", "b"], rows_of(["a"]))
 
 
-def test_a_chain_reads_the_first_table_that_holds_a_text() -> None:
-    first = RowTable(["a", "b"], np.array([[1.0], [2.0]]))
-    second = RowTable(["b", "c"], np.array([[20.0], [30.0]]))
-    chained = Chained(first, second)
-    assert sorted(chained) == ["a", "b", "c"] and len(chained) == 3
-    assert chained["b"][0] == 2.0 and chained["c"][0] == 30.0 and "d" not in chained
-    assert chained.get("d") is None
+def test_aligned_rows_are_in_the_texts_order_with_zeros_where_not_kept(tmp_path: Path) -> None:
+    texts = ["alpha", "beta"]
+    shelf = open_shelf(
+        written(tmp_path, Shelf("style", IDENTITY).add(texts, rows_of(texts))), "style", IDENTITY
+    )
+    rows, found = shelf.aligned(["beta", "zeta", "alpha"])
+    np.testing.assert_array_equal(found, [True, False, True])
+    np.testing.assert_array_equal(rows[[0, 2]], rows_of(["beta", "alpha"]))
+    assert (rows[1] == 0).all()
+    rows, found = Shelf("style", IDENTITY).aligned(["a"])
+    assert rows.shape == (1, 0) and not found.any()
