@@ -16,7 +16,8 @@ from ranking.lazy import lazy_exports
 # typing is not imported at run time: it would double the cost of importing the package.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from features.predictor import Prediction, RatingPredictor
+    from features.prediction import Prediction
+    from features.predictor import RatingPredictor
     from features.profile import UserProfiler, UserProfiles
     from features.regression import ProfileRegressor
     from features.style import STYLE_FEATURES, StyleFeaturizer, style_features
@@ -37,7 +38,7 @@ __all__ = [
 
 #: The module each public name lives in, imported when the name is first asked for.
 _HOMES: dict[str, str] = {
-    "Prediction": "predictor",
+    "Prediction": "prediction",
     "RatingPredictor": "predictor",
     "UserProfiler": "profile",
     "UserProfiles": "profile",

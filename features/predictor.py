@@ -11,9 +11,10 @@ that is at their profile's smoothed topic shares, mean embedding components and 
 
 How many style components to keep is a bias-variance choice that held-out users' votes
 barely settle, so the prediction averages one model for each candidate number
-(:data:`STYLE_COMPONENTS`), each with its own penalty chosen by those votes. On four
-simulated arenas the average raised new users' Spearman against their true rankings by
-0.003 to 0.017 (0.008 on average) over the single model chosen by cross-validation.
+(:data:`~features.predictor_fit.STYLE_COMPONENTS`), each with its own penalty chosen by
+those votes. On four simulated arenas the average raised new users' Spearman against
+their true rankings by 0.003 to 0.017 (0.008 on average) over the single model chosen by
+cross-validation.
 
 How far a prediction may move from the aggregate is learnt too: a person's earlier
 queries need not say what they will ask and prefer next, so the move is scaled by a
@@ -46,7 +47,7 @@ from features.contexts import StyleBasis
 from features.evidence import learn_weights, time_split
 from features.persistence import Folder
 from features.prediction import Prediction, StyleMember
-from features.predictor_fit import STYLE_COMPONENTS, EarlierFit, check_settings, fit_members
+from features.predictor_fit import EarlierFit, check_settings, fit_members
 from features.profile import StyleSource, UserProfiler, UserProfiles
 from ranking.bt import fit_bt
 from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
@@ -57,7 +58,7 @@ from ranking.shrinkage import learn_alpha
 from ranking.types import FloatArray, PairwiseData
 from ranking.users import fit_user_ratings
 
-__all__ = ["STYLE_COMPONENTS", "Prediction", "RatingPredictor", "StyleMember"]
+__all__ = ["RatingPredictor"]
 
 _FOLDER = Folder("predictor.joblib", "predictor.json", "plb-rating-predictor/2", "rating predictor")
 
@@ -85,7 +86,8 @@ class RatingPredictor(BaseEstimator):
         The style enters as this many principal components of the training users' mean
         styles: a few directions, each with one coefficient per model, instead of one
         coefficient per model and style feature. When omitted, one model is fitted for
-        each number in :data:`STYLE_COMPONENTS` and their strengths are averaged.
+        each number in :data:`~features.predictor_fit.STYLE_COMPONENTS` and their
+        strengths are averaged.
     folds : int
         Folds over training users, for the penalty, the intervals and the blend.
     confidence : float

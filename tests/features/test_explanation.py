@@ -9,7 +9,8 @@ import pytest
 from data.simulate import simulate
 from features.explanation import TRAIT_MIN_Z, answer_taste, explain, query_parts, taste_units
 from features.explanation_parts import Explanation, QueryParts
-from features.predictor import Prediction, RatingPredictor
+from features.prediction import Prediction
+from features.predictor import RatingPredictor
 from features.profile import UserProfiler, UserProfiles
 from features.style import STYLE_FEATURES
 from features.style_words import STYLE_LABELS, STYLE_SENTENCES

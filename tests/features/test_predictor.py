@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from features.predictor import STYLE_COMPONENTS, RatingPredictor
+from features.predictor import RatingPredictor
+from features.predictor_fit import STYLE_COMPONENTS
 from features.profile import UserProfiler
 from features.topics import TopicModel
 from ranking.contextual import ALPHA_GRID
