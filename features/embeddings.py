@@ -29,7 +29,7 @@ cluster, with the same result; ``tfidf`` is fitted on its corpus and cannot.
 
 The loaded networks are never pickled: a saved topic model stores the backend's name and
 settings, and loads the weights again from the package (or the cache) when it is read.
-Which backend is the default, and why, is measured in ``bench/topics.py``.
+Which backend is the default, and why, is measured in ``bench/features/topics.py``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Clustering a million and a half distinct prompts, and counting the words of each for
 its topic's name, costs minutes (249 s of CPU on 1.5 million prompts); the topics found
 on a random sample fit the prompts they never saw as well as the full fit fits its own
-(benchmark X, ``bench/topic_sample.py``: from 5,000 prompts on, the mean cosine of every
+(benchmark X, ``bench/features/topic_sample.py``: from 5,000 prompts on, the mean cosine of every
 prompt to its topic's centre is the full fit's, and the agreement with the full fit is
 within k-means' own variation from seed to seed).
 :func:`fit_sample` draws that sample (none where the prompts are no more than the

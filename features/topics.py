@@ -12,7 +12,7 @@ With many distinct prompts (more than ``max_fit_documents``, 100,000 by default)
 reducer, the clusterer and the top words are fitted on a random sample of them, and the
 fitted model then gives every other prompt its topic (:mod:`features.topic_sample`).
 
-The defaults (:data:`DEFAULTS`) are the choice measured in ``bench/topics.py``: see the
+The defaults (:data:`DEFAULTS`) are the choice measured in ``bench/features/topics.py``: see the
 README's "Topics" section for the table behind them.
 """
 
@@ -140,7 +140,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
         ``random_state``), and the fitted model gives the others their topics, batch by
         batch. None fits on every prompt. The default,
         :data:`features.topic_sample.MAX_FIT_DOCUMENTS` (100,000), is ten times the
-        sample where quality stopped improving in benchmark X (``bench/topic_sample.py``)
+        sample where quality stopped improving in benchmark X (``bench/features/topic_sample.py``)
         and leaves any fit of no more distinct prompts exactly as it was.
 
     Attributes

@@ -33,7 +33,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help=COMMANDS["topics"].help,
         description="Fit the topic model (BERTopic over offline sentence embeddings) to the "
         "prompts of the battle log and print each topic's size and top words. The "
-        "defaults are the measured choice of bench/topics.py (README, 'Query features').",
+        "defaults are the measured choice of bench/features/topics.py (README, 'Query features').",
     )
     add_topic_options(parser)
     parser.add_argument("--reducer", choices=("pca", "umap"), default="pca", help="default: pca")

@@ -189,7 +189,7 @@ def live_elo_leaderboard(
     within_intervals : bool
         Keep the live board within the version's intervals and ranks (below); false
         (each interval moving with its point, as before issue 31) only to measure what
-        that defends against (``bench/price_to_crown.py``).
+        that defends against (``bench/ranking/price_to_crown.py``).
 
     Returns
     -------
