@@ -20,7 +20,7 @@ a second. Every figure is kept per minute (per 5 s with ``--quick``): requests, 
 (any status outside 2xx, or no answer), p50/p99 latency, RSS and the versions served.
 
 ``python -m bench.service.soak load SPEC OUT`` is the load process; :func:`drive` is its loop,
-which ``tests/service/test_soak.py`` runs for a few seconds.
+which ``tests/service/system/test_soak.py`` runs for a few seconds.
 """
 
 from __future__ import annotations

@@ -96,7 +96,7 @@ def service_settings(fit_dir: Path, **overrides: Any) -> Settings:
         "refit_interval_s": 0,
         "refit_predictor": False,
         "cors_origins": [],
-        "rate_limit_per_address": "off",  # tests/service/test_guards.py turns them on
+        "rate_limit_per_address": "off",  # tests/service/api/test_guards.py turns them on
         "rate_limit_per_key": "off",
         "established_days": 0,  # tests/service/pipeline/test_integrity.py turns the standing on
         **overrides,

@@ -7,7 +7,7 @@ token and votes from there. Each step is checked against the API's own answer to
 request. Then the widget on light and dark host pages, with and without ``embed.js``,
 readable in each (screenshots in ``tests/artifacts/``).
 
-The server, the browser and the helpers are those of :mod:`tests.service.test_browser`.
+The server, the browser and the helpers are those of :mod:`tests.service.web.test_browser`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.service.test_browser import (  # noqa: F401 (fixtures: server, chromium)
+from tests.service.web.test_browser import (  # noqa: F401 (fixtures: server, chromium)
     _FITS,
     QUERIES,
     TOKEN_SECRET,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from service.cli import main
-from tests.service.test_browser import Errors, Server, chromium, rows, serve, tab
+from tests.service.web.test_browser import Errors, Server, chromium, rows, serve, tab
 from tests.style_arena import write_length_log
 
 __all__ = ["chromium", "tab"]  # the browser fixtures, shared with test_browser

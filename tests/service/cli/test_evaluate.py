@@ -20,7 +20,7 @@ from service.cli import main
 from service.cli.evaluate import format_new_users
 from service.cli.evaluation_summary import summarise_new_users
 
-SECTION_PATH = Path(__file__).resolve().parents[1] / "data" / "evaluate_new_users.json"
+SECTION_PATH = Path(__file__).resolve().parents[2] / "data" / "evaluate_new_users.json"
 
 
 @pytest.fixture(scope="module")

@@ -37,7 +37,7 @@ QUERIES = [
     "Explain the difference between a virus and a bacterium",
 ]
 TOKEN_SECRET = "browser-test-secret-0123456789"
-ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 

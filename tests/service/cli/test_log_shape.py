@@ -12,7 +12,7 @@ import pytest
 
 from service.cli import main
 
-LLMFAO = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "llmfao"
+LLMFAO = Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "llmfao"
 MODELS = ("Airoboros", "Weaver", "Claude", "Vicuna")
 SHAPE = [
     "--columns",

@@ -17,7 +17,7 @@ from tests.service.conftest import (
     assert_error,
     bearer,
 )
-from tests.service.test_explanation_api import check_explanation
+from tests.service.api.test_explanation import check_explanation
 
 QUERIES = ["How do I reverse a linked list in Rust?", "Explain p-values simply"]
 CODE = "Write a Python function that merges two sorted lists, with unit tests."
