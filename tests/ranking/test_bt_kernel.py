@@ -1,9 +1,9 @@
 """The compiled Bradley-Terry solver against the NumPy implementation it replaced (issue 18).
 
 The references are ``fit_bt_posterior``, ``learn_alpha`` and the per-user Bradley-Terry
-fit as they were before the kernel, in :mod:`tests.reference.per_user_bt` (benchmark N times both), which
-times the two against each other: a batched Newton over all groups at once, gradients and
-Hessians by ``bincount`` over every vote. The kernel runs each group through the same
+fit as they were before the kernel, in :mod:`tests.reference.per_user_bt` (benchmark N
+times the two against each other): a batched Newton over all groups at once, gradients
+and Hessians by ``bincount`` over every vote. The kernel runs each group through the same
 iterates from per-group pair counts; sums in another order, so results agree to rounding.
 """
 

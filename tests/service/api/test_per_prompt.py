@@ -10,6 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from service.pipeline.artifacts import load_fit
+from tests.service.api.test_explanation import check_explanation
 from tests.service.conftest import (
     ADMIN,
     ADMIN_KEY,
@@ -17,7 +18,6 @@ from tests.service.conftest import (
     assert_error,
     bearer,
 )
-from tests.service.api.test_explanation import check_explanation
 
 QUERIES = ["How do I reverse a linked list in Rust?", "Explain p-values simply"]
 CODE = "Write a Python function that merges two sorted lists, with unit tests."
