@@ -21,7 +21,6 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import refit
 from bench.common import Row, machine_info
 from bench.features import (
     per_prompt,
@@ -49,7 +48,7 @@ from bench.ranking import (
     study,
     style_control,
 )
-from bench.service import cli_speed, scale, soak, under_load
+from bench.service import cli_speed, refit, scale, soak, under_load
 
 __all__ = ["BENCHMARKS", "format_section", "main", "render"]
 

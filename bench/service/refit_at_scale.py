@@ -1,10 +1,10 @@
 """A refit after 1% new votes at bench R's scale (issue 33): the times, step by step.
 
-Bench Y (:mod:`bench.refit`) compares a refit with a full fit on 5,000 simulated users,
+Bench Y (:mod:`bench.service.refit`) compares a refit with a full fit on 5,000 simulated users,
 ratings included. At bench R's scale (100,000 users, 2,009,134 votes, 1,544,948 distinct
 prompts) a full fit takes most of an hour here, so this script times the refit alone::
 
-    PYTHONPATH=. python -m bench.refit_at_scale [FOLDER]
+    PYTHONPATH=. python -m bench.service.refit_at_scale [FOLDER]
 
 It fits all but the latest 1% of the votes (by time) into ``FOLDER/earlier`` once (kept
 between runs; about 8 minutes on a quiet machine), then refits every vote from it into
@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.refit import NEW_SHARE, _fit
+from bench.service.refit import NEW_SHARE, _fit
 from bench.service.scale import _log
 from ranking.io.ingest import read_battles
 from service.pipeline import FitConfig
