@@ -126,4 +126,4 @@ def stacked(rows: list[Rows] | Rows, width: int, dtype: type = np.float64) -> Ro
         return rows.astype(dtype, copy=False)
     if not len(rows):
         return np.zeros((0, width), dtype=dtype)
-    return np.stack(rows).astype(dtype, copy=False)
+    return np.stack(list(rows)).astype(dtype, copy=False)
