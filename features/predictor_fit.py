@@ -171,8 +171,10 @@ class EarlierFit:
     fold_votes: int | None = None
 
     def keeps_folds(self, n_votes: int) -> bool:
-        """Whether a fit of ``n_votes`` votes keeps these fold models as they are."""
-        if not self.bases or self.fold_votes is None:
+        """Whether a fit of ``n_votes`` votes keeps these fold models as they are: none
+        of their votes gone (a fit of fewer votes than they saw fits them again), and no
+        more than :data:`STALE_FOLD_SHARE` of its votes newer than them."""
+        if not self.bases or self.fold_votes is None or self.fold_votes > n_votes:
             return False
         return self.fold_votes >= (1.0 - STALE_FOLD_SHARE) * n_votes
 

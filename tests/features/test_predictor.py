@@ -358,3 +358,7 @@ def test_a_refit_keeps_its_fold_models_while_few_votes_are_newer_than_them(
     assert stale.fold_votes_ == len(ordered)
     (folds,) = stale.fold_models_
     assert len(folds) == 3
+
+    fewer = fit(ordered.iloc[: len(ordered) - 2 * few - 1], first)  # a vote gone
+    assert fewer.fold_votes_ == len(ordered) - 2 * few - 1
+    assert all(fewer.fold_models_[0][f] is not earlier_folds[f] for f in range(3))
