@@ -63,7 +63,8 @@ EMBEDDING_SAMPLE = 5_000
 
 _SIMULATE = """
 import sys
-from data.simulate import simulate, write_simulation
+from data.simulate import simulate
+from data.simulation_files import write_simulation
 users, per_user, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 write_simulation(simulate(users, per_user, 15, rng=0), out)
 """

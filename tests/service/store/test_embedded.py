@@ -167,7 +167,7 @@ def test_a_directory_is_refused_naming_the_path(tmp_path: Path) -> None:
 
 CHILD = """
 import sys
-from service.store import EmbeddedStore
+from service.store.embedded import EmbeddedStore
 
 def count(state, accepted):
     return {"n": state.get("n", 0) + len(accepted)}
@@ -222,7 +222,7 @@ HELD_CHILD = """
 import sys
 import time
 
-from service.store import EmbeddedStore
+from service.store.embedded import EmbeddedStore
 
 def count(state, accepted):
     return {"n": state.get("n", 0) + len(accepted)}
