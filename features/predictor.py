@@ -45,9 +45,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from features.contexts import StyleBasis
 from features.evidence import learn_weights, time_split
+from features.fit_start import EarlierFit, check_settings
 from features.persistence import Folder
 from features.prediction import Prediction, StyleMember
-from features.predictor_fit import EarlierFit, check_settings, fit_members
+from features.predictor_fit import fit_members
 from features.profile import StyleSource, UserProfiler, UserProfiles
 from ranking.bt import fit_bt
 from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
@@ -118,7 +119,7 @@ class RatingPredictor(BaseEstimator):
         Each training user's fold, by id: a refit keeps it.
     fold_votes_ : int
         Votes the fold models were fitted on (a refit keeps them while few votes are
-        newer: :data:`features.predictor_fit.STALE_FOLD_SHARE`).
+        newer: :data:`features.fit_start.STALE_FOLD_SHARE`).
     """
 
     def __init__(

@@ -336,7 +336,7 @@ def test_a_refit_keeps_its_fold_models_while_few_votes_are_newer_than_them(
     """A refit after a few new votes (under ``STALE_FOLD_SHARE`` of them) keeps the
     earlier fold models as they are, and remembers how many votes they saw; once more
     votes are newer than that, each fold's model is fitted again."""
-    from features.predictor_fit import STALE_FOLD_SHARE
+    from features.fit_start import STALE_FOLD_SHARE
 
     def fit(battles: pd.DataFrame, start: RatingPredictor | None) -> RatingPredictor:
         topics = TopicModel("tfidf", n_topics=3) if start is None else start.profiler_.topic_model_
