@@ -8,8 +8,10 @@
  *     {type: "plb-widget-size", height} message, so the card never scrolls;
  *   - answers with the host's theme, {type: "plb-widget-theme", theme}, unless the
  *     address sets theme=: dark when the background behind the iframe is dark (or the
- *     page declares only a dark color-scheme), else light; again when the reader's
- *     colour scheme changes. The card changes its colours in place.
+ *     page declares only a dark color-scheme), else light; at once to cards that
+ *     loaded before it (an async script may come after their last size message), and
+ *     again when the reader's colour scheme changes. The card changes its colours in
+ *     place.
  * It reads only the colours of the host page and tells the card nothing else. Without it,
  * the iframe still works at the height the snippet gives it.
  */
@@ -83,4 +85,8 @@
   window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => {
     for (const frame of widgets()) sendTheme(frame);
   });
+
+  // Cards that loaded before this script (async) posted their size to no one: tell them
+  // the theme now (a card still loading drops it, and asks again with its size).
+  for (const frame of widgets()) sendTheme(frame);
 })();
