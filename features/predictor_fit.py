@@ -182,7 +182,7 @@ def fit_members(
             )
         shape = (data.n_models, contexts.shape[1])
         first = before if before is not None and before.coef.shape == shape else None
-        earlier_folds = folds_by_size.get(n) if earlier.bases and member is not None else None
+        earlier_folds = folds_by_size.get(n)  # only an earlier fit on these bases lends them
         if (
             keep_folds
             and earlier_folds is not None
