@@ -12,8 +12,9 @@ With many distinct prompts (more than ``max_fit_documents``, 100,000 by default)
 reducer, the clusterer and the top words are fitted on a random sample of them, and the
 fitted model then gives every other prompt its topic (:mod:`features.topic_sample`).
 
-The defaults (:data:`DEFAULTS`) are the choice measured in ``bench/features/topics.py``: see the
-README's "Topics" section for the table behind them.
+The defaults (:data:`features.topic_settings.DEFAULTS`) are the choice measured in
+``bench/features/topics.py``: see the README's "Topics" section for the table behind them.
+BERTopic is built and fitted by :mod:`features.topic_clusters`.
 """
 
 from __future__ import annotations
@@ -30,42 +31,21 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from features.embedding_names import BACKENDS, DEFAULT_BACKEND, default_embedding
+from features.embedding_names import default_embedding
 from features.persistence import Folder
 from features.query_vectors import distinct_vectors
+from features.topic_clusters import centroids, cluster_topics, nearest_topics, new_bertopic
 from features.topic_labels import name_topic
 from features.topic_sample import MAX_FIT_DOCUMENTS, fit_sample, predict_in_batches
-from features.topic_sizes import (
-    make_clusterer,
-    make_reducer,
-    make_vectorizer,
-    topic_sizes,
-    words_min_df,
-)
+from features.topic_settings import DEFAULTS, as_queries, check_topic_settings
+from features.topic_sizes import topic_sizes, words_min_df
 from features.topic_words import DEFAULT_MIN_DF, describe_topics
 from ranking.progress import Progress, start
 
-__all__ = [
-    "CLUSTERERS",
-    "DEFAULTS",
-    "Embeddings",
-    "REDUCERS",
-    "Topic",
-    "TopicModel",
-]
+__all__ = ["Embeddings", "Topic", "TopicModel"]
 
 logger = logging.getLogger(__name__)
 
-REDUCERS = ("pca", "umap")
-CLUSTERERS = ("kmeans", "hdbscan")
-DEFAULTS: dict[str, Any] = {
-    "embedding": DEFAULT_BACKEND,
-    "reducer": "pca",
-    "clusterer": "kmeans",
-    "n_topics": 10,
-    "n_components": 30,
-    "min_df": DEFAULT_MIN_DF,
-}
 _FOLDER = Folder("topic_model.joblib", "topics.json", "plb-topic-model/1", "topic model")
 
 #: Precomputed embeddings: one row per query, or a table of vectors by query text.
@@ -95,17 +75,6 @@ class Topic:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (SPEC ``GET /v1/topics``), with ``label`` and ``name``."""
         return {**asdict(self), "words": list(self.words), "label": self.label, "name": self.name}
-
-
-def as_queries(X: Any, *, name: str = "queries") -> list[str]:
-    """Validate a sequence of query strings; an error names the index and the value."""
-    if isinstance(X, str):
-        raise ValueError(f"Argument '{name}' must be a sequence of strings, not one string.")
-    queries = list(X.tolist() if isinstance(X, np.ndarray | pd.Series) else X)
-    for index, query in enumerate(queries):
-        if not isinstance(query, str):
-            raise ValueError(f"{name}[{index}] must be a string, not {query!r}.")
-    return queries
 
 
 class TopicModel(TransformerMixin, BaseEstimator):
@@ -309,28 +278,8 @@ class TopicModel(TransformerMixin, BaseEstimator):
         """Fit BERTopic, the centroids and the top words on ``docs``; their topics."""
         advance = start(progress, "topics", 1, "fits")
         model = self._bertopic(docs, vectors.shape[1])
-        found = np.asarray(model.fit_transform(docs, vectors)[0], dtype=np.intp)
-        if (found < 0).all():  # HDBSCAN found no cluster: one topic holds every query
-            logger.warning(
-                "topics: HDBSCAN found no cluster in %d distinct prompts, so one topic",
-                len(docs),
-            )
-            topics = np.zeros_like(found)
-        else:
-            topics = _nearest(vectors, found, _centroids(vectors, found))
-        if (found < 0).any():
-            quiet = logging.getLogger("BERTopic")
-            level, quiet.level = quiet.level, logging.ERROR  # "custom topics" warning
-            try:
-                model.update_topics(
-                    docs,
-                    topics=topics.tolist(),
-                    vectorizer_model=model.vectorizer_model,
-                    ctfidf_model=model.ctfidf_model,
-                )
-            finally:
-                quiet.level = level
-        self.centroids_ = _centroids(vectors, topics)
+        topics = cluster_topics(model, docs, vectors)
+        self.centroids_ = centroids(vectors, topics)
         self.bertopic_ = model
         self.n_topics_ = int(topics.max()) + 1
         min_df = words_min_df(self.min_df, len(docs), self.n_topics_)
@@ -340,39 +289,12 @@ class TopicModel(TransformerMixin, BaseEstimator):
         return topics
 
     def _check_params(self) -> None:
-        if self.embedding is not None and self.embedding not in BACKENDS:
-            raise ValueError(
-                f"Argument 'embedding' must be one of {', '.join(BACKENDS)}, "
-                f"not {self.embedding!r}."
-            )
-        if self.reducer not in REDUCERS:
-            raise ValueError(
-                f"Argument 'reducer' must be one of {', '.join(REDUCERS)}, not {self.reducer!r}."
-            )
-        if self.clusterer not in CLUSTERERS:
-            raise ValueError(
-                f"Argument 'clusterer' must be one of {', '.join(CLUSTERERS)}, "
-                f"not {self.clusterer!r}."
-            )
-        limit = self.max_fit_documents
-        for name in ("n_topics", "n_components", "min_topic_size", "top_n_words", "min_df"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-                raise ValueError(f"Argument '{name}' must be a positive integer, not {value!r}.")
-        if limit is not None and (
-            isinstance(limit, bool) or not isinstance(limit, int | np.integer) or limit < 2
-        ):
-            raise ValueError(
-                f"Argument 'max_fit_documents' must be an integer of at least 2 or None, "
-                f"not {limit!r}."
-            )
+        check_topic_settings(self.get_params(deep=False))
 
     def _bertopic(self, docs: list[str], width: int) -> Any:
-        """BERTopic with the sub-models of :func:`features.topic_sizes.topic_sizes`: the
-        asked sizes, clipped to what the distinct ``docs`` of ``width`` allow."""
-        from bertopic import BERTopic
-        from bertopic.vectorizers import ClassTfidfTransformer
-
+        """BERTopic (:func:`features.topic_clusters.new_bertopic`) of the asked sizes,
+        clipped to what the distinct ``docs`` of ``width`` allow
+        (:func:`features.topic_sizes.topic_sizes`)."""
         sizes = topic_sizes(
             reducer=self.reducer,
             clusterer=self.clusterer,
@@ -382,15 +304,12 @@ class TopicModel(TransformerMixin, BaseEstimator):
             n_docs=len(docs),
             width=width,
         )
-        return BERTopic(
-            embedding_model=self.embedder_,
-            umap_model=make_reducer(sizes, self.random_state),
-            hdbscan_model=make_clusterer(sizes, self.random_state),
-            vectorizer_model=make_vectorizer(docs),
-            ctfidf_model=ClassTfidfTransformer(reduce_frequent_words=True),
+        return new_bertopic(
+            self.embedder_,
+            sizes,
+            docs,
+            random_state=self.random_state,
             top_n_words=self.top_n_words,
-            nr_topics=None if sizes.clusterer == "kmeans" else sizes.n_topics,
-            calculate_probabilities=False,
         )
 
     def _describe(self, labels: npt.NDArray[np.intp]) -> list[Topic]:
@@ -449,7 +368,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
         self, docs: list[str], vectors: npt.NDArray[np.floating[Any]]
     ) -> npt.NDArray[np.intp]:
         topics = np.asarray(self.bertopic_.transform(docs, vectors)[0], dtype=np.intp)
-        return _nearest(vectors, topics, self.centroids_)
+        return nearest_topics(vectors, topics, self.centroids_)
 
     def transform(self, X: Any, embeddings: Embeddings | None = None) -> npt.NDArray[np.float64]:
         """One-hot topic membership, shape ``(len(X), n_topics_)``."""
@@ -493,29 +412,3 @@ class TopicModel(TransformerMixin, BaseEstimator):
             If ``path`` holds no topic model of this format.
         """
         return _FOLDER.load(cls, path)
-
-
-def _centroids(
-    vectors: npt.NDArray[np.floating[Any]], topics: npt.NDArray[np.intp]
-) -> npt.NDArray[np.float64]:
-    """Unit-length mean embedding of each topic's queries (outliers, ``-1``, left out)."""
-    kept = topics >= 0
-    n_topics = int(topics.max()) + 1 if kept.any() else 0
-    sums = np.zeros((n_topics, vectors.shape[1]))
-    np.add.at(sums, topics[kept], vectors[kept])
-    norms = np.linalg.norm(sums, axis=1, keepdims=True)
-    return sums / np.where(norms > 0, norms, 1.0)
-
-
-def _nearest(
-    vectors: npt.NDArray[np.floating[Any]],
-    topics: npt.NDArray[np.intp],
-    centroids: npt.NDArray[np.float64],
-) -> npt.NDArray[np.intp]:
-    """Give each outlier (``-1``) the topic whose centroid is most similar (cosine)."""
-    outliers = np.flatnonzero(topics < 0)
-    if outliers.size == 0:
-        return topics
-    topics = topics.copy()
-    topics[outliers] = np.argmax(vectors[outliers] @ centroids.T, axis=1)
-    return topics

@@ -32,7 +32,8 @@ from bench.common import Row, error_text, make_row
 from data.prompts import TOPICS, generate_prompts
 from features.embeddings import make_embedder
 from features.topic_sample import MAX_FIT_DOCUMENTS
-from features.topics import DEFAULTS, TopicModel
+from features.topic_settings import DEFAULTS
+from features.topics import TopicModel
 
 __all__ = ["run"]
 

@@ -36,7 +36,8 @@ from bench.common import Row, best_of, error_text, make_row
 from data.simulate import simulate
 from features.embedding_names import BACKENDS
 from features.embeddings import make_embedder
-from features.topics import CLUSTERERS, DEFAULTS, REDUCERS, TopicModel
+from features.topic_settings import CLUSTERERS, DEFAULTS, REDUCERS
+from features.topics import TopicModel
 
 __all__ = ["run", "run_real", "run_scale"]
 

@@ -10,8 +10,9 @@ import pytest
 from sklearn.base import clone
 from sklearn.metrics import adjusted_rand_score
 
+from features.topic_settings import DEFAULTS
 from features.topic_words import describe_topics
-from features.topics import DEFAULTS, Topic, TopicModel
+from features.topics import Topic, TopicModel
 from tests.conftest import RecordedProgress
 
 Corpus = tuple[list[str], np.ndarray]
