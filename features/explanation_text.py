@@ -21,7 +21,9 @@ not predict votes better than everyone's) that everyone's is used.
 A topic is named only where the user's queries fit it (:attr:`TopicShare.fits`); a
 query far from every topic is said to fit none closely, never given the nearest topic's
 name. For one prompt (``scope="prompt"``) the first sentence says what the prompt was
-read as, and the topic part is "what this prompt is about".
+read as, and the topic part is "what this prompt is about". How much the queries count,
+where the predictor learnt that they count little or nothing (:mod:`features.evidence`),
+is the explanation's note (:func:`evidence_note`).
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ from features.explanation_parts import ModelParts, Scope, StyleTrait, Taste, Top
 from features.style_words import answer_taste_words
 
 __all__ = [
+    "LITTLE_WEIGHT",
     "MIN_POINTS",
+    "evidence_note",
     "explanation_sentences",
     "model_sentence",
     "points",
@@ -228,3 +232,37 @@ def explanation_sentences(
         note,
     ]
     return tuple(s for s in sentences if s)
+
+
+#: Below this weight, the explanation says the queries move the ranking only a little.
+LITTLE_WEIGHT = 0.5
+
+
+def evidence_note(weight: float, public: bool, voted: bool = False) -> str | None:
+    """What the explanation says of how much the queries count, or None at full weight.
+
+    Parameters
+    ----------
+    weight : float
+        The predictor's ``query_weight`` (:mod:`features.evidence`).
+    public : bool
+        Whether the ranking shown is the aggregate board itself.
+    voted : bool
+        Whether the person's own votes moved the ranking too.
+    """
+    if public:
+        return (
+            "Your queries don't separate you from everyone yet: people's earlier queries "
+            "did not predict their later votes better than the public ranking, so this is "
+            "the public ranking. Your votes will make it yours."
+        )
+    if weight < LITTLE_WEIGHT:
+        start = "starts" if voted else "moves"
+        then = "; your votes move it from there." if voted else "."
+        return (
+            "Your queries say little about what you will prefer: people's earlier queries "
+            "predicted their later votes only a little better than the public ranking, so "
+            f"this ranking {start} {weight:.0%} of the way from the public ranking toward "
+            f"what your queries suggest{then}"
+        )
+    return None

@@ -59,8 +59,8 @@ class Prediction:
         stand for (:meth:`odds`), the range widened to hold the rank
         (:func:`ranking.odds.rank_range`).
         """
-        ranks = interval_ranks(self.lower[row], self.upper[row])
         odds = self.odds(row, confidence)
+        ranks = interval_ranks(self.lower[row], self.upper[row])
         low, high = rank_range(ranks, odds.rank_lower, odds.rank_upper)
         return [
             {

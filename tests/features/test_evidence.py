@@ -11,12 +11,13 @@ import pytest
 
 from data.simulate import simulate
 from features.evidence import EvidenceWeights, HeldOutVotes, learn_weights
+from features.explanation_text import evidence_note
 from features.per_prompt import rank_prompt
 from features.predictor import RatingPredictor
 from features.profile import UserProfiler
 from features.topics import TopicModel
 from ranking.pairwise import to_elo_scale
-from service.live.recommendation import evidence_note, recommendation
+from service.live.recommendation import recommendation
 
 LLMFAO = Path(__file__).resolve().parents[3] / "shared" / "data" / "llmfao"
 
