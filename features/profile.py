@@ -24,13 +24,13 @@ A profile is what the study found predicts a user's model preferences:
     ``log(1 + number of votes)``: how much of the user the rest is based on.
 
 Each battle row is one query (the prompt the user voted on), so a prompt voted on twice
-counts twice. Rows without a prompt count as votes only.
+counts twice. Rows without a prompt count as votes only. The numbers are added up in
+:mod:`features.profile_values`; what a fit learns beside the topics in
+:mod:`features.profile_fit`.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
@@ -42,16 +42,20 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from features.embedding_cache import cached_style_features
+from features.profile_fit import (
+    check_profiler_settings,
+    fit_query_components,
+    profile_feature_names,
+    topic_styles,
+)
+from features.profile_values import battle_queries, profile_values
 from features.query_context import QueryComponents
+from features.query_topics import cached_topics_and_components, topics_and_components
 from features.query_vectors import distinct_vectors
-from features.style import STYLE_FEATURES
-from features.text_cache import TextCache, stacked
 from features.topics import Embeddings, TopicModel
 from ranking.progress import Progress
 
 __all__ = ["STYLE_SOURCES", "StyleSource", "UserProfiler", "UserProfiles"]
-
-logger = logging.getLogger(__name__)
 
 StyleSource = Literal["raw", "relative", "both"]
 #: The style columns of :meth:`UserProfiles.style` for each source.
@@ -109,62 +113,6 @@ def _style_columns(names: tuple[str, ...], source: StyleSource) -> tuple[int, ..
             "profiler fitted before them lack; refit the predictor"
         )
     return tuple(i for prefix in prefixes for i, c in enumerate(names) if c.startswith(prefix))
-
-
-def _topic_styles(
-    style: npt.NDArray[np.float64], topics: npt.NDArray[np.intp], n_topics: int, prior: float
-) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """Per topic: mean and sd of each style feature, shrunk toward all queries' by ``prior``."""
-    counts = np.bincount(topics, minlength=n_topics).astype(float)[:, None]
-    sums = np.zeros((n_topics, style.shape[1]))
-    np.add.at(sums, topics, style)
-    squares = np.zeros_like(sums)
-    np.add.at(squares, topics, style**2)
-    overall_mean = style.mean(axis=0)
-    overall_var = style.var(axis=0)
-    denominator = np.maximum(counts + prior, 1e-12)
-    mean = (sums + prior * overall_mean) / denominator
-    # squares about the topic's shrunk mean, plus the prior's spread and offset
-    within = squares - 2 * mean * sums + counts * mean**2
-    var = (within + prior * (overall_var + (overall_mean - mean) ** 2)) / denominator
-    sd = np.sqrt(np.maximum(var, 0.0))
-    floor = np.where(np.sqrt(overall_var) > 0, np.sqrt(overall_var), 1.0)
-    sd = np.where(sd > 1e-9 * floor, sd, floor)  # a constant feature divides by its spread
-    return mean, sd
-
-
-def _summer(
-    owner: npt.NDArray[np.intp], n_users: int
-) -> Callable[[npt.NDArray[np.float64]], npt.NDArray[np.float64]]:
-    """Sums of rows by user: ``rows -> (n_users, width)``, each user's rows added in
-    row order (the same floats as ``numpy.add.at``, in one sparse product)."""
-    from scipy import sparse
-
-    ones = np.ones(owner.size)
-    indicator = sparse.csr_matrix((ones, (owner, np.arange(owner.size))), (n_users, owner.size))
-
-    def by_user(rows: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        if rows.size == 0:
-            return np.zeros((n_users, rows.shape[1]))
-        return np.asarray(indicator @ rows, dtype=np.float64)
-
-    return by_user
-
-
-def _queries(frame: pd.DataFrame) -> tuple[npt.NDArray[np.intp], npt.NDArray[Any], pd.Series]:
-    """User codes, user names and prompts of a battle frame, validated."""
-    for column in ("user_id", "prompt"):
-        if column not in frame.columns:
-            raise ValueError(
-                f"battles need a {column!r} column for user profiles; "
-                f"the columns are {', '.join(map(str, frame.columns))}"
-            )
-    users = frame["user_id"]
-    if users.isna().any():
-        row = int(np.flatnonzero(users.isna().to_numpy())[0])
-        raise ValueError(f"row {row}: field 'user_id' is missing; profiles need every user id")
-    codes, names = pd.factorize(users.astype(str), sort=True)
-    return codes.astype(np.intp), np.asarray(names, dtype=object), frame["prompt"]
 
 
 class UserProfiler(BaseEstimator):
@@ -279,16 +227,8 @@ class UserProfiler(BaseEstimator):
             coefficients were fitted on). Used when it has ``query_components``
             components over vectors of this embedding's width; fitted afresh otherwise.
         """
-        for name in ("smoothing", "topic_prior"):
-            value = getattr(self, name)
-            if not np.isfinite(value) or value < 0:
-                raise ValueError(f"Argument {name!r} must be a non-negative number, not {value!r}.")
-        k = self.query_components
-        if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0:
-            raise ValueError(
-                f"Argument 'query_components' must be a non-negative integer, not {k!r}."
-            )
-        codes, names, prompts = _queries(battles)
+        check_profiler_settings(self.smoothing, self.topic_prior, self.query_components)
+        codes, names, prompts = battle_queries(battles)
         present = prompts.notna().to_numpy()
         if not present.any():
             raise ValueError("battles have no prompts: topic and style features need queries")
@@ -304,34 +244,24 @@ class UserProfiler(BaseEstimator):
             topics = model.fit_distinct(
                 docs, vectors, inverse, embedder=embedder, progress=progress
             ).labels_
-        query = None
-        self.query_model_ = None
-        if k:
-            if len(vectors) < 2:  # no spread to find a direction in
-                logger.warning("query components: 1 distinct prompt, so none, not %d", k)
-            else:
-                components = QueryComponents(int(k), whiten=self.query_whiten)
-                kept = _kept_query_model(query_model, components, vectors.shape[1])
-                self.query_model_ = kept if kept is not None else components.fit(vectors)
-                query = self.query_model_.transform(vectors)[inverse]
-                self.query_mean_ = query.mean(axis=0)
-                self.query_context_ = query
+        k, query = self.query_components, None
+        self.query_model_ = fit_query_components(k, self.query_whiten, vectors, query_model)
+        if self.query_model_ is not None:
+            query = self.query_model_.transform(vectors)[inverse]
+            self.query_mean_ = query.mean(axis=0)
+            self.query_context_ = query
         # rows kept by text where the fit pipeline installed them (service.pipeline.reuse)
         style = cached_style_features(docs, getattr(self, "style_cache_", None))[inverse]
         self.topic_model_ = model
         self.topic_share_ = np.bincount(topics, minlength=model.n_topics_) / topics.size
         self.style_mean_ = style.mean(axis=0)
         self.labels_ = topics
-        self.topic_style_mean_, self.topic_style_sd_ = _topic_styles(
+        self.topic_style_mean_, self.topic_style_sd_ = topic_styles(
             style, topics, model.n_topics_, float(self.topic_prior)
         )
-        self.feature_names_ = (
-            *(f"topic:{k}" for k in range(model.n_topics_)),
-            *(f"style_mean:{f}" for f in STYLE_FEATURES),
-            *(f"style_sd:{f}" for f in STYLE_FEATURES),
-            *(f"style_rel:{f}" for f in STYLE_FEATURES),
-            *(self.query_model_.get_feature_names_out() if self.query_model_ else ()),
-            "log_votes",
+        self.feature_names_ = profile_feature_names(
+            model.n_topics_,
+            self.query_model_.get_feature_names_out() if self.query_model_ else (),
         )
         return self._profiles(codes, names, present, topics, style, query)
 
@@ -346,7 +276,7 @@ class UserProfiler(BaseEstimator):
         ``progress`` is told of the stage ``"embedding queries"`` of their queries.
         """
         check_is_fitted(self, "feature_names_")
-        codes, names, prompts = _queries(battles)
+        codes, names, prompts = battle_queries(battles)
         present = prompts.notna().to_numpy()
         texts = prompts[present].astype(str).tolist()
         return self._text_profiles(codes, names, present, texts, embeddings, progress)
@@ -374,13 +304,13 @@ class UserProfiler(BaseEstimator):
             One row per user of ``rows``, sorted by id.
         """
         check_is_fitted(self, "labels_")
-        _, _, prompts = _queries(battles)
+        _, _, prompts = battle_queries(battles)
         present = prompts.notna().to_numpy()
         if int(present.sum()) != self.labels_.size:
             raise ValueError("Argument 'battles' must be the frame the profiler was fitted on.")
         fitted_row = np.cumsum(present) - 1
         chosen = battles.iloc[rows]
-        codes, names, chosen_prompts = _queries(chosen)
+        codes, names, chosen_prompts = battle_queries(chosen)
         kept = present[rows]
         index = fitted_row[rows[kept]]
         texts = chosen_prompts[kept].astype(str).tolist()
@@ -438,7 +368,8 @@ class UserProfiler(BaseEstimator):
     ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64] | None]:
         """Topic of each query, and its embedding components (None without them).
 
-        Each distinct query is embedded once, for both. Where
+        Each distinct query is embedded once, for both
+        (:func:`features.query_topics.topics_and_components`). Where
         :func:`features.embedding_cache.cache_embeddings` gave the profiler a
         ``query_cache_``, both are kept by text and a repeated query is looked up
         (unless ``embeddings`` are given: they are used as they are).
@@ -446,45 +377,12 @@ class UserProfiler(BaseEstimator):
         check_is_fitted(self, "feature_names_")
         cache = getattr(self, "query_cache_", None)
         if cache is not None and embeddings is None:
-            return self._cached_topics_and_context(texts, cache, progress)
-        return self._topics_and_context(texts, embeddings, progress)
-
-    def _cached_topics_and_context(
-        self, texts: list[str], cache: TextCache, progress: Progress | None
-    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64] | None]:
-        """:meth:`topics_and_context` by text: one row per text, its topic then its
-        components, computed for the texts ``cache`` lacks and kept."""
-
-        computed: set[str] = set()
-
-        def compute(missing: list[str]) -> npt.NDArray[np.float64]:
-            computed.update(missing)
-            topics, query = self._topics_and_context(missing, None, progress)
-            columns = [topics.astype(np.float64)[:, None]]
-            return np.hstack(columns if query is None else [*columns, query])
-
-        width = 1 + (0 if self.query_model_ is None else int(self.query_model_.n_components_))
-        rows = stacked(cache.rows(texts, compute), width)
-        touch = getattr(self.topic_model_.embedder_, "touch", None)
-        if touch is not None:  # the vectors of the rows found stay as recent as the rows
-            touch([text for text in texts if text not in computed])
-        topics = rows[:, 0].astype(np.intp)
-        return topics, None if self.query_model_ is None else rows[:, 1:]
-
-    def _topics_and_context(
-        self,
-        texts: list[str],
-        embeddings: Embeddings | None,
-        progress: Progress | None,
-    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64] | None]:
-        """:meth:`topics_and_context` computed: embedded (or looked up), then projected."""
-        if self.query_model_ is None:
-            return self.topic_model_.predict(texts, embeddings, progress), None
-        vectors, inverse, docs = distinct_vectors(
-            self.topic_model_.embedder_, texts, embeddings, progress
+            return cached_topics_and_components(
+                self.topic_model_, self.query_model_, texts, cache, progress
+            )
+        return topics_and_components(
+            self.topic_model_, self.query_model_, texts, embeddings, progress
         )
-        topics = self.topic_model_.predict(texts, dict(zip(docs, vectors, strict=True)))
-        return topics, self.query_model_.transform(vectors)[inverse]
 
     def relative_style(
         self, style: npt.NDArray[np.float64], topics: npt.NDArray[np.intp]
@@ -508,42 +406,18 @@ class UserProfiler(BaseEstimator):
         style: npt.NDArray[np.float64],
         query: npt.NDArray[np.float64] | None = None,
     ) -> UserProfiles:
-        n_users, s = len(names), float(self.smoothing)
-        votes = np.bincount(codes, minlength=n_users).astype(float)
-        owner = codes[present]
-        by_user = _summer(owner, n_users)
-        n_queries = np.bincount(owner, minlength=n_users).astype(float)[:, None]
-        n_topics = self.topic_share_.size
-        counts = np.bincount(owner * n_topics + topics, minlength=n_users * n_topics)
-        counts = counts.reshape(n_users, n_topics).astype(float)
-        sums = by_user(style)
-        squares = by_user(style**2)
-        safe = np.maximum(n_queries, 1.0)
-        raw_mean = sums / safe
-        sd = np.sqrt(np.maximum(squares / safe - raw_mean**2, 0.0))
-        denominator = np.maximum(n_queries + s, 1e-12)
-        shares = (counts + s * self.topic_share_) / denominator
-        means = (sums + s * self.style_mean_) / denominator
-        empty = n_queries[:, 0] == 0  # no prompt and no smoothing: the population's values
-        shares[empty], means[empty] = self.topic_share_, self.style_mean_
-        blocks = [shares, means, sd]
-        if hasattr(self, "topic_style_mean_"):  # profilers saved before it have no style_rel
-            relative = by_user(self.relative_style(style, topics))
-            blocks.append(relative / denominator)  # smoothed toward 0, the population's
-        if query is not None:
-            summed = by_user(query)
-            query_means = (summed + s * self.query_mean_) / denominator
-            query_means[empty] = self.query_mean_
-            blocks.append(query_means)
-        values = np.hstack([*blocks, np.log1p(votes)[:, None]])
+        # profilers saved before it have no style_rel
+        fitted_relative = hasattr(self, "topic_style_mean_")
+        values = profile_values(
+            codes,
+            len(names),
+            present,
+            topics,
+            style,
+            smoothing=float(self.smoothing),
+            topic_share=self.topic_share_,
+            style_mean=self.style_mean_,
+            relative=self.relative_style(style, topics) if fitted_relative else None,
+            query=None if query is None else (query, self.query_mean_),
+        )
         return UserProfiles(user_ids=names, values=values, feature_names=self.feature_names_)
-
-
-def _kept_query_model(
-    kept: QueryComponents | None, wanted: QueryComponents, width: int
-) -> QueryComponents | None:
-    """``kept`` where it is a fit of ``wanted``'s settings on vectors of ``width``."""
-    if kept is None or not hasattr(kept, "pca_"):
-        return None
-    same = (kept.n_components, kept.whiten) == (wanted.n_components, wanted.whiten)
-    return kept if same and kept.pca_.n_features_in_ == width else None
