@@ -30,6 +30,7 @@ from bench.features import (
     topic_names,
     topic_sample,
     topics,
+    topics_real,
 )
 from bench.ranking import (
     aggregate,
@@ -66,7 +67,7 @@ BENCHMARKS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "scale": ("H. Fitting on a Dask cluster (issue 8)", scale.run),
     "soak": ("I. Soak: ten minutes of mixed load (issue 7)", soak.run),
     "integrity": ("J. Voter integrity: random clickers and a brigade (issue 15)", integrity.run),
-    "topics_real": ("K. Topics on real prompts (issue 16)", topics.run_real),
+    "topics_real": ("K. Topics on real prompts (issue 16)", topics_real.run_real),
     "elo_bootstrap": ("L. Elo bootstrap and per-user Elo, compiled (issue 18)", elo_bootstrap.run),
     "ingest": ("M. Columnar ingest: CSV, JSON Lines, Parquet (issue 18)", ingest.run),
     "per_user_bt": ("N. Per-user Bradley-Terry at kernel speed (issue 18)", per_user_bt.run),

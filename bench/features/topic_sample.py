@@ -165,7 +165,7 @@ def _simulated_rows(plan: _Plan) -> list[Row]:
 
 
 def _real_rows(plan: _Plan, quick: bool) -> list[Row]:
-    from bench.features.topics import _load_real
+    from bench.features.topics_real import _load_real
 
     real = _load_real(quick)
     if isinstance(real, str):
