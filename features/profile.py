@@ -41,7 +41,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from features.embedding_cache import cached_style_features
+from features.embeddings.cache import cached_style_features
 from features.profile_fit import (
     check_profiler_settings,
     fit_query_components,
@@ -167,7 +167,7 @@ class UserProfiler(BaseEstimator):
         Names of the profile's columns.
     style_cache_ : TextCache or None
         Each query's style row kept by text, for serving; only where
-        :func:`features.embedding_cache.cache_embeddings` installed it.
+        :func:`features.embeddings.cache.cache_embeddings` installed it.
     query_cache_ : TextCache or None
         Each query's topic and embedding components kept by text, for serving (the
         same).
@@ -370,7 +370,7 @@ class UserProfiler(BaseEstimator):
 
         Each distinct query is embedded once, for both
         (:func:`features.query_topics.topics_and_components`). Where
-        :func:`features.embedding_cache.cache_embeddings` gave the profiler a
+        :func:`features.embeddings.cache.cache_embeddings` gave the profiler a
         ``query_cache_``, both are kept by text and a repeated query is looked up
         (unless ``embeddings`` are given: they are used as they are).
         """

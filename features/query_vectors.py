@@ -31,7 +31,7 @@ def distinct_vectors(
     Parameters
     ----------
     embedder : BERTopic-style backend
-        Embeds what ``embeddings`` lacks (:func:`features.embedder_base.embed`).
+        Embeds what ``embeddings`` lacks (:func:`features.embeddings.base.embed`).
     texts : list of str
         Queries, duplicates allowed.
     embeddings : mapping of str to vector, or array of shape (len(texts), d), optional
@@ -49,7 +49,7 @@ def distinct_vectors(
     docs : list of str
         The distinct texts, in the rows' order.
     """
-    from features.embedder_base import embed
+    from features.embeddings.base import embed
 
     # by hash, then the distinct texts sorted: np.unique's order, in half its time
     codes, distinct = pd.factorize(pd.Series(texts, dtype=object), sort=True)

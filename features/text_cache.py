@@ -2,7 +2,7 @@
 
 :class:`TextCache` keeps one float row per text, the least recently used dropped beyond
 ``max_items``; :meth:`TextCache.rows` looks a batch of texts up, computes the missing ones
-in one call and keeps them. The serving caches of :mod:`features.embedding_cache` (query
+in one call and keeps them. The serving caches of :mod:`features.embeddings.cache` (query
 embeddings, the writing-style statistics of each query, and each query's topic and
 embedding components) are three of them. It is only exact for a function of one text at
 a time: a row that depends on the other texts of its batch is kept as its first batch

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from features.embedding_names import BACKENDS, DEFAULT_BACKEND
+from features.embeddings import BACKENDS, DEFAULT_BACKEND
 from features.topic_words import DEFAULT_MIN_DF
 
 __all__ = ["CLUSTERERS", "DEFAULTS", "REDUCERS", "as_queries", "check_topic_settings"]

@@ -31,7 +31,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from features.embedding_names import default_embedding
+from features.embeddings import default_embedding
 from features.persistence import Folder
 from features.query_vectors import distinct_vectors
 from features.topic_clusters import centroids, cluster_topics, nearest_topics, new_bertopic
@@ -84,7 +84,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
     ----------
     embedding : {"minilm", "minilm-int8", "minilm-onnx", "static", "tfidf"} or None
         Embedding backend (:func:`features.embeddings.make_embedder`); None picks
-        :func:`features.embedding_names.default_embedding`.
+        :func:`features.embeddings.default_embedding`.
     reducer : {"pca", "umap"}
         Dimension reduction before clustering.
     clusterer : {"kmeans", "hdbscan"}

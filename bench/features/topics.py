@@ -28,8 +28,7 @@ from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 
 from bench.common import Row, best_of, error_text, make_row
 from data.simulate import simulate
-from features.embedding_names import BACKENDS
-from features.embeddings import make_embedder
+from features.embeddings import BACKENDS, make_embedder
 from features.topic_settings import CLUSTERERS, DEFAULTS, REDUCERS
 from features.topics import TopicModel
 

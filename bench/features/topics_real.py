@@ -113,7 +113,7 @@ def _embedding_row(
 
 
 def _selection_rows(real: _Real, quick: bool) -> tuple[list[Row], dict[str, np.ndarray]]:
-    from features.embeddings import MiniLMEmbedder
+    from features.embeddings.minilm import MiniLMEmbedder
 
     rows: list[Row] = []
     kept: dict[str, np.ndarray] = {}

@@ -6,7 +6,7 @@ the order alternating: the embedding network alone on the batch, run as the serv
 runs it (its backend after ``serve()``: one query a run, on one thread, the tokenizer
 included), and the whole recommend document of the batch with its explanation
 (:func:`service.live.recommendation.recommendation` against the fit's public board), the
-predictor set up as the service sets it up (:func:`features.embedding_cache.cache_embeddings`:
+predictor set up as the service sets it up (:func:`features.embeddings.cache.cache_embeddings`:
 the batch is new to its caches, so it is embedded once and looked up after). The goal is
 the recommend's median at most :data:`GOAL_RATIO` times the network's: what is left
 beside the network (topics, style, the prediction, its odds and explanation) at most a
@@ -59,7 +59,7 @@ def measure(fit_dir: Path, batches: Sequence[list[str]]) -> CpuShare:
     A first batch of the fit's own prompts warms the predictor (weights loaded, sessions
     made) and is not counted.
     """
-    from features.embedding_cache import CachedEmbedder, cache_embeddings
+    from features.embeddings.cache import CachedEmbedder, cache_embeddings
     from features.predictor import RatingPredictor
     from service.live.recommendation import recommendation
     from service.pipeline.artifacts import load_fit

@@ -180,8 +180,7 @@ def _prompt_sample(distinct: pa.Array) -> list[str]:
 def _embedding_rows(sample: list[str], prompts: int) -> list[Row]:
     """The default embedding of ``sample`` as a fit embeds, projected to ``prompts``, and
     beside it the backend's raw batch throughput on the same prompts."""
-    from features.embedding_names import default_embedding
-    from features.embeddings import make_embedder
+    from features.embeddings import default_embedding, make_embedder
 
     name = default_embedding()
     embedder = make_embedder(name)
@@ -226,7 +225,12 @@ def _raw_batches(embedder: object, sample: list[str]) -> float | None:
     ``sample`` (None for another backend)."""
     import numpy as np
 
-    from features.onnx_minilm import OnnxMiniLMEmbedder, _session, _tokenizer, exported_model
+    from features.embeddings.minilm_onnx import (
+        OnnxMiniLMEmbedder,
+        _session,
+        _tokenizer,
+        exported_model,
+    )
 
     if not isinstance(embedder, OnnxMiniLMEmbedder):
         return None

@@ -12,7 +12,7 @@ from typing import Any, Protocol, cast
 
 import pandas as pd
 
-from features.embedding_names import BACKENDS
+from features.embeddings import BACKENDS
 from ranking.io.chunks import BattleLogError
 from ranking.io.column_map import ColumnMap
 from ranking.io.exports import TABLE_FORMATS, TableFormat, leaderboard_bytes

@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> None:
     fit, predictor, votes = load_predictor_and_votes(args)
     n_prompts = len(queries) + (0 if votes is None else len(vote_prompts(votes)))
     progress.note(f"predicting from {n_prompts:,} queries")
-    from features.embedding_cache import cache_embeddings  # loaded with the predictor
+    from features.embeddings.cache import cache_embeddings  # loaded with the predictor
 
     # The answer reads each query thrice (its topic and components, then the explanation's
     # topics and closeness): embedded once, kept for the rest, the backend as fitted

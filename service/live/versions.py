@@ -97,7 +97,7 @@ class Versions(LivePart):
         if path is None:
             return None
         if path not in self._predictors:
-            from features.embedding_cache import cache_embeddings
+            from features.embeddings.cache import cache_embeddings
             from features.predictor import RatingPredictor  # heavy: only when served
 
             predictor = RatingPredictor.load(path)

@@ -49,7 +49,7 @@ class FitConfig:
         log has prompts.
     embedding : str, optional
         The topic model's embedding backend; its default when None
-        (:func:`features.embedding_names.default_embedding`).
+        (:func:`features.embeddings.default_embedding`).
     n_topics : int
         Topics of the topic model.
     seed : int

@@ -109,7 +109,7 @@ def reusable_topics(earlier: Earlier | None, config: FitConfig) -> Any:
     model = None if earlier is None else earlier.topic_model
     if model is None:
         return None
-    from features.embedding_names import default_embedding
+    from features.embeddings import default_embedding
 
     wanted = (config.embedding or default_embedding(), config.n_topics, config.seed)
     held = (model.embedder_.name, model.n_topics, model.random_state)
@@ -169,7 +169,7 @@ def style_identity() -> dict[str, Any]:
 
 class KeptStyle(TextCache):
     """The style rows of a fit's prompts, by text, as the profiler reads a style cache
-    (:func:`features.embedding_cache.cached_style_features`): each row looked up in one
+    (:func:`features.embeddings.cache.cached_style_features`): each row looked up in one
     table, a text it lacks computed and not kept."""
 
     def __init__(self, table: TextRows) -> None:
@@ -249,7 +249,7 @@ def kept_rows(
         measuring the new prompts' style), then ``"embedding queries"`` of what is
         embedded.
     """
-    from features.embedder_base import embed
+    from features.embeddings.base import embed
     from features.style import style_features
 
     advance = start(progress, "prompts' rows kept by text", 1, "lookups")
@@ -286,7 +286,7 @@ def keep_fitted_embeddings(
     identity = embedding_identity(topic_model.embedder_)
     if identity is None:
         return kept
-    from features.embedder_base import embed
+    from features.embeddings.base import embed
 
     vectors = np.asarray(embed(topic_model.embedder_, texts, progress), dtype=np.float32)
     shelf = Shelf("embeddings", identity).add(texts, vectors)

@@ -289,7 +289,7 @@ def fit_query_features(
     if not has_prompts(battles):
         log.warning("the log has no prompts: no topics, profiles or predictor fitted")
         return None
-    from features.embedding_names import default_embedding
+    from features.embeddings import default_embedding
 
     kept_topics = reusable_topics(earlier, config)
     predictor, topic_model = build_predictor(config, kept_topics)

@@ -6,7 +6,7 @@ on the client by the local path's own step
 and it runs on the workers. A MiniLM embedding depends slightly on the other queries in
 its batch (padding, and int8 activation scales), so the workers embed exactly the
 batches the backend would make for the topic model's own call
-(:meth:`features.embeddings.MiniLMEmbedder.batches`), and the fit then looks the vectors
+(:meth:`features.embeddings.minilm.MiniLMEmbedder.batches`), and the fit then looks the vectors
 up by query (``fit(..., embeddings={query: vector})``): the local fit's vectors, topics
 and predictor.
 """
@@ -63,8 +63,7 @@ def submit_embeddings(
     """Start embedding the voters' distinct prompts on the workers; None without prompts."""
     if not has_prompts(battles):
         return None
-    from features.embedding_names import default_embedding
-    from features.embeddings import make_embedder
+    from features.embeddings import default_embedding, make_embedder
 
     backend = embedding or default_embedding()
     voted = battles["user_id"].notna() & battles["prompt"].notna()

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from features.embedding_names import BACKENDS
+from features.embeddings import BACKENDS
 from features.predictor import RatingPredictor
 from features.profile import UserProfiler
 from features.topic_sizes import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from features.embedding_cache import CachedEmbedder
+from features.embeddings.cache import CachedEmbedder
 from tests.service.conftest import open_client, service_settings
 
 QUERIES = ["How do I reverse a linked list in Rust?", "Write a short poem about autumn rain"]

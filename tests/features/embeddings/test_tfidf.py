@@ -1,6 +1,6 @@
 """The TF-IDF backend on few distinct prompts: a vocabulary and an SVD the prompts support.
 
-(The backends' shared behaviour is tested in ``test_embeddings.py``.)
+(The backends' shared behaviour is tested in ``test_backends.py``.)
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import logging
 import numpy as np
 import pytest
 
-from features.light_embedders import TfidfEmbedder
+from features.embeddings.tfidf import TfidfEmbedder
 from tests.features.test_topic_sizes import PROMPTS
 
 
@@ -20,7 +20,7 @@ def embedded(
     """A TF-IDF backend fitted on ``documents``, their vectors, and what it logged."""
     caplog.clear()
     embedder = TfidfEmbedder()
-    with caplog.at_level(logging.WARNING, logger="features.light_embedders"):
+    with caplog.at_level(logging.WARNING, logger="features.embeddings.tfidf"):
         vectors = embedder.embed(documents)
     return embedder, vectors, caplog.text
 

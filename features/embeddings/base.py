@@ -1,10 +1,10 @@
 """What every embedding backend of this project is, and how any backend is called.
 
 :class:`ProgressEmbedder` is a BERTopic :class:`~bertopic.backend.BaseEmbedder` whose
-``embed`` also takes a ``progress`` and tells it of the queries embedded: the backends of
-:mod:`features.embeddings`, :mod:`features.onnx_minilm` and
-:mod:`features.light_embedders`, and the cache of :mod:`features.embedding_cache`, are
-all one. :func:`embed` calls any backend, ours or BERTopic's, the way it can be called.
+``embed`` also takes a ``progress`` and tells it of the queries embedded: every backend
+of :mod:`features.embeddings` (:mod:`.minilm`, :mod:`.minilm_onnx`, :mod:`.static`,
+:mod:`.tfidf`) and the serving cache of :mod:`.cache` is one. :func:`embed` calls any
+backend, ours or BERTopic's, the way it can be called.
 """
 
 from __future__ import annotations

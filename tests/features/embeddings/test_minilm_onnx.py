@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from features.embeddings import make_embedder
-from features.model_files import load_minilm
-from features.onnx_minilm import OnnxMiniLMEmbedder, _tokenizer, exported_model
+from features.embeddings.minilm_onnx import OnnxMiniLMEmbedder, _tokenizer, exported_model
+from features.embeddings.model_files import load_minilm
 
 TRICKY = [
     "How do I sort a list in Python?",
