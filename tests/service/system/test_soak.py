@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.service.soak import run_load, soak_spec
+from bench.service.soak_load import run_load, soak_spec
 from tests.service.conftest import ADMIN_KEY, INGEST_KEY, ServeProcess
 
 pytestmark = pytest.mark.slow
