@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,8 +40,10 @@ __all__ = [
     "load_llmfao",
     "machine_info",
     "make_row",
+    "markdown_table",
     "quick_option",
     "run_child",
+    "seconds_row",
     "table_text",
     "write_table",
     "TABLES_DIR",
@@ -101,6 +103,39 @@ def make_row(
         met=met,
         notes=notes,
     )
+
+
+def seconds_row(
+    what: str,
+    data: str,
+    *,
+    ours: float,
+    reference: float | None,
+    goal_s: float,
+    quick: bool,
+    notes: str = "",
+) -> Row:
+    """A :class:`Row` of seconds against a goal of at most ``goal_s`` seconds.
+
+    The goal is shown as ``≤ N s`` and judged in a full run only (``met`` is None when
+    ``quick``: the figures of tiny data mean nothing).
+    """
+    return make_row(
+        what,
+        data,
+        ours=ours,
+        reference=reference,
+        goal=f"≤ {goal_s:.0f} s",
+        met=ours <= goal_s if not quick else None,
+        notes=notes,
+    )
+
+
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """A Markdown table: ``header``, its ``|---|`` rule, then one line per row of cells."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
 
 
 def best_of(function: Callable[[], T], repeat: int = 3) -> tuple[float, T]:

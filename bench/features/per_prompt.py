@@ -32,7 +32,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bench.common import TABLES_DIR, Row, make_row, quick_option, table_text, write_table
+from bench.common import (
+    TABLES_DIR,
+    Row,
+    make_row,
+    markdown_table,
+    quick_option,
+    table_text,
+    write_table,
+)
 from bench.features.real_voters import fit_without_test_users
 from data.real_prompts import default_real_prompts_path
 from data.simulate import simulate
@@ -166,27 +174,33 @@ def collect(size: Size, quick: bool) -> tuple[list[dict[str, object]], float]:
 
 def results_table(rows: list[dict[str, object]]) -> str:
     """The Markdown table of docs/evaluation.md: one line per world, seed and known."""
-    lines = [
-        "| world | seed | test users (votes) | known | log-loss: aggregate | per person "
-        "| per prompt and person | per prompt − per person (se) | accuracy: aggregate "
-        "| per person | per prompt and person |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
+    header = (
+        "world",
+        "seed",
+        "test users (votes)",
+        "known",
+        "log-loss: aggregate",
+        "per person",
+        "per prompt and person",
+        "per prompt − per person (se)",
+        "accuracy: aggregate",
+        "per person",
+        "per prompt and person",
+    )
+    lines = []
     keys = dict.fromkeys((r["world"], r["seed"], r["known"]) for r in rows)
     for world, seed, known in keys:
         found = {
             r["way"]: r for r in rows if (r["world"], r["seed"], r["known"]) == (world, seed, known)
         }
         first = next(iter(found.values()))
-        losses = " | ".join(f"{found[w]['log_loss']:.4f}" for w in WAYS)
-        accuracies = " | ".join(f"{found[w]['accuracy']:.3f}" for w in WAYS)
+        losses = [f"{found[w]['log_loss']:.4f}" for w in WAYS]
+        accuracies = [f"{found[w]['accuracy']:.3f}" for w in WAYS]
         gain = found[WAYS[2]]
         difference = f"{gain['minus_person']:+.4f} ({gain['minus_person_se']:.4f})"
-        lines.append(
-            f"| {world} | {seed} | {first['users']} ({first['n_votes']:,}) | {known} | "
-            f"{losses} | {difference} | {accuracies} |"
-        )
-    return "\n".join(lines)
+        users = f"{first['users']} ({first['n_votes']:,})"
+        lines.append([str(world), str(seed), users, str(known), *losses, difference, *accuracies])
+    return markdown_table(header, lines)
 
 
 #: Where :func:`run` also writes the table of docs/evaluation.md.

@@ -54,7 +54,15 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from bench.common import TABLES_DIR, Row, make_row, quick_option, table_text, write_table
+from bench.common import (
+    TABLES_DIR,
+    Row,
+    make_row,
+    markdown_table,
+    quick_option,
+    table_text,
+    write_table,
+)
 from data.simulate import simulate
 from data.truth import Simulation
 from ranking.elo import online_elo, online_elo_grouped
@@ -350,20 +358,27 @@ def _goal_applies(kind: str, target: str) -> bool:
 
 def coverage_table(tallies: dict[tuple[str, str], Tally]) -> str:
     """The Markdown table of nominal against measured coverage."""
-    lines = [
-        "| interval | shown by | target | nominal | measured | ± (se) | mean width | intervals |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
+    header = (
+        "interval",
+        "shown by",
+        "target",
+        "nominal",
+        "measured",
+        "± (se)",
+        "mean width",
+        "intervals",
+    )
+    lines = []
     for kind, shown, target in KINDS:
         t = tallies.get((kind, target))
         if t is None or t.total == 0:
             continue
         unit = "ranks" if kind.startswith("rank range") else "points"
         lines.append(
-            f"| {kind} | {shown} | {target} | {NOMINAL:.0%} | {t.coverage:.1%} | "
-            f"{t.spread:.1%} | {t.mean_width:.1f} {unit} | {t.total:,} |"
+            [kind, shown, target, f"{NOMINAL:.0%}", f"{t.coverage:.1%}", f"{t.spread:.1%}"]
+            + [f"{t.mean_width:.1f} {unit}", f"{t.total:,}"]
         )
-    return "\n".join(lines)
+    return markdown_table(header, lines)
 
 
 #: Where :func:`run` also writes the table of docs/evaluation.md.

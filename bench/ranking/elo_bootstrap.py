@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bench.common import Row, best_of, first_call_row, make_row
+from bench.common import Row, best_of, first_call_row, make_row, seconds_row
 from bench.synthetic import simulate_user_votes
 from ranking.elo import online_elo_grouped
 from ranking.intervals.elo_bootstrap import bootstrap_elo, elo_bootstrap_plan
@@ -76,13 +76,13 @@ def run(quick: bool = False) -> list[Row]:
     reference_s = (time.perf_counter() - start) * plan.rounds / size
     difference = float(np.abs(ours[:size] - reference).max())
     rows = [
-        make_row(
+        seconds_row(
             f"Elo bootstrap, {plan.rounds} rounds (`bootstrap_elo`)",
             label,
             ours=ours_s,
             reference=reference_s,
-            goal=f"≤ {GOAL_S:.0f} s",
-            met=ours_s <= GOAL_S if not quick else None,
+            goal_s=GOAL_S,
+            quick=quick,
             notes=(
                 f"reference: today's NumPy batch of {size} rounds timed once, ×"
                 f"{plan.rounds / size:.3g}; ours: {len(batches)} batch(es), best of {plan.repeat}"

@@ -24,7 +24,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from bench.common import Row, best_of, first_call_row, make_row
+from bench.common import Row, best_of, first_call_row, make_row, seconds_row
 from bench.synthetic import simulate_user_votes
 from ranking.bt import DEFAULT_ALPHA
 from ranking.pairwise import ELO_PER_NAT
@@ -105,13 +105,13 @@ def run(quick: bool = False) -> list[Row]:
         worst = max(worst, difference)
         ours_alpha = (ELO_PER_NAT / ours.prior_sd) ** 2 if ours.prior_sd else DEFAULT_ALPHA
         rows.append(
-            make_row(
+            seconds_row(
                 f"per-user BT, {what} (`fit_user_ratings`)",
                 label,
                 ours=ours_s,
                 reference=reference_s,
-                goal=f"≤ {GOAL_S:.0f} s",
-                met=ours_s <= GOAL_S if not quick else None,
+                goal_s=GOAL_S,
+                quick=quick,
                 notes=(
                     f"ours best of {plan.repeat} (CPU {ours_cpu:.2f} s, threads summed), "
                     f"reference once; largest |difference| of "
