@@ -175,18 +175,9 @@ def collect(size: Size, quick: bool) -> tuple[list[dict[str, object]], float]:
 def results_table(rows: list[dict[str, object]]) -> str:
     """The Markdown table of docs/evaluation.md: one line per world, seed and known."""
     header = (
-        "world",
-        "seed",
-        "test users (votes)",
-        "known",
-        "log-loss: aggregate",
-        "per person",
-        "per prompt and person",
-        "per prompt − per person (se)",
-        "accuracy: aggregate",
-        "per person",
-        "per prompt and person",
-    )
+        "world|seed|test users (votes)|known|log-loss: aggregate|per person|per prompt and person"
+        "|per prompt − per person (se)|accuracy: aggregate|per person|per prompt and person"
+    ).split("|")
     lines = []
     keys = dict.fromkeys((r["world"], r["seed"], r["known"]) for r in rows)
     for world, seed, known in keys:

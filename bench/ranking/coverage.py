@@ -358,16 +358,7 @@ def _goal_applies(kind: str, target: str) -> bool:
 
 def coverage_table(tallies: dict[tuple[str, str], Tally]) -> str:
     """The Markdown table of nominal against measured coverage."""
-    header = (
-        "interval",
-        "shown by",
-        "target",
-        "nominal",
-        "measured",
-        "± (se)",
-        "mean width",
-        "intervals",
-    )
+    header = "interval|shown by|target|nominal|measured|± (se)|mean width|intervals".split("|")
     lines = []
     for kind, shown, target in KINDS:
         t = tallies.get((kind, target))
