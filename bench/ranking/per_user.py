@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.common import Row, baseline_rss_mb, error_text, make_row, run_child
+from bench.common import Row, baseline_rss_mb, error_text, make_row, run_child, seconds_row
 from bench.reference import choix_user_fit
 from bench.synthetic import UserVotes, simulate_user_votes
 from ranking.bt import DEFAULT_ALPHA
@@ -93,13 +93,13 @@ def run(quick: bool = False) -> list[Row]:
         prior_sd = result["prior_sd"]["/".join(fit)]
         learnt = "" if prior_sd is None else f"learnt prior sd {prior_sd:.1f} Elo; "
         rows.append(
-            make_row(
+            seconds_row(
                 what,
                 label,
                 ours=ours_s,
                 reference=extrapolated,
-                goal=f"≤ {GOAL_S:.0f} s",
-                met=ours_s <= GOAL_S if not quick else None,
+                goal_s=GOAL_S,
+                quick=quick,
                 notes=learnt + reference_note,
             )
         )
