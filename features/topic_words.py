@@ -26,7 +26,7 @@ __all__ = ["DEFAULT_MIN_DF", "describe_topics", "topic_vectorizer"]
 
 DEFAULT_MIN_DF = 3
 """Distinct prompts that must contain a word before it may name a topic (measured in
-``bench/features/topics.py``, ``run_real``)."""
+``bench/features/topics_real.py``, ``run_real``)."""
 
 
 def topic_vectorizer(min_df: int = 1, binary: bool = False) -> Any:

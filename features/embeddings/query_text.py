@@ -37,15 +37,15 @@ SERVING_BATCH_SIZE = 8
 
 DEFAULT_MAX_TOKENS = 64
 """Word pieces read of each query by the MiniLM backends. On the 500 real Arena prompts
-(``bench/features/topics.py``, ``run_real``) 64 finds a prompt's cluster mate clearly more often
-than 32, at 1.5 times the cost; 128 and 256 find it no more often, and reading chosen
+(``bench/features/topics_real.py``, ``run_real``) 64 finds a prompt's cluster mate clearly
+more often than 32, at 1.5 times the cost; 128 and 256 find it no more often, and reading chosen
 sentences instead of the head finds it less often. (Saved models keep the length they
 were fitted with.)"""
 
 TEXTS = ("head", "ends", "ask")
 DEFAULT_TEXT = "head"
 """What the MiniLM backends read of a query (:func:`select_text`), measured in
-``bench/features/topics.py`` (``run_real``) on real Arena prompts."""
+``bench/features/topics_real.py`` (``run_real``) on real Arena prompts."""
 
 
 _SENTENCE = re.compile(r"(?<=[.!?:])\s+|\n+")

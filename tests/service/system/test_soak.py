@@ -1,4 +1,4 @@
-"""A short soak (issue 7, item 5): the mixed load of ``bench/service/soak.py`` for 15 seconds.
+"""A short soak (issue 7, item 5): the mixed load of ``bench/service/soak_load.py`` for 15 seconds.
 
 A real ``plb serve`` on the embedded store, refitting in the background every 5 seconds
 so that versions change under load, answers an open loop of reads, votes (new, and
