@@ -181,6 +181,26 @@ def analysis_frames(analysis: UserAnalysis) -> tuple[pd.DataFrame, pd.DataFrame]
     return ratings, agreement
 
 
+def _write_parquet(frame: pd.DataFrame, path: Path, *, index: bool = False) -> None:
+    """Write ``frame`` to a Parquet file, its float columns without a dictionary.
+
+    Parquet's writer tries a dictionary of every column's values first; for ratings,
+    profiles and other real numbers, nearly all distinct, the dictionary is thrown away
+    and costs most of the write: bench R's profiles (100,000 users, 207 columns) are
+    written about five times faster without it. Labels, counts and texts keep theirs.
+    The frame read back is the same either way.
+    """
+    columns = [(str(name), frame[name].dtype) for name in frame.columns]
+    if index:
+        columns += [
+            (str(name), frame.index.get_level_values(i).dtype)
+            for i, name in enumerate(frame.index.names)
+            if name is not None
+        ]
+    keep = [name for name, dtype in columns if not pd.api.types.is_float_dtype(dtype)]
+    frame.to_parquet(path, index=index, use_dictionary=keep)
+
+
 def _write_json(path: Path, document: Any) -> None:
     path.write_text(json.dumps(document, indent=2, allow_nan=False) + "\n", encoding="utf-8")
 
@@ -219,18 +239,18 @@ def write_fit(
             summaries.setdefault(a.ratings.method, {})[a.ratings.shrinkage] = a.summary.to_dict()
         _write_json(staging / "leaderboard.json", leaderboards)
         _write_json(staging / "summary.json", summaries)
-        pd.concat([f[0] for f in frames]).to_parquet(staging / "users.parquet", index=False)
-        pd.concat([f[1] for f in frames]).to_parquet(staging / "agreement.parquet", index=False)
+        _write_parquet(pd.concat([f[0] for f in frames]), staging / "users.parquet")
+        _write_parquet(pd.concat([f[1] for f in frames]), staging / "agreement.parquet")
         if evaluation is not None:
             _write_json(staging / "evaluation.json", evaluation)
         if topic_model is not None:
             topic_model.save(staging / TOPICS_DIR)
         if profiles is not None:
-            profiles.to_parquet(staging / "profiles.parquet")
+            _write_parquet(profiles, staging / "profiles.parquet", index=True)
         if predictor is not None:
             predictor.save(staging / PREDICTOR_DIR)
         if battles is not None:
-            _battles_for_parquet(battles).to_parquet(staging / BATTLES_FILE, index=False)
+            _write_parquet(_battles_for_parquet(battles), staging / BATTLES_FILE)
             _write_history(staging, battles)
         write_shelves(staging, shelves)
         if style_control is not None:

@@ -32,6 +32,39 @@ def test_round_trip(tmp_path: Path, analysis) -> None:  # type: ignore[no-untype
     assert out.stat().st_mode & 0o777 == 0o755
 
 
+def test_real_numbers_are_written_without_a_dictionary(tmp_path: Path, analysis) -> None:  # type: ignore[no-untyped-def]
+    """Parquet's dictionary of nearly distinct ratings and profile values is thrown away
+    and costs most of the write: float columns are plain; labels keep theirs; the frames
+    read back are the same."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    profiles = pd.DataFrame(
+        {"topic:0": np.linspace(0.0, 1.0, 15), "n_battles": np.arange(15)},
+        index=pd.Index([f"user{u}" for u in range(15)], name="user_id"),
+    )
+    out = write_fit(
+        tmp_path / "fit", manifest={}, analyses=[analysis], evaluation=None, profiles=profiles
+    )
+
+    def dictionary_encoded(file: str) -> dict[str, bool]:
+        group = pq.ParquetFile(out / file).metadata.row_group(0)
+        return {
+            group.column(i).path_in_schema: any(
+                "DICTIONARY" in e for e in group.column(i).encodings
+            )
+            for i in range(group.num_columns)
+        }
+
+    users = dictionary_encoded("users.parquet")
+    assert not users["rating"] and not users["p_best"]
+    assert users["user_id"] and users["model"] and users["battles"]
+    written = dictionary_encoded("profiles.parquet")
+    assert not written["topic:0"] and written["n_battles"] and written["user_id"]
+    pd.testing.assert_frame_equal(pd.read_parquet(out / "profiles.parquet"), profiles)
+    assert np.allclose(load_fit(out).users.rating.to_numpy(), analysis.ratings.ratings.ravel())
+
+
 def test_replacing_a_fit_leaves_no_debris(tmp_path: Path, analysis) -> None:  # type: ignore[no-untyped-def]
     for n in (1, 2):
         write_fit(tmp_path / "fit", manifest={"n": n}, analyses=[analysis], evaluation={"x": n})
