@@ -5,7 +5,9 @@
  *
  * For every iframe marked data-plb-widget whose address is on this script's origin, it
  *   - sets the iframe's height to the widget's content, which the widget posts as a
- *     {type: "plb-widget-size", height} message, so the card never scrolls;
+ *     {type: "plb-widget-size", height} message, so the card never scrolls; cards that
+ *     loaded before this script (async) posted theirs to no one, so it asks each card
+ *     once, {type: "plb-widget-ask-size"}, and the card posts its height again;
  *   - answers with the host's theme, {type: "plb-widget-theme", theme}, unless the
  *     address sets theme=: dark when the background behind the iframe is dark (or the
  *     page declares only a dark color-scheme), else light; at once to cards that
@@ -86,7 +88,11 @@
     for (const frame of widgets()) sendTheme(frame);
   });
 
-  // Cards that loaded before this script (async) posted their size to no one: tell them
-  // the theme now (a card still loading drops it, and asks again with its size).
-  for (const frame of widgets()) sendTheme(frame);
+  // Cards that loaded before this script (async) posted their size to no one: ask for it
+  // again, and tell them the theme now (a card still loading drops both, and posts its
+  // size once it has loaded).
+  for (const frame of widgets()) {
+    frame.contentWindow?.postMessage({ type: 'plb-widget-ask-size' }, origin);
+    sendTheme(frame);
+  }
 })();

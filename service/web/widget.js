@@ -12,7 +12,8 @@
  * Framed, it posts its content's height to the host ({type: "plb-widget-size", height}),
  * which embed.js (beside the iframe on the host page) applies to the iframe, so the card
  * never needs a scrollbar; embed.js answers with the host's theme ({type:
- * "plb-widget-theme", theme: "light" | "dark"}), taken unless the address sets theme=.
+ * "plb-widget-theme", theme: "light" | "dark"}), taken unless the address sets theme=,
+ * and asks a card that loaded before it for its height ({type: "plb-widget-ask-size"}).
  * The same rules as the page (app.js, not loaded here so the card stays small): API
  * strings go in with textContent only, no inline handlers, nothing from other origins.
  */
@@ -162,6 +163,10 @@ function showError(message) {
 async function start() {
   $('widget-home').href = `${window.location.origin}/`;
   new ResizeObserver(postSize).observe(document.body);
+  window.addEventListener('message', (event) => {
+    // embed.js, loaded after this card's last size message, asks for it again
+    if (event.source === window.parent && event.data?.type === 'plb-widget-ask-size') postSize();
+  });
   let request;
   try {
     request = readRequest();

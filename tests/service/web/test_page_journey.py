@@ -358,6 +358,34 @@ def test_widget_reads_on_any_host(server: Server, page: Any, host: str, embed: b
     assert page.plb_errors.messages == []
 
 
+@pytest.mark.parametrize("host", ["light", "dark"])
+def test_embed_js_after_the_cards_size_messages_still_sizes_and_themes_it(
+    server: Server,  # noqa: F811
+    page: Any,
+    host: str,
+) -> None:
+    """An async embed.js may run after the card posted its last size to no one: it asks
+    the card for its height, sizes the iframe and tells it the host's theme."""
+    background = "#fdfdfd" if host == "light" else "#101418"
+    html = (
+        f'<html><body style="background:{background}"><iframe src="{server.base_url}'
+        '/widget/leaderboard?top=5" width="360" height="300" style="border:0" '
+        "data-plb-widget></iframe></body></html>"
+    )
+    with host_page(html) as url:
+        page.goto(url)
+        card = page.frame_locator("iframe")
+        card.locator("#widget-table tbody tr").nth(4).wait_for()
+        page.wait_for_timeout(500)  # the card's size messages, heard by no one
+        assert page.evaluate("() => document.querySelector('iframe').style.height") == ""
+        page.add_script_tag(url=f"{server.base_url}/widget/embed.js")
+        page.wait_for_function(
+            "() => document.querySelector('iframe').style.height !== ''", timeout=15_000
+        )
+        card.locator(f"body.widget.{host}").wait_for(state="attached", timeout=15_000)
+    assert page.plb_errors.messages == []
+
+
 def test_widget_theme_from_its_address(server: Server, page: Any) -> None:  # noqa: F811
     """theme=dark without embed.js; theme=auto follows the reader; another theme is a 422."""
     page.emulate_media(color_scheme="dark")
