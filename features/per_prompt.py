@@ -71,11 +71,15 @@ class PromptRanking:
         with their votes when given).
     topic : int
         The prompt's topic, as the predictor's topic model numbers them.
+    people : UserProfiles
+        The person's profile, of their queries (of the prompt alone without them): what
+        the explanation of this ranking splits (:mod:`features.prompt_explanation`).
     """
 
     prediction: Prediction
     person: Prediction
     topic: int
+    people: UserProfiles
 
 
 def _columns(names: tuple[str, ...], prefix: str) -> npt.NDArray[np.intp]:
@@ -239,4 +243,4 @@ def rank_prompt(
         deviation = person_deviation(person, blended)
         person = blended
     prediction, topics = predict_prompts(predictor, [prompt], people, [0], person, deviation)
-    return PromptRanking(prediction, person, int(topics[0]))
+    return PromptRanking(prediction, person, int(topics[0]), people)

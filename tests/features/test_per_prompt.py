@@ -105,6 +105,20 @@ def test_it_is_deterministic(predictor: RatingPredictor) -> None:
     assert first.prediction.ranking() == again.prediction.ranking()
 
 
+def test_it_answers_the_profile_it_ranked_from(predictor: RatingPredictor) -> None:
+    """The person's profile comes back with the ranking, so that its explanation splits
+    the same profile rather than reading the queries again."""
+    queries = ["Explain p-values simply", "Write a haiku about rain"]
+    profiles = predictor.profiler_.transform_queries(queries)
+    ranked = rank_prompt(predictor, CODE, queries)
+    np.testing.assert_array_equal(ranked.people.values, profiles.values)
+    assert ranked.people.feature_names == profiles.feature_names
+    alone = rank_prompt(predictor, CODE).people  # without queries: the prompt's own
+    np.testing.assert_array_equal(
+        alone.values, predictor.profiler_.transform_queries([CODE]).values
+    )
+
+
 def test_batched_prompts_match_one_at_a_time(predictor: RatingPredictor) -> None:
     frame = pd.DataFrame({"user_id": ["a", "a", "b"], "prompt": ["sort a list", "poem", "tax"]})
     people = predictor.profiler_.transform(frame)
