@@ -10,10 +10,9 @@
  *     once, {type: "plb-widget-ask-size"}, and the card posts its height again;
  *   - answers with the host's theme, {type: "plb-widget-theme", theme}, unless the
  *     address sets theme=: dark when the background behind the iframe is dark (or the
- *     page declares only a dark color-scheme), else light; at once to cards that
- *     loaded before it (an async script may come after their last size message), and
- *     again when the reader's colour scheme changes. The card changes its colours in
- *     place.
+ *     page declares only a dark color-scheme), else light; with every size message
+ *     (so a card asked for its size gets it too), and again when the reader's colour
+ *     scheme changes. The card changes its colours in place.
  * It reads only the colours of the host page and tells the card nothing else. Without it,
  * the iframe still works at the height the snippet gives it.
  */
@@ -89,10 +88,9 @@
   });
 
   // Cards that loaded before this script (async) posted their size to no one: ask for it
-  // again, and tell them the theme now (a card still loading drops both, and posts its
-  // size once it has loaded).
+  // again; the answer sizes them and brings the theme (a card still loading drops the
+  // question, and posts its size once it has loaded).
   for (const frame of widgets()) {
     frame.contentWindow?.postMessage({ type: 'plb-widget-ask-size' }, origin);
-    sendTheme(frame);
   }
 })();
