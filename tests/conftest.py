@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+import shutil
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pytest
+from filelock import FileLock
 
 from ranking.types import PairwiseData
 from tests.redis_server import RedisServer, require_redis_server
@@ -35,6 +38,46 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         scopes = {d.scope for defs in info.name2fixturedefs.values() for d in defs}
         if scopes & _SHARED_SCOPES:
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
+def built_once(
+    tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]
+) -> Path:
+    """The folder ``name``, filled by ``build(folder)`` once for the whole test run.
+
+    A session fixture is otherwise built once per xdist worker: a fit of tens of seconds
+    twice under ``make test``. Here the first worker to ask builds it under the run's
+    shared temporary folder while the others wait on a file lock (pytest-xdist's recipe
+    for session fixtures), then every worker reads the same folder; without xdist it is
+    the session's own. A build that fails leaves nothing marked done, so the next asker
+    builds again (and fails the same way, as its own test's error).
+
+    Parameters
+    ----------
+    tmp_path_factory : pytest.TempPathFactory
+        The session's temporary folders.
+    name : str
+        The folder's name, unique among the things built once.
+    build : callable
+        Fills the (new, empty) folder it is given.
+
+    Returns
+    -------
+    Path
+        The folder, built. Its readers must not change it: every worker shares it.
+    """
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's folder, above each worker's own
+    folder = root / f"built-once-{name}"
+    done = root / f"built-once-{name}.done"
+    with FileLock(root / f"built-once-{name}.lock"):
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            build(folder)
+            done.touch()
+    return folder
 
 
 @pytest.fixture(scope="session")

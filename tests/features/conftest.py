@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from data.simulate import simulate
 from features.embeddings import make_embedder
+from tests.conftest import built_once
 
 
 @pytest.fixture(scope="session")
@@ -24,6 +27,12 @@ def corpus(labelled_battles: pd.DataFrame) -> tuple[list[str], np.ndarray]:
 
 
 @pytest.fixture(scope="session")
-def corpus_embeddings(corpus: tuple[list[str], np.ndarray]) -> np.ndarray:
-    """Real all-MiniLM-L6-v2 (int8) embeddings of :func:`corpus`, computed once."""
-    return make_embedder("minilm-int8").embed(corpus[0])
+def corpus_embeddings(
+    corpus: tuple[list[str], np.ndarray], tmp_path_factory: pytest.TempPathFactory
+) -> np.ndarray:
+    """Real all-MiniLM-L6-v2 (int8) embeddings of :func:`corpus`, computed once a run."""
+
+    def build(folder: Path) -> None:
+        np.save(folder / "embeddings.npy", make_embedder("minilm-int8").embed(corpus[0]))
+
+    return np.load(built_once(tmp_path_factory, "corpus-embeddings", build) / "embeddings.npy")

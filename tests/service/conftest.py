@@ -1,13 +1,13 @@
-"""Fixtures of the service tests: one small simulated arena, fitted once a session.
+"""Fixtures of the service tests: one small simulated arena, fitted once a run.
 
 ``plb fit`` with topics and the rating predictor takes tens of seconds, so every module
 that serves a fit (the API, the replicas, the engine, the browser tests) shares
-:func:`shared_fit`; :func:`shared_fit_no_features` is the same log fitted without
-topics or predictor, for the "not available" answers, and :func:`shared_fit_with_truth`
-the same fitted with the simulation's truth, as ``plb serve --demo`` fits (a fit the
-service shows as simulated; the other two are of simulated data too, but nothing in them
-says so). The helpers below open a test
-service on them and check the SPEC shapes; the test modules import them.
+:func:`shared_fit`, built once for every xdist worker (:func:`tests.conftest.built_once`);
+:func:`shared_fit_no_features` is the same log fitted without topics or predictor, for
+the "not available" answers, and :func:`shared_fit_with_truth` the same fitted with the
+simulation's truth, as ``plb serve --demo`` fits (a fit the service shows as simulated;
+the other two are of simulated data too, but nothing in them says so). The helpers below
+open a test service on them and check the SPEC shapes; the test modules import them.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from pydantic import SecretStr
 
 from service.api.app import create_app
 from service.live.settings import Settings
+from tests.conftest import built_once
 
 #: Secrets of the test services (at least 16 characters, as the settings require).
 INGEST_KEY = "ingest-key-0123456789abcdef"
@@ -41,44 +42,43 @@ def shared_sim(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``plb simulate``: 60 users, about 30 votes each (seed 1); the folder."""
     from service.cli import main
 
-    sim = tmp_path_factory.mktemp("arena") / "sim"
-    argv = ["simulate", "--out", str(sim), "--users", "60", "--battles-per-user", "30"]
-    assert main([*argv, "--seed", "1"]) == 0
-    return sim
+    def build(folder: Path) -> None:
+        argv = ["simulate", "--out", str(folder), "--users", "60", "--battles-per-user", "30"]
+        assert main([*argv, "--seed", "1"]) == 0
+
+    return built_once(tmp_path_factory, "sim", build)
+
+
+def _fitted(tmp_path_factory: pytest.TempPathFactory, name: str, argv: list[str]) -> Path:
+    """``plb fit ARGV --out DIR``, run once for every worker (:func:`built_once`); DIR."""
+    from service.cli import main
+
+    def build(folder: Path) -> None:
+        assert main([*argv, "--out", str(folder / "fit")]) == 0
+
+    return built_once(tmp_path_factory, name, build) / "fit"
 
 
 @pytest.fixture(scope="session")
-def shared_fit(shared_sim: Path) -> Path:
+def shared_fit(shared_sim: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``plb fit`` of :func:`shared_sim` with 4 topics and the rating predictor."""
-    from service.cli import main
-
-    fit = shared_sim.parent / "fit"
-    argv = ["fit", str(shared_sim / "battles.jsonl.gz"), "--out", str(fit), "--n-topics", "4"]
-    assert main(argv) == 0
-    return fit
+    argv = ["fit", str(shared_sim / "battles.jsonl.gz"), "--n-topics", "4"]
+    return _fitted(tmp_path_factory, "fit", argv)
 
 
 @pytest.fixture(scope="session")
-def shared_fit_no_features(shared_sim: Path) -> Path:
+def shared_fit_no_features(shared_sim: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``plb fit --no-features`` of :func:`shared_sim`: no topics, no predictor."""
-    from service.cli import main
-
-    fit = shared_sim.parent / "fit-no-features"
-    argv = ["fit", str(shared_sim / "battles.jsonl.gz"), "--out", str(fit), "--no-features"]
-    assert main(argv) == 0
-    return fit
+    argv = ["fit", str(shared_sim / "battles.jsonl.gz"), "--no-features"]
+    return _fitted(tmp_path_factory, "fit-no-features", argv)
 
 
 @pytest.fixture(scope="session")
-def shared_fit_with_truth(shared_sim: Path) -> Path:
+def shared_fit_with_truth(shared_sim: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``plb fit --truth --no-features`` of :func:`shared_sim`: fitted as the demo fits
     (with the simulation's truth), so served as a simulated arena; no topics, no predictor."""
-    from service.cli import main
-
-    fit = shared_sim.parent / "fit-with-truth"
     argv = ["fit", str(shared_sim / "battles.jsonl.gz"), "--truth", str(shared_sim / "truth.json")]
-    assert main([*argv, "--out", str(fit), "--no-features"]) == 0
-    return fit
+    return _fitted(tmp_path_factory, "fit-with-truth", [*argv, "--no-features"])
 
 
 def service_settings(fit_dir: Path, **overrides: Any) -> Settings:

@@ -19,6 +19,7 @@ from data.simulation_files import write_simulation
 from service.cli import main
 from service.pipeline.artifacts import FitArtifacts, load_fit
 from service.scale.cluster import local_cluster
+from tests.conftest import built_once
 
 pytest.importorskip("distributed")
 
@@ -26,16 +27,21 @@ pytest.importorskip("distributed")
 @pytest.fixture(scope="session")
 def scale_sim(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """``plb simulate --users 80 --battles-per-user 25``: about 2,000 votes with prompts."""
-    return write_simulation(simulate(80, 25, rng=3), tmp_path_factory.mktemp("scale-sim"))
+    folder = built_once(
+        tmp_path_factory, "scale-sim", lambda out: write_simulation(simulate(80, 25, rng=3), out)
+    )
+    return {"battles": folder / "battles.jsonl.gz", "truth": folder / "truth.json"}
 
 
 @pytest.fixture(scope="session")
-def local_fit(scale_sim: dict[str, Path]) -> Path:
+def local_fit(scale_sim: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The local ``plb fit --no-features`` of :func:`scale_sim`, with the truth."""
-    out = scale_sim["battles"].parent / "fit-local"
-    argv = ["fit", str(scale_sim["battles"]), "--out", str(out), "--no-features"]
-    assert main([*argv, "--truth", str(scale_sim["truth"])]) == 0
-    return out
+
+    def build(folder: Path) -> None:
+        argv = ["fit", str(scale_sim["battles"]), "--out", str(folder / "fit"), "--no-features"]
+        assert main([*argv, "--truth", str(scale_sim["truth"])]) == 0
+
+    return built_once(tmp_path_factory, "scale-fit-local", build) / "fit"
 
 
 @pytest.fixture(scope="module")
