@@ -41,7 +41,6 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from features.embeddings.cache import cached_style_features
 from features.profile_fit import (
     check_profiler_settings,
     fit_query_components,
@@ -52,6 +51,7 @@ from features.profile_values import battle_queries, profile_values
 from features.query_context import QueryComponents
 from features.query_topics import cached_topics_and_components, topics_and_components
 from features.query_vectors import distinct_vectors
+from features.style import cached_style_features
 from features.topics import Embeddings, TopicModel
 from ranking.progress import Progress
 

@@ -124,9 +124,10 @@ from features.style_tables import (
     WH_CODES,
     WWW,
 )
+from features.text_cache import TextCache, stacked
 from ranking.types import BoolArray, FloatArray, Int64Array
 
-__all__ = ["STYLE_FEATURES", "StyleFeaturizer", "style_features"]
+__all__ = ["STYLE_FEATURES", "StyleFeaturizer", "cached_style_features", "style_features"]
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -367,3 +368,13 @@ class StyleFeaturizer(TransformerMixin, BaseEstimator):
         tags.input_tags.two_d_array = False
         tags.input_tags.string = True
         return tags
+
+
+def cached_style_features(texts: Sequence[str], cache: TextCache | None) -> npt.NDArray[Any]:
+    """:func:`style_features` of ``texts``, each text's row looked up in ``cache``
+    (computed and kept when missing; no cache: all computed). A row depends on its text
+    alone, so it is the same whatever the batch; the service gives the profiler the cache
+    (:func:`features.embeddings.cache.cache_embeddings`)."""
+    if cache is None:
+        return style_features(texts)
+    return stacked(cache.rows(list(texts), style_features), len(STYLE_FEATURES))

@@ -2,8 +2,10 @@
 
 :class:`CachedEmbedder` wraps an embedding backend (:mod:`features.embeddings`): the
 texts it has seen are looked up, the others embedded in one call and kept, the least
-recently used dropped beyond ``max_items``. :func:`cached_style_features` does the same
-for each query's writing-style statistics. Only the service installs them
+recently used dropped beyond ``max_items``; the profiler's style rows are cached the
+same way (:func:`features.style.cached_style_features`, which needs no embedding
+backend, so a service of a fit without features never imports BERTopic). Only the
+service installs the caches
 (:func:`cache_embeddings`, from ``PLB_EMBEDDING_CACHE``), so a fit never depends on what
 was seen before. A cached vector is the one computed when the text was first seen, in
 that call's batch: at full precision within about 1e-6 of embedding it again among other
@@ -26,11 +28,10 @@ import numpy as np
 import numpy.typing as npt
 
 from features.embeddings.base import ProgressEmbedder, embed
-from features.style import STYLE_FEATURES, style_features
 from features.text_cache import CacheInfo, TextCache, stacked
 from ranking.progress import Progress
 
-__all__ = ["CachedEmbedder", "cache_embeddings", "cached_style_features"]
+__all__ = ["CachedEmbedder", "cache_embeddings"]
 
 
 class CachedEmbedder(ProgressEmbedder):
@@ -87,15 +88,6 @@ class CachedEmbedder(ProgressEmbedder):
     def cache_info(self) -> CacheInfo:
         """Texts found and embedded so far (a text repeated in one call counts each time)."""
         return self.cache.cache_info()
-
-
-def cached_style_features(texts: Sequence[str], cache: TextCache | None) -> npt.NDArray[Any]:
-    """:func:`features.style.style_features` of ``texts``, each text's row looked up in
-    ``cache`` (computed and kept when missing; no cache: all computed). A row depends on
-    its text alone, so it is the same whatever the batch."""
-    if cache is None:
-        return style_features(texts)
-    return stacked(cache.rows(list(texts), style_features), len(STYLE_FEATURES))
 
 
 def cache_embeddings(

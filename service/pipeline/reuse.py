@@ -169,7 +169,7 @@ def style_identity() -> dict[str, Any]:
 
 class KeptStyle(TextCache):
     """The style rows of a fit's prompts, by text, as the profiler reads a style cache
-    (:func:`features.embeddings.cache.cached_style_features`): each row looked up in one
+    (:func:`features.style.cached_style_features`): each row looked up in one
     table, a text it lacks computed and not kept."""
 
     def __init__(self, table: TextRows) -> None:

@@ -12,7 +12,8 @@ from sklearn.exceptions import NotFittedError
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from features.style import STYLE_FEATURES, StyleFeaturizer, style_features
+from features.style import STYLE_FEATURES, StyleFeaturizer, cached_style_features, style_features
+from features.text_cache import TextCache
 
 
 def row(query: str) -> dict[str, float]:
@@ -236,3 +237,27 @@ def test_requests_about_the_answers_form() -> None:
     np.testing.assert_array_equal(
         rows, [[1, 0, 1, 0], [0, 2, 0, 1], [1, 1, 1, 0], [0, 0, 0, 0], [0, 0, 0, 0]]
     )
+
+
+def test_a_query_style_is_the_same_cached_whatever_its_batch() -> None:
+    """Style rows depend on their text alone: looked up in another batch, they are what
+    computing the whole batch at once gives."""
+    texts = [
+        "How do I sort a list in Python?",
+        "Write a poem about rain",
+        "What is DNA?",
+        "",
+        "¿Qué es el ADN?  ",
+        "```py\nprint(1)\n```",
+        "WHY!!! 🙂",
+        "数学は？",
+    ]
+    cache = TextCache(max_items=100)
+    np.testing.assert_array_equal(
+        cached_style_features(texts[:4], cache), style_features(texts[:4])
+    )
+    again = cached_style_features(texts[::-1], cache)
+    np.testing.assert_array_equal(again, style_features(texts)[::-1])
+    info = cache.cache_info()
+    assert (info.hits, info.misses, info.size) == (4, 8, 8)
+    assert cached_style_features([], cache).shape == (0, style_features(["x"]).shape[1])

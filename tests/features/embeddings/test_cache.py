@@ -11,10 +11,9 @@ import pandas as pd
 import pytest
 
 from features.embeddings import make_embedder
-from features.embeddings.cache import CachedEmbedder, cache_embeddings, cached_style_features
+from features.embeddings.cache import CachedEmbedder, cache_embeddings
 from features.predictor import RatingPredictor
 from features.profile import UserProfiler
-from features.style import style_features
 from features.text_cache import TextCache
 from features.topics import TopicModel
 
@@ -91,21 +90,6 @@ def test_installed_on_a_predictor_once_and_taken_away(fitted: RatingPredictor) -
     assert cache_embeddings(fitted, 0) is None
     assert not isinstance(fitted.profiler_.topic_model_.embedder_, CachedEmbedder)
     assert fitted.profiler_.style_cache_ is None
-
-
-def test_a_query_style_is_the_same_cached_whatever_its_batch() -> None:
-    """Style rows depend on their text alone: looked up in another batch, they are what
-    computing the whole batch at once gives."""
-    texts = [*QUERIES, "", "¿Qué es el ADN?  ", "```py\nprint(1)\n```", "WHY!!! 🙂", "数学は？"]
-    cache = TextCache(max_items=100)
-    np.testing.assert_array_equal(
-        cached_style_features(texts[:4], cache), style_features(texts[:4])
-    )
-    again = cached_style_features(texts[::-1], cache)
-    np.testing.assert_array_equal(again, style_features(texts)[::-1])
-    info = cache.cache_info()
-    assert (info.hits, info.misses, info.size) == (4, 8, 8)
-    assert cached_style_features([], cache).shape == (0, style_features(["x"]).shape[1])
 
 
 def test_the_installed_style_cache_keeps_predictions_unchanged(fitted: RatingPredictor) -> None:

@@ -124,3 +124,39 @@ def test_a_misspelt_command_is_refused_in_one_line(capsys: pytest.CaptureFixture
     assert exited.value.code == 2
     err = capsys.readouterr().err
     assert "invalid choice: 'leaderbord'" in err and err.count("\n") == 1
+
+
+#: Serves a fit (``argv[1]``) on an embedded store (``argv[2]``) as ``plb serve`` does, reads
+#: the boards, and prints the top-level packages loaded on stderr's last line.
+SERVE_PROBE = """
+import sys
+from pathlib import Path
+from fastapi.testclient import TestClient
+from service.api.app import create_app
+from tests.service.conftest import service_settings
+
+settings = service_settings(Path(sys.argv[1]), store_path=Path(sys.argv[2]))
+with TestClient(create_app(settings)) as client:
+    for path in ("/healthz", "/v1/leaderboard", "/v1/leaderboard?method=elo"):
+        assert client.get(path).status_code == 200, path
+print(" ".join(sorted({m.split(".")[0] for m in sys.modules})), file=sys.stderr)
+"""
+
+
+def test_serving_a_fit_without_features_loads_no_embedding_network(
+    shared_fit_no_features: Path, tmp_path: Path
+) -> None:
+    """The server imported BERTopic, and with it PyTorch and transformers (4 s of every
+    ``plb serve`` start), through the profiler's style cache, for fits that have no
+    topic model to use them."""
+    result = subprocess.run(
+        [sys.executable, "-c", SERVE_PROBE, str(shared_fit_no_features), str(tmp_path / "s.db")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).resolve().parents[3],
+    )
+    assert result.returncode == 0, result.stderr
+    packages = set(result.stderr.splitlines()[-1].split())
+    assert {"fastapi", "service", "pandas"} <= packages  # the probe served the fit
+    assert not packages & (TOPIC_MODEL - {"sklearn"}), packages & TOPIC_MODEL
