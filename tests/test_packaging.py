@@ -97,20 +97,35 @@ def test_plb_help_runs_from_the_fresh_environment(fresh_env: Path) -> None:
         assert command in out
 
 
+#: Asks ``plb COMMAND --help`` of each command in ``sys.argv[1:]`` in turn, in one process,
+#: each help followed by a line of its exit code.
+EVERY_HELP = """
+import sys
+from service.cli import main
+for command in sys.argv[1:]:
+    try:
+        main([command, "--help"])
+    except SystemExit as exit_:
+        print(f"exit {exit_.code}")
+"""
+
+
 def test_each_command_loads_from_the_fresh_environment(fresh_env: Path) -> None:
     """Commands are imported by name when run (``service.cli.commands``): each must be
-    found in the installed package, and ``plb leaderboard`` must run from it, its compiled
-    kernels cached wherever numba can write."""
+    found in the installed package (every command's help, in one process of the fresh
+    environment; ``plb --help`` ran its console script), and ``plb leaderboard`` must
+    run from it, its compiled kernels cached wherever numba can write."""
     from service.cli.commands import COMMANDS
 
-    plb = str(fresh_env / "bin" / "plb")
-    for command in COMMANDS:
-        assert run([plb, command, "--help"], cwd=fresh_env.parent).startswith(
-            f"usage: plb {command} "
-        )
-    locate = "from importlib.resources import files; print(files('data') / 'sample')"
     python = str(fresh_env / "bin" / "python")
+    out = run([python, "-c", EVERY_HELP, *COMMANDS], cwd=fresh_env.parent)
+    helps = out.split("usage: plb ")[1:]
+    assert len(helps) == len(COMMANDS)
+    for command, help_text in zip(COMMANDS, helps, strict=True):
+        assert help_text.startswith(f"{command} ") and help_text.endswith("exit 0\n"), command
+    locate = "from importlib.resources import files; print(files('data') / 'sample')"
     sample = Path(run([python, "-c", locate], cwd=fresh_env.parent).strip())
+    plb = str(fresh_env / "bin" / "plb")
     out = run([plb, "leaderboard", str(sample / "battles.jsonl.gz")], cwd=fresh_env.parent)
     assert out.startswith("BT leaderboard: ")
 
