@@ -35,7 +35,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from features.per_prompt import person_deviation, predict_prompts
+from features.per_prompt import person_deviation, predict_prompts, prompt_profiles
 from ranking.evaluation import clustered_se, predict
 from ranking.pairwise import ELO_PER_NAT, position_in_group
 from ranking.shrinkage import learn_alpha
@@ -150,9 +150,15 @@ def later_votes(
     alone = fit_user_ratings(own, own_rows, n_people, prior=aggregate, alpha=aggregate_alpha)
     held_rows = row_of[users[held]]
     prompts = battles.loc[held, "prompt"].fillna("").astype(str).tolist()
-    per_prompt, _ = predict_prompts(predictor, prompts, people, held_rows, predicted)
+    # the prompts' contexts once: embedding them is the cost, and both ways read them
+    context = prompt_profiles(predictor, prompts, people, held_rows)
+    per_prompt, _ = predict_prompts(
+        predictor, prompts, people, held_rows, predicted, context=context
+    )
     shift = person_deviation(predicted, blended)
-    per_prompt_blended, _ = predict_prompts(predictor, prompts, people, held_rows, blended, shift)
+    per_prompt_blended, _ = predict_prompts(
+        predictor, prompts, people, held_rows, blended, shift, context=context
+    )
     test = data.select(held)
     each = np.arange(len(prompts), dtype=np.intp)
     probabilities = {

@@ -161,6 +161,7 @@ def predict_prompts(
     rows: npt.ArrayLike,
     person: Prediction | None = None,
     deviation: FloatArray | None = None,
+    context: tuple[UserProfiles, IntArray] | None = None,
 ) -> tuple[Prediction, IntArray]:
     """Ratings of each prompt's person for that prompt (module docstring).
 
@@ -180,6 +181,10 @@ def predict_prompts(
         intervals' half-widths are kept, since a prompt's context adds no evidence.
     deviation : ndarray, optional
         ``(n_people, n_models)`` the people's offsets (:func:`person_deviation`).
+    context : (UserProfiles, ndarray of int), optional
+        What :func:`prompt_profiles` gives for these ``prompts``, ``people`` and ``rows``,
+        when already computed: the same prompts ranked twice (predicted, then blended)
+        embed and read them once, with the same result.
 
     Returns
     -------
@@ -189,7 +194,9 @@ def predict_prompts(
         The prompts' topics.
     """
     index = np.asarray(rows, dtype=np.intp)
-    profiles, topics = prompt_profiles(predictor, prompts, people, index)
+    if context is None:
+        context = prompt_profiles(predictor, prompts, people, index)
+    profiles, topics = context
     at_person = predictor.strengths(people)[index]
     moved = predictor.prompt_weight * (predictor.strengths(profiles) - at_person)
     ratings = to_elo_scale(predictor.weigh(at_person) + moved)
