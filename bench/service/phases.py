@@ -33,13 +33,14 @@ _PYTHON_LOAD = "an asyncio loop over raw HTTP/1.1 keep-alive connections (uvloop
 
 
 def _workload(
-    fit: Path, base: str, env: dict[str, str]
+    fit: Path, base: str, env: dict[str, str], n_users: int = N_USERS
 ) -> tuple[list[str], list[dict[str, Any]], str]:
-    """User leaderboard paths (with tokens, warmed), recommend bodies, and the data label."""
+    """User leaderboard paths of ``n_users`` users (with tokens, warmed), recommend bodies,
+    and the data label."""
     import pandas as pd
 
     users = sorted(pd.read_parquet(fit / "users.parquet", columns=["user_id"])["user_id"].unique())
-    chosen = [str(users[i * len(users) // N_USERS]) for i in range(min(N_USERS, len(users)))]
+    chosen = [str(users[i * len(users) // n_users]) for i in range(min(n_users, len(users)))]
     admin = {"Authorization": f"Bearer {_ADMIN_KEY}"}
     paths = []
     for user in chosen:
@@ -129,6 +130,8 @@ class _Load:
     tmp: Path
     wrk: bool
     goal_repeats: int = 1  # open-loop phases at the goal's rate
+    rates: tuple[float, ...] = OPEN_RATES  # of the open-loop phases, in turn
+    users: int = N_USERS  # whose leaderboards are read in turn
 
     @property
     def tool(self) -> str:
@@ -157,14 +160,14 @@ class _Load:
         return _python_load(spec, self.tmp)
 
     def open_rates(self, base: str, paths: list[str]) -> dict[float, list[LoadResult]]:
-        """Open loop at each of :data:`OPEN_RATES`, in turn, ``goal_repeats`` phases at
-        the goal's rate."""
+        """Open loop at each of ``rates`` (:data:`OPEN_RATES` unless quick), in turn,
+        ``goal_repeats`` phases at the goal's rate."""
         return {
             rate: [
                 self.open(base, paths, rate)
                 for _ in range(self.goal_repeats if rate == OPEN_GOAL_RATE else 1)
             ]
-            for rate in OPEN_RATES
+            for rate in self.rates
         }
 
     def http(
@@ -214,7 +217,7 @@ def _references(load: _Load, workers: int, *, open_loop: bool) -> _References:
     log = load.tmp / "trivial.log"
     with _server("bench.service.apps:trivial_app", workers, _env(), log) as base:
         closed = load.get(base, ["/"])
-        rates = {r: load.open(base, ["/"], r) for r in OPEN_RATES} if open_loop else {}
+        rates = {r: load.open(base, ["/"], r) for r in load.rates} if open_loop else {}
     fastapi = None
     if open_loop:
         with _server("bench.service.apps:hello_fastapi_app", workers, _env(), log) as base:

@@ -43,7 +43,9 @@ from bench.service.phases import (
     _PYTHON_LOAD,
     CLIENTS,
     N_QUERIES,
+    N_USERS,
     OPEN_GOAL_RATE,
+    OPEN_RATES,
     _Load,
     _meets,
     _References,
@@ -173,7 +175,7 @@ def _one_worker_rows(
     logger.info("%s", name)
     log = load.tmp / f"serve-1-{store}.log"
     with _server("plb", 1, env, log) as base:
-        paths, bodies, data = _workload(Path(env["PLB_FIT_DIR"]), base, env)
+        paths, bodies, data = _workload(Path(env["PLB_FIT_DIR"]), base, env, load.users)
         board = load.get(base, ["/v1/leaderboard"])
         user = load.get(base, paths)
         user_open = load.open_rates(base, paths)
@@ -248,7 +250,7 @@ def _two_worker_rows(env: dict[str, str], load: _Load, quick: bool) -> list[Row]
     refs = _references(load, 2, open_loop=False)
     logger.info("%s", name)
     with _server("bench.service.apps:serving_app", 2, env, load.tmp / "serve-2.log") as base:
-        paths, bodies, data = _workload(Path(env["PLB_FIT_DIR"]), base, env)
+        paths, bodies, data = _workload(Path(env["PLB_FIT_DIR"]), base, env, load.users)
         board = load.get(base, ["/v1/leaderboard"])
         user = load.get(base, paths)
         posts: list[Request] = [("POST", "/v1/recommend", b) for b in bodies]
@@ -289,9 +291,18 @@ def _reference_rows(refs: _References, load: _Load) -> list[Row]:
     ]
 
 
+#: Quick mode: the same phases, servers and rows on less: 5 users read of the fit's 60,
+#: phases of 0.3 s after 0.1 s of warm-up, and one open-loop rate (the goal's) where the
+#: full run steps through :data:`~bench.service.phases.OPEN_RATES`. Every phase is a load
+#: process of its own, so fewer and shorter phases are most of what a quick run can save
+#: (the rest is the servers' start-up, their imports).
+QUICK_USERS = 5
+QUICK_DURATION_S, QUICK_WARMUP_S = 0.3, 0.1
+
+
 def run(quick: bool = False) -> list[Row]:
-    """Run benchmark G; ``quick`` uses 60 users, phases of 0.5 s after 0.25 s of warm-up,
-    and evaluates no goal."""
+    """Run benchmark G; ``quick`` reads :data:`QUICK_USERS` users of a fit of 60, runs
+    phases of 0.3 s after 0.1 s of warm-up at one open-loop rate, and evaluates no goal."""
     redis_server = shutil.which("redis-server")
     if redis_server is None:
         return [make_row("the service under load", "—", ours="skipped", notes=NO_REDIS_SERVER)]
@@ -299,11 +310,13 @@ def run(quick: bool = False) -> list[Row]:
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="plb-bench-") as tmp:
         load = _Load(
-            0.5 if quick else 10.0,
-            0.25 if quick else 1.0,
+            QUICK_DURATION_S if quick else 10.0,
+            QUICK_WARMUP_S if quick else 1.0,
             Path(tmp),
             shutil.which("wrk") is not None,
             1 if quick else OPEN_GOAL_REPEATS,
+            (OPEN_GOAL_RATE,) if quick else OPEN_RATES,
+            QUICK_USERS if quick else N_USERS,
         )
         with _redis(redis_server, Path(tmp)) as redis_url:
             env = _env(
