@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from features.profile import UserProfiler, UserProfiles
+from features.query_vectors import distinct_vectors
 from features.style import STYLE_FEATURES, style_features
 from features.topics import TopicModel
 from tests.conftest import RecordedProgress
@@ -19,15 +20,30 @@ def topic_model(corpus: tuple[list[str], np.ndarray], corpus_embeddings: np.ndar
     return TopicModel("minilm-int8", n_topics=6).fit(corpus[0], embeddings=corpus_embeddings)
 
 
+@pytest.fixture(scope="module")
+def vectors(labelled_battles: pd.DataFrame, topic_model: TopicModel) -> dict[str, np.ndarray]:
+    """Each distinct prompt's real MiniLM vector, embedded once for the module.
+
+    Embedded as a fit embeds them (every distinct prompt in one call, in the same
+    order), so a profiler given these profiles exactly as when it embeds the prompts
+    itself: the tests of what a profile holds share one embedding rather than each
+    embedding the log again. Embedding in a fit is tested by
+    :func:`test_the_profiler_embeds_each_distinct_prompt_once`.
+    """
+    texts = labelled_battles["prompt"].dropna().astype(str).tolist()
+    rows, _, docs = distinct_vectors(topic_model.embedder_, texts)
+    return dict(zip(docs, rows, strict=True))
+
+
 def battles(rows: list[tuple[str, str | None]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["user_id", "prompt"])
 
 
 def test_profiles_have_one_row_per_user_and_named_columns(
-    labelled_battles: pd.DataFrame, topic_model: TopicModel
+    labelled_battles: pd.DataFrame, topic_model: TopicModel, vectors: dict[str, np.ndarray]
 ) -> None:
     profiler = UserProfiler(topic_model)
-    profiles = profiler.fit_transform(labelled_battles)
+    profiles = profiler.fit_transform(labelled_battles, vectors)
     n_users = labelled_battles["user_id"].nunique()
     width = 6 + 3 * len(STYLE_FEATURES) + profiler.query_model_.n_components_ + 1
     assert profiles.values.shape == (n_users, width)
@@ -75,10 +91,10 @@ def test_bad_input_is_named(topic_model: TopicModel) -> None:
 
 
 def test_relative_style_is_standardised_within_each_topic(
-    labelled_battles: pd.DataFrame, topic_model: TopicModel
+    labelled_battles: pd.DataFrame, topic_model: TopicModel, vectors: dict[str, np.ndarray]
 ) -> None:
     profiler = UserProfiler(topic_model, topic_prior=0.0)
-    profiles = profiler.fit_transform(labelled_battles).to_frame()
+    profiles = profiler.fit_transform(labelled_battles, vectors).to_frame()
     texts = labelled_battles["prompt"].astype(str).tolist()
     style = style_features(texts)
     relative = profiler.relative_style(style, profiler.labels_)
@@ -112,9 +128,9 @@ def test_topic_prior_shrinks_a_small_topic_toward_all_queries(topic_model: Topic
 
 
 def test_a_profiler_saved_before_relative_style_still_transforms(
-    labelled_battles: pd.DataFrame, topic_model: TopicModel
+    labelled_battles: pd.DataFrame, topic_model: TopicModel, vectors: dict[str, np.ndarray]
 ) -> None:
-    profiler = UserProfiler(topic_model).fit(labelled_battles)
+    profiler = UserProfiler(topic_model).fit(labelled_battles, vectors)
     state = dict(profiler.__dict__)
     for name in ("topic_style_mean_", "topic_style_sd_", "topic_prior", "query_components"):
         del state[name]
@@ -125,17 +141,17 @@ def test_a_profiler_saved_before_relative_style_still_transforms(
     )
     old = UserProfiler.__new__(UserProfiler)
     old.__setstate__(state)
-    frame = old.transform(labelled_battles).to_frame()
+    frame = old.transform(labelled_battles, vectors).to_frame()
     assert list(frame.columns) == list(old.feature_names_)
-    new = profiler.transform(labelled_battles).to_frame()
+    new = profiler.transform(labelled_battles, vectors).to_frame()
     pd.testing.assert_frame_equal(frame, new[frame.columns])
 
 
 def test_query_components_are_smoothed_means_of_each_users_queries(
-    labelled_battles: pd.DataFrame, topic_model: TopicModel
+    labelled_battles: pd.DataFrame, topic_model: TopicModel, vectors: dict[str, np.ndarray]
 ) -> None:
     profiler = UserProfiler(topic_model, query_components=4)
-    profiles = profiler.fit_transform(labelled_battles).to_frame()
+    profiles = profiler.fit_transform(labelled_battles, vectors).to_frame()
     query = profiles.filter(like="query_pc:")
     assert list(query.columns) == [f"query_pc:{k}" for k in range(4)]
     assert profiler.query_context_.shape == (labelled_battles["prompt"].notna().sum(), 4)
@@ -153,11 +169,11 @@ def test_query_components_are_smoothed_means_of_each_users_queries(
 
 
 def test_one_users_queries_profile_as_their_frame_does(
-    labelled_battles: pd.DataFrame, topic_model: TopicModel
+    labelled_battles: pd.DataFrame, topic_model: TopicModel, vectors: dict[str, np.ndarray]
 ) -> None:
     """:meth:`UserProfiler.transform_queries` is :meth:`UserProfiler.transform` of the
     one user's frame, to the bit; a vote without a prompt goes through the frame."""
-    profiler = UserProfiler(topic_model, query_components=4).fit(labelled_battles)
+    profiler = UserProfiler(topic_model, query_components=4).fit(labelled_battles, vectors)
     texts = labelled_battles["prompt"].dropna().iloc[:5].tolist()
     for queries, user in ((texts, "you"), ([*texts, texts[0]], "someone"), (texts[:1], "x")):
         fast = profiler.transform_queries(queries, user)
@@ -181,10 +197,10 @@ def test_the_profiler_embeds_each_distinct_prompt_once(labelled_battles: pd.Data
 
 
 def test_profiles_are_each_users_own_shares_and_means(
-    labelled_battles: pd.DataFrame, topic_model: TopicModel
+    labelled_battles: pd.DataFrame, topic_model: TopicModel, vectors: dict[str, np.ndarray]
 ) -> None:
     profiler = UserProfiler(topic_model, smoothing=0.0)
-    frame = profiler.fit_transform(labelled_battles).to_frame()
+    frame = profiler.fit_transform(labelled_battles, vectors).to_frame()
     users = labelled_battles["user_id"].astype(str).to_numpy()
     rows = style_features(labelled_battles["prompt"].tolist())
     style = pd.DataFrame(rows, columns=list(STYLE_FEATURES))
