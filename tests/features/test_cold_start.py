@@ -25,7 +25,7 @@ def test_split_users_by_ids_or_fraction() -> None:
 
 
 def test_cold_start_reports_every_check() -> None:
-    sim = simulate(60, 40, 6, rng=5)
+    sim = simulate(60, 20, 6, rng=5)
     progress = RecordedProgress()
     result = evaluate_cold_start(
         sim.battles,
@@ -81,7 +81,7 @@ def test_cold_start_reports_every_check() -> None:
 
 
 def test_new_users_known_by_their_first_queries_and_the_true_topic_baseline() -> None:
-    sim = simulate(40, 30, 5, rng=6)
+    sim = simulate(24, 15, 5, rng=6)
     runs = {}
     for queries, battles in ((None, sim.battles), (2, sim.battles.drop(columns="topic"))):
         progress = RecordedProgress()
@@ -91,6 +91,7 @@ def test_new_users_known_by_their_first_queries_and_the_true_topic_baseline() ->
             true_ratings=sim.user_ratings,
             topic_model=TopicModel("minilm-int8", n_topics=3),
             queries=queries,
+            own_votes=(5,),  # the later votes are checked above; one count is enough here
             progress=progress,
         )
         embedded = [s.total for s in progress.stages if s.name == "embedding queries"][1]
