@@ -106,7 +106,7 @@ def test_topics_profiles_and_predictor(cluster: str, tmp_path: Path) -> None:
     from features.predictor import RatingPredictor
     from features.topics import TopicModel
 
-    battles = write_simulation(simulate(40, 20, rng=4), tmp_path / "sim")["battles"]
+    battles = write_simulation(simulate(24, 20, 6, rng=4), tmp_path / "sim")["battles"]
     fits = {}
     for where in ("local", "dask"):
         fits[where] = tmp_path / where
