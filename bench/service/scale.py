@@ -1,6 +1,6 @@
 """Benchmark H (issue 8): ``plb fit --no-features`` alone, and on a local Dask cluster.
 
-The same simulated log (2 million votes of 100,000 users; 20,000 votes with ``--quick``)
+The same simulated log (2 million votes of 100,000 users; 5,000 votes with ``--quick``)
 is fitted three times, each as a fresh ``plb fit`` process, one after the other: in its
 own process (the default), then with ``--scheduler local:1`` and ``--scheduler local:2``
 (a LocalCluster of 1 or 2 worker processes on this machine, started and closed by the
@@ -52,7 +52,7 @@ __all__ = ["run", "run_features"]
 CACHE = ROOT / "bench" / "out" / "scale"
 #: (users, votes per user): 100,000 x 20 is about 2 million votes.
 FULL = (100_000, 20)
-QUICK = (1_000, 20)
+QUICK = (250, 20)
 #: Benchmark R's quick log: a few thousand prompts (the topic model is the slow part).
 QUICK_FEATURES = (60, 30)
 MODES = ("local", "local:1", "local:2")
@@ -266,7 +266,7 @@ def _same(reference: dict[str, object], other: dict[str, object]) -> bool:
 
 
 def run(quick: bool = False) -> list[Row]:
-    """Run benchmark H; ``quick`` fits 20,000 votes."""
+    """Run benchmark H; ``quick`` fits 5,000 votes (250 users)."""
     users, per_user = QUICK if quick else FULL
     battles = _log(users, per_user)
     results: dict[str, tuple[float, float, dict[str, object]]] = {}
