@@ -25,7 +25,7 @@ def test_split_users_by_ids_or_fraction() -> None:
 
 
 def test_cold_start_reports_every_check() -> None:
-    sim = simulate(60, 20, 6, rng=5)
+    sim = simulate(60, 15, 6, rng=5)
     progress = RecordedProgress()
     result = evaluate_cold_start(
         sim.battles,

@@ -190,6 +190,9 @@ def test_topics_and_profiles_fit_few_prompts_with_every_backend(
         assert model.n_topics_ == 10 and sum(len(t.words) > 0 for t in model.topics_) >= 5
 
 
+# UMAP compiles its numba kernels in each process at its first fit (over 15 s): all on
+# one xdist worker (tests/conftest.py keeps a marked group together), compiled once
+@pytest.mark.xdist_group("umap")
 @pytest.mark.parametrize("n_prompts", [1, 3, 13])
 @pytest.mark.parametrize(("reducer", "clusterer"), [("umap", "kmeans"), ("umap", "hdbscan")])
 def test_umap_and_hdbscan_fit_few_prompts(n_prompts: int, reducer: str, clusterer: str) -> None:
