@@ -338,10 +338,32 @@ def _run_loop(spec: dict[str, Any]) -> dict[str, Any]:
         return runner.run(_drive(spec, spec["duration_s"], skip=warm.get("requests", 0)))
 
 
+def _serve_phases() -> int:
+    """Run phases in turn as stdin names them (a line ``SPEC OUT`` each), answering a line
+    ``done`` on stdout after each result is written; until stdin closes.
+
+    The quick run of benchmark G sends all its phases to one such process instead of
+    starting a process a phase: an interpreter and its imports per phase were most of a
+    quick phase's time.
+    """
+    for line in sys.stdin:
+        spec, out = line.rstrip("\n").split("\t")
+        with open(spec, encoding="utf-8") as source:
+            result = _run_loop(json.load(source))
+        with open(out, "w", encoding="utf-8") as sink:
+            json.dump(result, sink)
+        print("done", flush=True)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m bench.service.load load SPEC OUT``: run one load phase, write its result."""
+    """``python -m bench.service.load load SPEC OUT``: run one load phase, write its result;
+    ``python -m bench.service.load serve``: run phases as stdin names them."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["serve"]:
+        return _serve_phases()
     spec_help = "JSON: base, requests, clients, durations"
-    return load_task_main("bench.service.load", _run_loop, spec_help, argv)
+    return load_task_main("bench.service.load", _run_loop, spec_help, args)
 
 
 if __name__ == "__main__":

@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import logging
 import os
+import select
 import subprocess
 import sys
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -107,11 +110,64 @@ def _wrk(base: str, paths: list[str], duration: float, warmup: float, tmp: Path)
     )
 
 
-def _python_load(spec: dict[str, Any], tmp: Path) -> LoadResult:
+class _LoadWorker:
+    """One load process that runs every phase it is sent, in turn (``python -m
+    bench.service.load serve``): the quick run's, instead of a process a phase."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.log = tmp / "load-worker.log"
+        command = [sys.executable, "-m", "bench.service.load", "serve"]
+        with open(self.log, "wb") as sink:
+            self.process = subprocess.Popen(
+                command, cwd=ROOT, env=_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=sink, text=True,
+            )  # fmt: skip
+
+    def run(self, spec_path: Path, out: Path, timeout: float) -> None:
+        """Run the phase of ``spec_path``, its result written to ``out``."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        try:
+            self.process.stdin.write(f"{spec_path}\t{out}\n")
+            self.process.stdin.flush()
+        except BrokenPipeError:
+            pass  # it has exited: told below
+        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
+        if not ready or self.process.stdout.readline() != "done\n":
+            tail = " | ".join(self.log.read_text(errors="replace").strip().splitlines()[-3:])
+            raise RuntimeError(f"the load process failed or hung: {tail or '(no output)'}")
+
+    def close(self) -> None:
+        """Close its stdin, so that it ends; stop it if it does not."""
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+
+@contextmanager
+def _load_worker(tmp: Path) -> Iterator[_LoadWorker]:
+    """A :class:`_LoadWorker` for the block, closed after it."""
+    worker = _LoadWorker(tmp)
+    try:
+        yield worker
+    finally:
+        worker.close()
+
+
+def _python_load(spec: dict[str, Any], tmp: Path, worker: _LoadWorker | None = None) -> LoadResult:
     spec_path, out = tmp / "load.json", tmp / "result.json"
     spec_path.write_text(json.dumps(spec), encoding="utf-8")
-    command = [sys.executable, "-m", "bench.service.load", "load", str(spec_path), str(out)]
     timeout = spec["warmup_s"] + spec["duration_s"] + 120
+    if worker is not None:
+        out.unlink(missing_ok=True)
+        worker.run(spec_path, out, timeout)
+        return LoadResult(**json.loads(out.read_text(encoding="utf-8")))
+    command = [sys.executable, "-m", "bench.service.load", "load", str(spec_path), str(out)]
     done = subprocess.run(
         command, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=timeout
     )
@@ -132,6 +188,9 @@ class _Load:
     goal_repeats: int = 1  # open-loop phases at the goal's rate
     rates: tuple[float, ...] = OPEN_RATES  # of the open-loop phases, in turn
     users: int = N_USERS  # whose leaderboards are read in turn
+    #: The one process that runs every Python load phase (the quick run's); None: a
+    #: process a phase (the full run's)
+    worker: _LoadWorker | None = None
 
     @property
     def tool(self) -> str:
@@ -157,7 +216,7 @@ class _Load:
         spec: dict[str, Any] = {"base": base, "requests": [("GET", p, None) for p in paths]}
         spec.update(rate=rate, connections=OPEN_CONNECTIONS)
         spec.update(duration_s=self.duration, warmup_s=self.warmup)
-        return _python_load(spec, self.tmp)
+        return _python_load(spec, self.tmp, self.worker)
 
     def open_rates(self, base: str, paths: list[str]) -> dict[float, list[LoadResult]]:
         """Open loop at each of ``rates`` (:data:`OPEN_RATES` unless quick), in turn,
@@ -177,7 +236,7 @@ class _Load:
         ``fresh``: none sent twice (the phase ends early rather than repeat one)."""
         spec = {"base": base, "requests": requests, "clients": clients, "max_requests": limit}
         spec.update(duration_s=self.duration, warmup_s=self.warmup, fresh=fresh)
-        return _python_load(spec, self.tmp)
+        return _python_load(spec, self.tmp, self.worker)
 
 
 def _meets(result: LoadResult, p99_ms: float, rps: float, quick: bool) -> bool | None:

@@ -34,6 +34,7 @@ import logging
 import shutil
 import subprocess
 import tempfile
+from contextlib import ExitStack
 from pathlib import Path
 
 from bench.common import Row, error_text, make_row
@@ -47,6 +48,7 @@ from bench.service.phases import (
     OPEN_GOAL_RATE,
     OPEN_RATES,
     _Load,
+    _load_worker,
     _meets,
     _References,
     _references,
@@ -292,10 +294,10 @@ def _reference_rows(refs: _References, load: _Load) -> list[Row]:
 
 
 #: Quick mode: the same phases, servers and rows on less: 5 users read of the fit's 60,
-#: phases of 0.3 s after 0.1 s of warm-up, and one open-loop rate (the goal's) where the
-#: full run steps through :data:`~bench.service.phases.OPEN_RATES`. Every phase is a load
-#: process of its own, so fewer and shorter phases are most of what a quick run can save
-#: (the rest is the servers' start-up, their imports).
+#: phases of 0.3 s after 0.1 s of warm-up, one open-loop rate (the goal's) where the full
+#: run steps through :data:`~bench.service.phases.OPEN_RATES`, and one load process for
+#: every phase where the full run starts one a phase (most of what is left is the servers'
+#: start-up, their imports).
 QUICK_USERS = 5
 QUICK_DURATION_S, QUICK_WARMUP_S = 0.3, 0.1
 
@@ -308,7 +310,9 @@ def run(quick: bool = False) -> list[Row]:
         return [make_row("the service under load", "—", ours="skipped", notes=NO_REDIS_SERVER)]
     fit = _fit_dir(quick)
     rows: list[Row] = []
-    with tempfile.TemporaryDirectory(prefix="plb-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="plb-bench-") as tmp, ExitStack() as stack:
+        # quick: one load process runs every phase (a process a phase in the full run)
+        worker = stack.enter_context(_load_worker(Path(tmp))) if quick else None
         load = _Load(
             QUICK_DURATION_S if quick else 10.0,
             QUICK_WARMUP_S if quick else 1.0,
@@ -317,6 +321,7 @@ def run(quick: bool = False) -> list[Row]:
             1 if quick else OPEN_GOAL_REPEATS,
             (OPEN_GOAL_RATE,) if quick else OPEN_RATES,
             QUICK_USERS if quick else N_USERS,
+            worker,
         )
         with _redis(redis_server, Path(tmp)) as redis_url:
             env = _env(
