@@ -23,6 +23,30 @@ ARENA_140K = SHARED / "data" / "arena-140k" / "battles.csv.gz"
 _SHARED_SCOPES = frozenset({"module", "class", "package"})
 
 
+#: The variables that set how many threads BLAS and OpenMP (PyTorch's too) start.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Give each xdist worker its share of the cores for BLAS and OpenMP.
+
+    Each library otherwise starts a thread per core in every worker, and the processes
+    the tests start: on 2 cores, 2 workers ran 4 or more busy numeric threads that waited
+    on each other. As scikit-learn's own test configuration does, a worker gets ``cores //
+    workers`` threads (at least 1): in the libraries loaded already (threadpoolctl), and,
+    through the environment, in those loaded later and in child processes. Where the
+    environment names a thread count, it is kept.
+    """
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if workers is None or any(name in os.environ for name in THREAD_VARIABLES):
+        return
+    from threadpoolctl import threadpool_limits
+
+    allowed = max(1, (os.cpu_count() or 1) // int(workers))
+    os.environ.update({name: str(allowed) for name in THREAD_VARIABLES})
+    threadpool_limits(allowed)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Keep a module's tests on one worker under ``pytest -n N --dist loadgroup``.
