@@ -176,3 +176,46 @@ def test_bench_g_judges_the_open_loop_goal_on_the_median_of_its_phases(tmp_path:
         assert f"p99 {median:.2f} ms" in row["ours"]
         assert ", ".join(f"{r.p99_ms:.2f}" for r in runs) in row["notes"]
         assert row["met"] is met
+
+
+def test_bench_g_load_phases_run_in_a_process_each_or_all_in_one(tmp_path: Path) -> None:
+    """A closed-loop phase gives the same kind of result in a process of its own (the full
+    run's way) and sent to the one load process of a quick run, which runs phase after
+    phase."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from bench.service.phases import _load_worker, _python_load
+
+    class Ok(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as the load generator expects
+
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Ok)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    spec = {
+        "base": f"http://127.0.0.1:{server.server_address[1]}",
+        "requests": [("GET", "/", None)],
+        "clients": 2,
+        "max_requests": 40,
+        "duration_s": 0.2,
+        "warmup_s": 0.05,
+    }
+    try:
+        results = [_python_load(spec, tmp_path)]
+        with _load_worker(tmp_path) as worker:
+            results += [_python_load(spec, tmp_path, worker) for _ in range(2)]
+    finally:
+        server.shutdown()
+        server.server_close()
+    for result in results:
+        assert 0 < result.requests <= 40 and result.errors == 0
+        assert result.rate is None and result.p99_ms >= result.p50_ms > 0.0
