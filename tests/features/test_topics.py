@@ -66,7 +66,11 @@ def test_duplicate_queries_share_a_topic(corpus: Corpus, corpus_embeddings: np.n
     assert sum(t.size for t in model.topics_) == 80
 
 
-@pytest.mark.parametrize("reducer", ["pca", "umap"])
+#: UMAP compiles its kernels in each process that first fits one (15-35 s): the tests that
+#: fit one share an xdist group, here and in test_topic_sizes.py, so one worker pays it.
+@pytest.mark.parametrize(
+    "reducer", ["pca", pytest.param("umap", marks=pytest.mark.xdist_group("umap"))]
+)
 def test_hdbscan_leaves_no_query_without_a_topic(
     reducer: str, corpus: Corpus, corpus_embeddings: np.ndarray
 ) -> None:
