@@ -4,25 +4,32 @@ Bench Y (:mod:`bench.service.refit`) compares a refit with a full fit on 5,000 s
 ratings included. At bench R's scale (100,000 users, 2,009,134 votes, 1,544,948 distinct
 prompts) a full fit takes most of an hour here, so this script times the refit alone::
 
-    PYTHONPATH=. python -m bench.service.refit_at_scale [FOLDER]
+    PYTHONPATH=. python -m bench.service.refit_at_scale [FOLDER] [--full]
 
 It fits all but the latest 1% of the votes (by time) into ``FOLDER/earlier`` once (kept
-between runs; about 8 minutes on a quiet machine), then refits every vote from it into
-``FOLDER/refit`` as ``plb fit LOG --reuse FOLDER/earlier`` does, and prints the refit's
-wall seconds, its steps and its peak memory. The log is bench R's, made by
+between runs; 3 to 8 minutes, as fast as the machine is that hour), then refits every vote
+from it into ``FOLDER/refit`` as ``plb fit LOG --reuse FOLDER/earlier`` does, and prints
+the refit's wall seconds, its steps and its peak memory. With ``--full`` it then fits every
+vote afresh into ``FOLDER/full`` and compares each user's predicted ratings by the two
+fits, beside the predictor's own cross-validation noise, as bench Y does on 5,000 users
+(:mod:`bench.service.refit`). The log is bench R's, made by
 :func:`bench.service.scale._log` the first time.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import resource
 import shutil
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
-from bench.service.refit import NEW_SHARE, _fit
+import numpy as np
+
+from bench.service.refit import NEW_SHARE, _fit, _predicted
 from bench.service.scale import _log
 from ranking.io.ingest import read_battles
 from service.pipeline import FitConfig
@@ -33,8 +40,9 @@ __all__ = ["main"]
 USERS, PER_USER = 100_000, 20
 
 
-def main(folder: str = "bench/out/refit-at-scale") -> None:
-    """Fit the earlier votes into ``folder`` if not there yet, then time the refit."""
+def main(folder: str = "bench/out/refit-at-scale", full: bool = False) -> None:
+    """Fit the earlier votes into ``folder`` if not there yet, then time the refit; with
+    ``full``, compare its predicted ratings with a full fit's."""
     root = Path(folder)
     battles = read_battles(str(_log(USERS, PER_USER))).battles
     battles = battles.sort_values("tstamp", kind="stable").reset_index(drop=True)
@@ -58,7 +66,30 @@ def main(folder: str = "bench/out/refit-at-scale") -> None:
     )
     print("reuse:", json.dumps(refit.features.reuse))
     print("steps (s):", json.dumps({k: round(v, 1) for k, v in refit.timings.items()}))
+    if full:
+        ours = _predicted(refit)
+        del refit, earlier  # one fit in memory at a time
+        _compare(battles, config, root / "full", ours)
+
+
+def _compare(battles: Any, config: FitConfig, out: Path, ours: np.ndarray) -> None:
+    """Fit every vote afresh into ``out``; print how far the refit's predicted ratings
+    (``ours``) are from its, beside its own cross-validation noise (bench Y's row)."""
+    gc.collect()
+    shutil.rmtree(out, ignore_errors=True)
+    seconds, result = _fit(battles, config, out)
+    reference = _predicted(result)
+    difference = np.abs(ours - reference)
+    noise = np.abs(reference - result.predictor.training_predictions_)
+    print(
+        f"full fit of {len(battles):,} votes: {seconds:.1f} s; predicted ratings of "
+        f"{ours.shape[0]:,} users x {ours.shape[1]} models, refit vs full fit: max "
+        f"{difference.max():.1f}, median {np.median(difference):.2f} Elo; the full fit's "
+        f"CV noise (its model of all users vs the fold model without each): max "
+        f"{noise.max():.1f}, median {np.median(noise):.2f} Elo"
+    )
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:2])
+    folders = [a for a in sys.argv[1:] if a != "--full"]
+    main(folders[0] if folders else "bench/out/refit-at-scale", full="--full" in sys.argv[1:])
