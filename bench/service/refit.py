@@ -32,7 +32,7 @@ from data.simulate import simulate
 from service.pipeline import FitConfig, fit_all, manifest_document, write_result
 from service.pipeline.reuse import Earlier
 
-__all__ = ["run"]
+__all__ = ["gap_text", "rating_gaps", "run"]
 
 logger = logging.getLogger("bench")
 
@@ -74,6 +74,20 @@ def _predicted(result: Any) -> np.ndarray:
     return np.asarray(predictor.predict(predictor.training_profiles_).ratings)
 
 
+def rating_gaps(ours: np.ndarray, full: Any) -> tuple[np.ndarray, np.ndarray]:
+    """How far a refit's predicted ratings (``ours``, :func:`_predicted`) are from the
+    full fit's (``full``, its result), and the full fit's own cross-validation noise: its
+    model of all users against the fold model fitted without each. Both in Elo points,
+    ``(n_users, n_models)``."""
+    reference = _predicted(full)
+    return np.abs(ours - reference), np.abs(reference - full.predictor.training_predictions_)
+
+
+def gap_text(gaps: np.ndarray) -> str:
+    """``gaps`` (:func:`rating_gaps`) in words: their largest and median."""
+    return f"max {gaps.max():.1f}, median {np.median(gaps):.2f} Elo"
+
+
 def run(quick: bool = False) -> list[Row]:
     """A refit after 1% new votes beside a full fit: time, and the ratings' agreement."""
     # quick: 3,000 votes, 30 of them new; the refit still embeds new prompts, keeps the
@@ -100,9 +114,8 @@ def run(quick: bool = False) -> list[Row]:
         refit_s, refit = _fit(battles, config, root / "refit", earlier)
         refit_s += load_s
     reuse = refit.features.reuse
-    ours, reference = _predicted(refit), _predicted(full)
-    difference = np.abs(ours - reference)
-    noise = np.abs(reference - full.predictor.training_predictions_)
+    ours = _predicted(refit)
+    difference, noise = rating_gaps(ours, full)
     load = os.getloadavg()[0]
     return [
         make_row(
@@ -123,8 +136,8 @@ def run(quick: bool = False) -> list[Row]:
         make_row(
             "predicted ratings: refit vs full fit, beside the predictor's CV noise",
             label,
-            ours=f"max {difference.max():.1f}, median {np.median(difference):.2f} Elo",
-            reference=f"max {noise.max():.1f}, median {np.median(noise):.2f} Elo",
+            ours=gap_text(difference),
+            reference=gap_text(noise),
             goal="refit within the full fit's CV noise",
             met=None if quick else bool(np.median(difference) <= np.median(noise)),
             notes=(

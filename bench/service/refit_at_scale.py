@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.service.refit import NEW_SHARE, _fit, _predicted
+from bench.service.refit import NEW_SHARE, _fit, _predicted, gap_text, rating_gaps
 from bench.service.scale import _log
 from ranking.io.ingest import read_battles
 from service.pipeline import FitConfig
@@ -78,15 +78,12 @@ def _compare(battles: Any, config: FitConfig, out: Path, ours: np.ndarray) -> No
     gc.collect()
     shutil.rmtree(out, ignore_errors=True)
     seconds, result = _fit(battles, config, out)
-    reference = _predicted(result)
-    difference = np.abs(ours - reference)
-    noise = np.abs(reference - result.predictor.training_predictions_)
+    difference, noise = rating_gaps(ours, result)
     print(
         f"full fit of {len(battles):,} votes: {seconds:.1f} s; predicted ratings of "
-        f"{ours.shape[0]:,} users x {ours.shape[1]} models, refit vs full fit: max "
-        f"{difference.max():.1f}, median {np.median(difference):.2f} Elo; the full fit's "
-        f"CV noise (its model of all users vs the fold model without each): max "
-        f"{noise.max():.1f}, median {np.median(noise):.2f} Elo"
+        f"{ours.shape[0]:,} users x {ours.shape[1]} models, refit vs full fit: "
+        f"{gap_text(difference)}; the full fit's CV noise (its model of all users vs the "
+        f"fold model without each): {gap_text(noise)}"
     )
 
 
