@@ -314,14 +314,14 @@ def run(quick: bool = False) -> list[Row]:
         # quick: one load process runs every phase (a process a phase in the full run)
         worker = stack.enter_context(_load_worker(Path(tmp))) if quick else None
         load = _Load(
-            QUICK_DURATION_S if quick else 10.0,
-            QUICK_WARMUP_S if quick else 1.0,
-            Path(tmp),
-            shutil.which("wrk") is not None,
-            1 if quick else OPEN_GOAL_REPEATS,
-            (OPEN_GOAL_RATE,) if quick else OPEN_RATES,
-            QUICK_USERS if quick else N_USERS,
-            worker,
+            duration=QUICK_DURATION_S if quick else 10.0,
+            warmup=QUICK_WARMUP_S if quick else 1.0,
+            tmp=Path(tmp),
+            wrk=shutil.which("wrk") is not None,
+            goal_repeats=1 if quick else OPEN_GOAL_REPEATS,
+            rates=(OPEN_GOAL_RATE,) if quick else OPEN_RATES,
+            users=QUICK_USERS if quick else N_USERS,
+            worker=worker,
         )
         with _redis(redis_server, Path(tmp)) as redis_url:
             env = _env(
