@@ -11,8 +11,9 @@ between runs; 3 to 8 minutes, as fast as the machine is that hour), then refits 
 from it into ``FOLDER/refit`` as ``plb fit LOG --reuse FOLDER/earlier`` does, and prints
 the refit's wall seconds, its steps and its peak memory. With ``--full`` it then fits every
 vote afresh into ``FOLDER/full`` and compares each user's predicted ratings by the two
-fits, beside the predictor's own cross-validation noise, as bench Y does on 5,000 users
-(:mod:`bench.service.refit`). The log is bench R's, made by
+fits, beside the predictor's own cross-validation noise, and fits every vote once more
+with another seed into ``FOLDER/other-seed`` to show how far a full fit is from itself, as
+bench Y does on 5,000 users (:mod:`bench.service.refit`). The log is bench R's, made by
 :func:`bench.service.scale._log` the first time.
 """
 
@@ -24,12 +25,20 @@ import resource
 import shutil
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bench.service.refit import NEW_SHARE, _fit, _predicted, gap_text, rating_gaps
+from bench.service.refit import (
+    NEW_SHARE,
+    OTHER_SEED,
+    _fit,
+    _predicted,
+    gap_text,
+    rating_gaps,
+)
 from bench.service.scale import _log
 from ranking.io.ingest import read_battles
 from service.pipeline import FitConfig
@@ -74,7 +83,9 @@ def main(folder: str = "bench/out/refit-at-scale", full: bool = False) -> None:
 
 def _compare(battles: Any, config: FitConfig, out: Path, ours: np.ndarray) -> None:
     """Fit every vote afresh into ``out``; print how far the refit's predicted ratings
-    (``ours``) are from its, beside its own cross-validation noise (bench Y's row)."""
+    (``ours``) are from its, beside its own cross-validation noise (bench Y's row); then
+    fit them afresh with another seed beside it and print how far the two full fits are
+    (bench Y's seed row)."""
     gc.collect()
     shutil.rmtree(out, ignore_errors=True)
     seconds, result = _fit(battles, config, out)
@@ -83,7 +94,18 @@ def _compare(battles: Any, config: FitConfig, out: Path, ours: np.ndarray) -> No
         f"full fit of {len(battles):,} votes: {seconds:.1f} s; predicted ratings of "
         f"{ours.shape[0]:,} users x {ours.shape[1]} models, refit vs full fit: "
         f"{gap_text(difference)}; the full fit's CV noise (its model of all users vs the "
-        f"fold model without each): {gap_text(noise)}"
+        f"fold model without each): {gap_text(noise)}",
+        flush=True,
+    )
+    full = _predicted(result)
+    del result
+    gc.collect()
+    other = out.with_name("other-seed")
+    shutil.rmtree(other, ignore_errors=True)
+    seconds, result = _fit(battles, replace(config, seed=OTHER_SEED), other)
+    print(
+        f"full fit with seed {OTHER_SEED}: {seconds:.1f} s; its predicted ratings vs the "
+        f"seed-0 full fit's: {gap_text(np.abs(_predicted(result) - full))}"
     )
 
 
