@@ -18,10 +18,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from features.prediction import Prediction
     from features.predictor import RatingPredictor
-    from features.profile import UserProfiler, UserProfiles
+    from features.profile import UserProfiler
     from features.regression import ProfileRegressor
     from features.style import STYLE_FEATURES, StyleFeaturizer, style_features
     from features.topics import Topic, TopicModel
+    from features.user_profiles import UserProfiles
 
 __all__ = [
     "STYLE_FEATURES",
@@ -41,7 +42,7 @@ _HOMES: dict[str, str] = {
     "Prediction": "prediction",
     "RatingPredictor": "predictor",
     "UserProfiler": "profile",
-    "UserProfiles": "profile",
+    "UserProfiles": "user_profiles",
     "ProfileRegressor": "regression",
     "STYLE_FEATURES": "style",
     "StyleFeaturizer": "style",

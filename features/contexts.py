@@ -17,8 +17,9 @@ import numpy as np
 import numpy.typing as npt
 from sklearn.decomposition import PCA
 
-from features.profile import StyleSource, UserProfiler, UserProfiles
+from features.profile import UserProfiler
 from features.projection import pca_transform
+from features.user_profiles import StyleSource, UserProfiles
 from ranking.types import FloatArray
 
 __all__ = ["StyleBasis", "query_context_width", "user_query_context", "vote_query_context"]

@@ -45,7 +45,8 @@ from scipy.optimize import minimize_scalar
 
 from features.contexts import StyleBasis, vote_query_context
 from features.predictor_fit import FittedMembers
-from features.profile import UserProfiler, UserProfiles
+from features.profile import UserProfiler
+from features.user_profiles import UserProfiles
 from ranking.bt import fit_bt
 from ranking.evaluation import clustered_se
 from ranking.pairwise import position_in_group

@@ -63,9 +63,9 @@ from features.explanation_parts import (
     TopicShare,
 )
 from features.explanation_text import explanation_sentences, taste_sentence
-from features.profile import STYLE_SOURCES, UserProfiles
 from features.style_words import ANSWER_TASTE_UNITS, STYLE_LABELS, trait_sentence
 from features.topic_labels import fitting_topics
+from features.user_profiles import STYLE_SOURCES, UserProfiles
 from ranking.pairwise import ELO_PER_NAT
 from ranking.personal_style.results import UserStyle
 from ranking.types import FloatArray

@@ -17,8 +17,9 @@ from typing import Any, Protocol
 import pandas as pd
 
 from features.prediction import StyleMember
-from features.profile import STYLE_SOURCES, StyleSource, UserProfiler
+from features.profile import UserProfiler
 from features.query_context import QueryComponents
+from features.user_profiles import STYLE_SOURCES, StyleSource
 from ranking.contextual import ContextualBT
 from ranking.types import FloatArray, PairwiseData
 

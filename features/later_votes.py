@@ -35,7 +35,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from features.per_prompt import person_deviation, predict_prompts, prompt_profiles
+from features.per_prompt import person_deviation, predict_prompts
 from ranking.evaluation import clustered_se, predict
 from ranking.pairwise import ELO_PER_NAT, position_in_group
 from ranking.shrinkage import learn_alpha
@@ -151,7 +151,9 @@ def later_votes(
     held_rows = row_of[users[held]]
     prompts = battles.loc[held, "prompt"].fillna("").astype(str).tolist()
     # the prompts' contexts once: embedding them is the cost, and both ways read them
-    context = prompt_profiles(predictor, prompts, people, held_rows)
+    context = predictor.profiler_.prompt_profiles(
+        prompts, people, held_rows, predictor.style_context
+    )
     per_prompt, _ = predict_prompts(
         predictor, prompts, people, held_rows, predicted, context=context
     )

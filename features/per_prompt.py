@@ -11,9 +11,10 @@ a vote on ``q``::
     s(q, u) = w . [1, onehot(topic(q)), components(q), style(u)]
 
 that is the person's profile with its topic shares and mean components replaced by the
-prompt's own (:func:`prompt_profiles`); with ``style_context="query"`` the style part is
-the prompt's own too. Nothing is fitted anew: this is the predictor's model read at the
-context of one vote rather than at the average of a person's.
+prompt's own (:meth:`features.profile.UserProfiler.prompt_profiles`); with
+``style_context="query"`` the style part is the prompt's own too. Nothing is fitted
+anew: this is the predictor's model read at the context of one vote rather than at the
+average of a person's.
 
 A person's votes tell what the context does not: the blend
 (:meth:`~features.predictor.RatingPredictor.blend`) fits their ratings with the
@@ -46,15 +47,14 @@ import numpy as np
 import numpy.typing as npt
 
 from features.prediction import Prediction
-from features.profile import UserProfiles
-from features.style import style_features
+from features.user_profiles import UserProfiles
 from ranking.pairwise import to_elo_scale
 from ranking.types import FloatArray, IntArray, PairwiseData
 
 if TYPE_CHECKING:
     from features.predictor import RatingPredictor
 
-__all__ = ["PromptRanking", "person_deviation", "predict_prompts", "prompt_profiles", "rank_prompt"]
+__all__ = ["PromptRanking", "person_deviation", "predict_prompts", "rank_prompt"]
 
 
 @dataclass(frozen=True)
@@ -74,71 +74,17 @@ class PromptRanking:
     people : UserProfiles
         The person's profile, of their queries (of the prompt alone without them): what
         the explanation of this ranking splits (:mod:`features.prompt_explanation`).
+    contexts : list of ndarray
+        The predictor's contexts of ``people``
+        (:meth:`~features.predictor.RatingPredictor.contexts`), computed once for the
+        ranking and its explanation.
     """
 
     prediction: Prediction
     person: Prediction
     topic: int
     people: UserProfiles
-
-
-def _columns(names: tuple[str, ...], prefix: str) -> npt.NDArray[np.intp]:
-    return np.asarray([i for i, n in enumerate(names) if n.startswith(prefix)], dtype=np.intp)
-
-
-def prompt_profiles(
-    predictor: RatingPredictor,
-    prompts: list[str],
-    people: UserProfiles,
-    rows: npt.ArrayLike,
-) -> tuple[UserProfiles, IntArray]:
-    """One profile per prompt: its person's, with the prompt's topic and components.
-
-    Parameters
-    ----------
-    predictor : RatingPredictor
-        A fitted predictor.
-    prompts : list of str
-        The prompts (each non-blank).
-    people : UserProfiles
-        The people's profiles (:meth:`features.profile.UserProfiler.transform`).
-    rows : array_like of int
-        ``(len(prompts),)`` row of ``people`` of each prompt's person.
-
-    Returns
-    -------
-    profiles : UserProfiles
-        ``len(prompts)`` rows, each its person's profile with ``topic:`` the prompt's
-        topic one-hot and ``query_pc:`` the prompt's components; with
-        ``style_context="query"`` also ``style_mean:``/``style_rel:`` the prompt's style.
-    topics : ndarray of int
-        ``(len(prompts),)`` topic of each prompt.
-    """
-    index = np.asarray(rows, dtype=np.intp)
-    if index.shape != (len(prompts),):
-        raise ValueError(
-            f"Argument 'rows' must have one row per prompt ({len(prompts)}), "
-            f"not shape {index.shape}."
-        )
-    if index.size and (index.min() < 0 or index.max() >= len(people.user_ids)):
-        raise ValueError(f"Argument 'rows' must index the {len(people.user_ids)} profiles.")
-    profiler = predictor.profiler_
-    topics, components = profiler.topics_and_context(list(prompts))
-    names = people.feature_names
-    values = people.values[index].copy()
-    topic_columns = _columns(names, "topic:")
-    values[:, topic_columns] = np.eye(topic_columns.size)[topics]
-    query_columns = _columns(names, "query_pc:")
-    if components is not None and query_columns.size:
-        values[:, query_columns] = components
-    if predictor.style_context == "query":
-        raw = style_features(list(prompts))
-        values[:, _columns(names, "style_mean:")] = raw
-        relative = _columns(names, "style_rel:")
-        if relative.size:
-            values[:, relative] = profiler.relative_style(raw, topics)
-    ids = np.asarray([f"prompt:{i}" for i in range(len(prompts))], dtype=object)
-    return UserProfiles(ids, values, names), np.asarray(topics, dtype=np.intp)
+    contexts: list[FloatArray]
 
 
 def person_deviation(predicted: Prediction, blended: Prediction) -> FloatArray:
@@ -162,6 +108,7 @@ def predict_prompts(
     person: Prediction | None = None,
     deviation: FloatArray | None = None,
     context: tuple[UserProfiles, IntArray] | None = None,
+    people_contexts: list[FloatArray] | None = None,
 ) -> tuple[Prediction, IntArray]:
     """Ratings of each prompt's person for that prompt (module docstring).
 
@@ -182,9 +129,13 @@ def predict_prompts(
     deviation : ndarray, optional
         ``(n_people, n_models)`` the people's offsets (:func:`person_deviation`).
     context : (UserProfiles, ndarray of int), optional
-        What :func:`prompt_profiles` gives for these ``prompts``, ``people`` and ``rows``,
-        when already computed: the same prompts ranked twice (predicted, then blended)
-        embed and read them once, with the same result.
+        What :meth:`features.profile.UserProfiler.prompt_profiles` gives for these
+        ``prompts``, ``people`` and ``rows``, when already computed: the same prompts
+        ranked twice (predicted, then blended) embed and read them once, with the same
+        result.
+    people_contexts : list of ndarray, optional
+        The predictor's contexts of ``people``
+        (:meth:`~features.predictor.RatingPredictor.contexts`), when computed already.
 
     Returns
     -------
@@ -195,9 +146,11 @@ def predict_prompts(
     """
     index = np.asarray(rows, dtype=np.intp)
     if context is None:
-        context = prompt_profiles(predictor, prompts, people, index)
+        context = predictor.profiler_.prompt_profiles(
+            prompts, people, index, predictor.style_context
+        )
     profiles, topics = context
-    at_person = predictor.strengths(people)[index]
+    at_person = predictor.strengths(people, people_contexts)[index]
     moved = predictor.prompt_weight * (predictor.strengths(profiles) - at_person)
     ratings = to_elo_scale(predictor.weigh(at_person) + moved)
     if deviation is not None:
@@ -243,11 +196,14 @@ def rank_prompt(
         raise ValueError(f"Argument 'prompt' must be a non-blank string, not {prompt!r}.")
     texts = list(queries) if queries else [prompt]
     people = predictor.profiler_.transform_queries(texts)
-    person = predictor.predict(people)
+    contexts = predictor.contexts(people)  # the person's prediction's, and the prompt's
+    person = predictor.predict(people, contexts)
     deviation = None
     if votes is not None and len(votes.outcomes):
         blended = predictor.blend(person, votes, np.zeros(len(votes.outcomes), dtype=np.intp))
         deviation = person_deviation(person, blended)
         person = blended
-    prediction, topics = predict_prompts(predictor, [prompt], people, [0], person, deviation)
-    return PromptRanking(prediction, person, int(topics[0]), people)
+    prediction, topics = predict_prompts(
+        predictor, [prompt], people, [0], person, deviation, people_contexts=contexts
+    )
+    return PromptRanking(prediction, person, int(topics[0]), people, contexts)

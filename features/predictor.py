@@ -49,7 +49,8 @@ from features.fit_start import EarlierFit, check_settings
 from features.persistence import Folder
 from features.prediction import Prediction, StyleMember
 from features.predictor_fit import fit_members
-from features.profile import StyleSource, UserProfiler, UserProfiles
+from features.profile import UserProfiler
+from features.user_profiles import StyleSource, UserProfiles
 from ranking.bt import fit_bt
 from ranking.io.frames import pairwise_from_battles, user_codes, vote_order
 from ranking.odds import z_value

@@ -27,8 +27,9 @@ from sklearn.decomposition import PCA
 from features.contexts import StyleBasis, query_context_width, vote_query_context
 from features.fit_start import EarlierFit, PredictorSettings
 from features.prediction import StyleMember
-from features.profile import UserProfiler, UserProfiles
+from features.profile import UserProfiler
 from features.style import style_features
+from features.user_profiles import UserProfiles
 from ranking.contextual import (
     ALPHA_GRID,
     ContextualBT,

@@ -1,27 +1,7 @@
 """User profiles: one fixed-length vector per user from the queries they wrote.
 
-A profile is what the study found predicts a user's model preferences:
-
-``topic:<k>``
-    Share of the user's queries in topic *k*, smoothed toward the share of all users:
-    ``(count_k + s * share_k) / (n + s)`` with ``s = smoothing``, so that a user with two
-    queries is not said to care only about two topics.
-``style_mean:<f>``, ``style_sd:<f>``
-    Mean (smoothed the same way toward the population's mean) and standard deviation of
-    each writing-style feature of :mod:`features.style` over the user's queries.
-``style_rel:<f>``
-    Mean, smoothed toward 0, of each style feature of the user's queries *relative to
-    its topic*: less the feature's mean and over its standard deviation among the
-    training queries of the query's topic (each shrunk toward the overall mean and
-    deviation by ``topic_prior`` pseudo-queries, clipped to 5 sd). A code paste is long
-    because it is code and a proof formal because it is maths: this says how the user
-    writes for what the topic asks.
-``query_pc:<k>``
-    Mean, smoothed toward all training queries' mean, of the user's queries' standardised
-    principal embedding components (:mod:`features.query_context`; ``query_components``
-    of them, none when 0): where in the embedding their queries sit, beyond the topics.
-``log_votes``
-    ``log(1 + number of votes)``: how much of the user the rest is based on.
+A profile (:class:`features.user_profiles.UserProfiles`, whose docstring names its
+columns) is what the study found predicts a user's model preferences.
 
 Each battle row is one query (the prompt the user voted on), so a prompt voted on twice
 counts twice. Rows without a prompt count as votes only. The numbers are added up in
@@ -31,8 +11,6 @@ counts twice. Rows without a prompt count as votes only. The numbers are added u
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -51,68 +29,12 @@ from features.profile_values import battle_queries, profile_values
 from features.query_context import QueryComponents
 from features.query_topics import cached_topics_and_components, topics_and_components
 from features.query_vectors import distinct_vectors
-from features.style import cached_style_features
+from features.style import cached_style_features, style_features
 from features.topics import Embeddings, TopicModel
+from features.user_profiles import UserProfiles
 from ranking.progress import Progress
 
-__all__ = ["STYLE_SOURCES", "StyleSource", "UserProfiler", "UserProfiles"]
-
-StyleSource = Literal["raw", "relative", "both"]
-#: The style columns of :meth:`UserProfiles.style` for each source.
-STYLE_SOURCES: dict[str, tuple[str, ...]] = {
-    "raw": ("style_mean:",),
-    "relative": ("style_rel:",),
-    "both": ("style_mean:", "style_rel:"),
-}
-
-
-@dataclass(frozen=True)
-class UserProfiles:
-    """Profiles of some users: one row per user, one column per named feature.
-
-    Attributes
-    ----------
-    user_ids : ndarray of object
-        The users, in row order (sorted).
-    values : ndarray of shape (n_users, n_features)
-        The profile vectors.
-    feature_names : tuple of str
-        Column names.
-    """
-
-    user_ids: npt.NDArray[np.object_]
-    values: npt.NDArray[np.float64]
-    feature_names: tuple[str, ...]
-
-    def to_frame(self) -> pd.DataFrame:
-        """The profiles as a frame indexed by ``user_id``."""
-        index = pd.Index(self.user_ids, name="user_id")
-        return pd.DataFrame(self.values, index=index, columns=list(self.feature_names))
-
-    def style(self, source: StyleSource = "raw") -> npt.NDArray[np.float64]:
-        """``(n_users, n)`` style summaries: raw means, relative to topic, or both."""
-        return self.values[:, list(_style_columns(self.feature_names, source))]
-
-    @classmethod
-    def from_frame(cls, frame: pd.DataFrame) -> UserProfiles:
-        """Inverse of :meth:`to_frame`."""
-        return cls(
-            user_ids=frame.index.to_numpy(dtype=object),
-            values=frame.to_numpy(dtype=np.float64),
-            feature_names=tuple(str(c) for c in frame.columns),
-        )
-
-
-@lru_cache(maxsize=64)
-def _style_columns(names: tuple[str, ...], source: StyleSource) -> tuple[int, ...]:
-    """The columns of ``source`` among ``names`` (one profiler's names, looked up once)."""
-    prefixes = STYLE_SOURCES[source]
-    if "style_rel:" in prefixes and not any(n.startswith("style_rel:") for n in names):
-        raise ValueError(
-            f"style source {source!r} needs 'style_rel:' columns, which profiles of a "
-            "profiler fitted before them lack; refit the predictor"
-        )
-    return tuple(i for prefix in prefixes for i, c in enumerate(names) if c.startswith(prefix))
+__all__ = ["UserProfiler"]
 
 
 class UserProfiler(BaseEstimator):
@@ -383,6 +305,63 @@ class UserProfiler(BaseEstimator):
         return topics_and_components(
             self.topic_model_, self.query_model_, texts, embeddings, progress
         )
+
+    def prompt_profiles(
+        self,
+        prompts: list[str],
+        people: UserProfiles,
+        rows: npt.ArrayLike,
+        style_context: Literal["user", "query"] = "user",
+    ) -> tuple[UserProfiles, npt.NDArray[np.intp]]:
+        """One profile per prompt: its person's, with the prompt's topic and components.
+
+        The context a vote on the prompt was fitted with (:mod:`features.per_prompt`).
+
+        Parameters
+        ----------
+        prompts : list of str
+            The prompts (each non-blank).
+        people : UserProfiles
+            The people's profiles (:meth:`transform`).
+        rows : array_like of int
+            ``(len(prompts),)`` row of ``people`` of each prompt's person.
+        style_context : {"user", "query"}
+            The predictor's (:class:`features.predictor.RatingPredictor`): with
+            ``"query"`` the prompt's own style replaces the person's too.
+
+        Returns
+        -------
+        profiles : UserProfiles
+            ``len(prompts)`` rows, each its person's profile with ``topic:`` the prompt's
+            topic one-hot and ``query_pc:`` the prompt's components; with ``"query"``
+            also ``style_mean:``/``style_rel:`` the prompt's style.
+        topics : ndarray of int
+            ``(len(prompts),)`` topic of each prompt.
+        """
+        index = np.asarray(rows, dtype=np.intp)
+        if index.shape != (len(prompts),):
+            raise ValueError(
+                f"Argument 'rows' must have one row per prompt ({len(prompts)}), "
+                f"not shape {index.shape}."
+            )
+        if index.size and (index.min() < 0 or index.max() >= len(people.user_ids)):
+            raise ValueError(f"Argument 'rows' must index the {len(people.user_ids)} profiles.")
+        topics, components = self.topics_and_context(list(prompts))
+        names = people.feature_names
+        values = people.values[index].copy()
+        topic_columns = people.columns("topic:")
+        values[:, topic_columns] = np.eye(topic_columns.size)[topics]
+        query_columns = people.columns("query_pc:")
+        if components is not None and query_columns.size:
+            values[:, query_columns] = components
+        if style_context == "query":
+            raw = style_features(list(prompts))
+            values[:, people.columns("style_mean:")] = raw
+            relative = people.columns("style_rel:")
+            if relative.size:
+                values[:, relative] = self.relative_style(raw, topics)
+        ids = np.asarray([f"prompt:{i}" for i in range(len(prompts))], dtype=object)
+        return UserProfiles(ids, values, names), np.asarray(topics, dtype=np.intp)
 
     def relative_style(
         self, style: npt.NDArray[np.float64], topics: npt.NDArray[np.intp]

@@ -61,7 +61,7 @@ def prompt_parts(
         move, ``topics`` the prompt's topic (share 1), the person's style traits.
     """
     texts = list(queries) if queries else [prompt]
-    person = query_parts(predictor, ranked.people, [len(texts)])[0]
+    person = query_parts(predictor, ranked.people, [len(texts)], ranked.contexts)[0]
     move = ranked.prediction.ratings[0] - ranked.person.ratings[0]
     model = predictor.profiler_.topic_model_
     described = {t.topic: t for t in getattr(model, "topics_", None) or []}

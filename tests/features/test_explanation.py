@@ -11,10 +11,11 @@ from features.explanation import TRAIT_MIN_Z, answer_taste, explain, query_parts
 from features.explanation_parts import Explanation, QueryParts
 from features.prediction import Prediction
 from features.predictor import RatingPredictor
-from features.profile import UserProfiler, UserProfiles
+from features.profile import UserProfiler
 from features.style import STYLE_FEATURES
 from features.style_words import STYLE_LABELS, STYLE_SENTENCES
 from features.topics import TopicModel
+from features.user_profiles import UserProfiles
 from ranking.io.frames import pairwise_from_battles
 from ranking.pairwise import ELO_PER_NAT
 from ranking.personal_style.results import UserStyle

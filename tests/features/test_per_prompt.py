@@ -11,7 +11,7 @@ import pytest
 
 from data.simulate import simulate
 from data.truth import Simulation
-from features.per_prompt import person_deviation, predict_prompts, prompt_profiles, rank_prompt
+from features.per_prompt import person_deviation, predict_prompts, rank_prompt
 from features.prediction import Prediction
 from features.predictor import RatingPredictor
 from features.profile import UserProfiler
@@ -128,7 +128,7 @@ def test_batched_prompts_match_one_at_a_time(predictor: RatingPredictor) -> None
         one, _ = predict_prompts(predictor, [prompt], people, [who], person)
         np.testing.assert_allclose(batch.ratings[row], one.ratings[0])
     assert topics[0] == topics[2]
-    profiles, _ = prompt_profiles(predictor, [CODE], people, [1])
+    profiles, _ = predictor.profiler_.prompt_profiles([CODE], people, [1])
     names = list(profiles.feature_names)
     style = [i for i, n in enumerate(names) if n.startswith("style_mean:")]
     np.testing.assert_array_equal(profiles.values[0, style], people.values[1, style])
@@ -141,9 +141,9 @@ def test_bad_arguments_name_themselves(predictor: RatingPredictor) -> None:
         rank_prompt(predictor, "   ")
     people = predictor.profiler_.transform(pd.DataFrame({"user_id": ["a"], "prompt": ["hi"]}))
     with pytest.raises(ValueError, match="'rows'"):
-        prompt_profiles(predictor, [CODE, POEM], people, [0])
+        predictor.profiler_.prompt_profiles([CODE, POEM], people, [0])
     with pytest.raises(ValueError, match="'rows'"):
-        prompt_profiles(predictor, [CODE], people, [3])
+        predictor.profiler_.prompt_profiles([CODE], people, [3])
     person = predictor.predict(people)
     fewer = Prediction(
         "blended", person.user_ids, person.models[:-1], person.ratings[:, :-1],

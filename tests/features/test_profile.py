@@ -8,10 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from features.profile import UserProfiler, UserProfiles
+from features.profile import UserProfiler
 from features.query_vectors import distinct_vectors
 from features.style import STYLE_FEATURES, style_features
 from features.topics import TopicModel
+from features.user_profiles import UserProfiles
 from tests.conftest import RecordedProgress
 
 
