@@ -11,7 +11,6 @@ predictor's fit, its held-out evidence and its predictions all read them from he
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -121,11 +120,4 @@ def user_query_context(profiles: UserProfiles) -> FloatArray:
     The ``topic:`` and ``query_pc:`` columns of the profiles, in their order (read off the
     array: this runs at every prediction, where a frame would cost more than the maths).
     """
-    return profiles.values[:, list(_context_columns(profiles.feature_names))]
-
-
-@lru_cache(maxsize=64)
-def _context_columns(names: tuple[str, ...]) -> tuple[int, ...]:
-    """The ``topic:`` and ``query_pc:`` columns among ``names`` (one profiler's, looked up
-    once)."""
-    return tuple(i for i, name in enumerate(names) if name.startswith(("topic:", "query_pc:")))
+    return profiles.values[:, profiles.columns("topic:", "query_pc:")]

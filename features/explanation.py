@@ -380,7 +380,7 @@ def _traits(predictor: RatingPredictor, profiles: UserProfiles, row: int) -> tup
     relative to each query's topic (``style_rel:``).
     """
     prefixes = STYLE_SOURCES[predictor.style_source]
-    names = [c for p in prefixes for c in profiles.feature_names if c.startswith(p)]
+    names = [profiles.feature_names[i] for i in profiles.columns(*prefixes)]
     values = profiles.style(predictor.style_source)[row]
     z = predictor.style_basis.standard_style(values)
     prefix = prefixes[0]

@@ -72,10 +72,11 @@ class UserProfiles:
         index = pd.Index(self.user_ids, name="user_id")
         return pd.DataFrame(self.values, index=index, columns=list(self.feature_names))
 
-    def columns(self, prefix: str) -> npt.NDArray[np.intp]:
-        """The positions of the columns whose names start with ``prefix``."""
-        names = self.feature_names
-        return np.asarray([i for i, n in enumerate(names) if n.startswith(prefix)], np.intp)
+    def columns(self, *prefixes: str) -> npt.NDArray[np.intp]:
+        """The positions of the columns whose names start with one of ``prefixes``, those
+        of the first prefix first, each in the columns' order (looked up once for one
+        profiler's names: this runs at every prediction)."""
+        return np.asarray(_prefixed(self.feature_names, prefixes), dtype=np.intp)
 
     def style(self, source: StyleSource = "raw") -> npt.NDArray[np.float64]:
         """``(n_users, n)`` style summaries: raw means, relative to topic, or both."""
@@ -100,4 +101,10 @@ def _style_columns(names: tuple[str, ...], source: StyleSource) -> tuple[int, ..
             f"style source {source!r} needs 'style_rel:' columns, which profiles of a "
             "profiler fitted before them lack; refit the predictor"
         )
-    return tuple(i for prefix in prefixes for i, c in enumerate(names) if c.startswith(prefix))
+    return _prefixed(names, prefixes)
+
+
+@lru_cache(maxsize=256)
+def _prefixed(names: tuple[str, ...], prefixes: tuple[str, ...]) -> tuple[int, ...]:
+    """The positions among ``names`` of those that start with each of ``prefixes``."""
+    return tuple(i for prefix in prefixes for i, n in enumerate(names) if n.startswith(prefix))
